@@ -1,0 +1,5 @@
+/** Shared building blocks: typed errors, redacted secrets, structured logs, the agentauth home folder. */
+export { AgentAuthError } from "./errors.ts";
+export { agentauthHome, ensureHome } from "./home.ts";
+export { createLogger, type Logger, type LogFields, type LogLevel, redact, silentLogger } from "./log.ts";
+export { REDACTED, Secret, secret } from "./secret.ts";

@@ -1,0 +1,69 @@
+/** Structured JSON-lines logging to stderr, redacted by construction: `Secret`s and secret-named fields never print. */
+
+import { REDACTED, Secret } from "./secret.ts";
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+export type LogFields = Record<string, unknown>;
+
+export interface Logger {
+  debug(event: string, fields?: LogFields): void;
+  info(event: string, fields?: LogFields): void;
+  warn(event: string, fields?: LogFields): void;
+  error(event: string, fields?: LogFields): void;
+  child(fields: LogFields): Logger;
+}
+
+export interface LoggerOptions {
+  /** Where lines go; defaults to stderr so stdout stays for machine-readable output. */
+  write?: (line: string) => void;
+  level?: LogLevel;
+  fields?: LogFields;
+}
+
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+// Belt and braces: a field whose name says it holds a secret is redacted even when passed as a plain string.
+const SECRET_NAME =
+  /(token|secret|password|passwd|verifier|authorization|cookie|api[_-]?key|^code$|assertion|private)/i;
+
+export function redact(value: unknown, depth = 0): unknown {
+  if (value instanceof Secret) return REDACTED;
+  if (value instanceof Error) {
+    const code = (value as { code?: unknown }).code;
+    return { name: value.name, message: value.message, ...(code ? { code } : {}) };
+  }
+  if (value === null || typeof value !== "object") return value;
+  if (depth > 6) return "[depth]";
+  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    out[k] = SECRET_NAME.test(k) && v !== undefined && v !== null ? REDACTED : redact(v, depth + 1);
+  }
+  return out;
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const write = options.write ?? ((line: string) => process.stderr.write(line));
+  const min = ORDER[options.level ?? envLevel()];
+  const base = options.fields ?? {};
+  const emit = (level: LogLevel, event: string, fields: LogFields = {}) => {
+    if (ORDER[level] < min) return;
+    const record = redact({ time: new Date().toISOString(), level, event, ...base, ...fields });
+    write(`${JSON.stringify(record)}\n`);
+  };
+  return {
+    debug: (e, f) => emit("debug", e, f),
+    info: (e, f) => emit("info", e, f),
+    warn: (e, f) => emit("warn", e, f),
+    error: (e, f) => emit("error", e, f),
+    child: (fields) => createLogger({ ...options, fields: { ...base, ...fields } }),
+  };
+}
+
+function envLevel(): LogLevel {
+  const level = process.env.AGENTAUTH_LOG_LEVEL;
+  return level === "debug" || level === "warn" || level === "error" ? level : "info";
+}
+
+/** A logger that prints nothing: the default for library code unless the caller passes one. */
+export const silentLogger: Logger = createLogger({ write: () => {}, level: "error" });

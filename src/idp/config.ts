@@ -1,0 +1,128 @@
+/** The strict oidc-provider configuration of the embedded authorization server (pure: options in, configuration out). */
+
+import type { ClientMetadata, Configuration, JWK, KoaContextWithOIDC } from "oidc-provider";
+import { errors } from "oidc-provider";
+import { deviceConfirmPage, deviceInputPage, deviceSuccessPage, errorPage } from "./pages.ts";
+import { demoClaims, findDemoUser } from "./users.ts";
+
+/** The public client `agentauth login` uses by default: PKCE, loopback redirects on any port (RFC 8252 §7.3). */
+export const CLI_CLIENT_ID = "agentauth-cli";
+
+export const SUPPORTED_SCOPES = ["openid", "profile", "email", "org", "offline_access", "read", "write", "admin"];
+/** Scopes a resource server (RFC 8707 resource indicator) may be granted; the OIDC ones stay with the issuer. */
+export const RESOURCE_SCOPES = ["read", "write", "admin"];
+
+export interface IdpConfigOptions {
+  signingKey: JWK;
+  cookieKeys: string[];
+  /** Extra clients (confidential ones for tests, say) next to the built-in CLI client. */
+  clients?: ClientMetadata[];
+  accessTokenTtlSeconds?: number;
+  refreshTokenTtlSeconds?: number;
+  deviceCodeTtlSeconds?: number;
+}
+
+export function buildConfiguration(options: IdpConfigOptions): Configuration {
+  const accessTokenTtl = options.accessTokenTtlSeconds ?? 3600;
+  return {
+    clients: [cliClient(), ...(options.clients ?? [])],
+    jwks: { keys: [options.signingKey] },
+    // One ES256 key signs everything; clients (static or registered) default to it.
+    clientDefaults: { id_token_signed_response_alg: "ES256", grant_types: ["authorization_code", "refresh_token"] },
+    cookies: { keys: options.cookieKeys },
+    scopes: SUPPORTED_SCOPES,
+    claims: {
+      openid: ["sub"],
+      profile: ["name", "preferred_username"],
+      email: ["email", "email_verified"],
+      org: ["org"],
+    },
+    // ID tokens carry the profile claims so clients can show the account without a userinfo call.
+    conformIdTokenClaims: false,
+    async findAccount(_ctx, sub) {
+      const user = findDemoUser(sub);
+      if (!user) return undefined;
+      return { accountId: user.sub, claims: async () => demoClaims(user) };
+    },
+    // OAuth 2.1 / RFC 9700: PKCE for every client, S256 only (oidc-provider 9 supports no `plain`).
+    pkce: { required: () => true },
+    // RFC 9700 §4.14.2: rotate refresh tokens for every client; reuse of a rotated one revokes the grant.
+    rotateRefreshToken: () => true,
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token"),
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    ttl: {
+      AccessToken: accessTokenTtl,
+      AuthorizationCode: 60,
+      DeviceCode: options.deviceCodeTtlSeconds ?? 600,
+      Grant: 14 * 24 * 3600,
+      IdToken: 3600,
+      Interaction: 600,
+      RefreshToken: options.refreshTokenTtlSeconds ?? 14 * 24 * 3600,
+      Session: 3600,
+    },
+    clientBasedCORS: (_ctx, origin, client) =>
+      client.redirectUris?.some((uri) => URL.parse(uri)?.origin === origin) ?? false,
+    features: {
+      devInteractions: { enabled: false },
+      deviceFlow: {
+        enabled: true,
+        charset: "base-20",
+        mask: "****-****",
+        userCodeInputSource: async (ctx, form, _out, err) => {
+          ctx.body = deviceInputPage(form, err ? "That code did not work. Try again." : "Enter the code shown on your device.");
+        },
+        userCodeConfirmSource: async (ctx, form, client, _info, userCode) => {
+          ctx.body = deviceConfirmPage(form, client.clientName ?? client.clientId, userCode);
+        },
+        successSource: async (ctx) => {
+          const client = ctx.oidc.client;
+          ctx.body = deviceSuccessPage(client?.clientName ?? client?.clientId ?? "the application");
+        },
+      },
+      introspection: { enabled: true },
+      revocation: { enabled: true },
+      registration: { enabled: true },
+      userinfo: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async (_ctx, _client, oneOf) => oneOf,
+        useGrantedResource: async () => false,
+        getResourceServerInfo: async (_ctx, resource) => {
+          assertResourceIndicator(resource);
+          return {
+            scope: RESOURCE_SCOPES.join(" "),
+            audience: resource,
+            accessTokenTTL: accessTokenTtl,
+            // RFC 9068 JWT access tokens, so resource servers verify offline against the JWKS.
+            accessTokenFormat: "jwt",
+            jwt: { sign: { alg: "ES256" } },
+          };
+        },
+      },
+    },
+    async renderError(ctx: KoaContextWithOIDC, out) {
+      ctx.type = "html";
+      ctx.body = errorPage(String(out.error), out.error_description ? String(out.error_description) : undefined);
+    },
+  };
+}
+
+function cliClient(): ClientMetadata {
+  return {
+    client_id: CLI_CLIENT_ID,
+    client_name: "agentauth CLI",
+    application_type: "native",
+    token_endpoint_auth_method: "none",
+    grant_types: ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"],
+    response_types: ["code"],
+    redirect_uris: ["http://127.0.0.1/callback"],
+  };
+}
+
+/** RFC 8707 §2: an absolute URI without a fragment. */
+function assertResourceIndicator(resource: string): void {
+  const url = URL.parse(resource);
+  if (!url || url.hash || (url.protocol !== "https:" && url.protocol !== "http:")) {
+    throw new errors.InvalidTarget("resource must be an absolute http(s) URI without a fragment");
+  }
+}

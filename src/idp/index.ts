@@ -1,0 +1,4 @@
+/** The embedded authorization server: oidc-provider configured strictly, for tests, demos and local development. */
+export { CLI_CLIENT_ID, RESOURCE_SCOPES, SUPPORTED_SCOPES } from "./config.ts";
+export { type IdpOptions, type RunningIdp, startIdp, type TokenEndpointStats } from "./server.ts";
+export { DEMO_USERS, type DemoUser, findDemoUser } from "./users.ts";

@@ -1,0 +1,159 @@
+/** Runs the embedded authorization server (oidc-provider, strict) on loopback, with counters tests can read. */
+
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { exportJWK, generateKeyPair } from "jose";
+import Provider, { type ClientMetadata, type JWK } from "oidc-provider";
+import type { Logger } from "../core/log.ts";
+import { silentLogger } from "../core/log.ts";
+import { emulateBrowser, shouldEmulate } from "./auto-approve.ts";
+import { buildConfiguration } from "./config.ts";
+import { interactionRoutes } from "./interactions.ts";
+import { findDemoUser } from "./users.ts";
+
+const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
+const MARKER_HEADER = "x-agentauth-emulated";
+
+export interface IdpOptions {
+  /** 0 (default) picks a free port. The server always binds 127.0.0.1. */
+  port?: number;
+  /** Every authorization and device-verification page signs in and consents as this demo user. */
+  autoApproveAs?: string;
+  clients?: ClientMetadata[];
+  accessTokenTtlSeconds?: number;
+  refreshTokenTtlSeconds?: number;
+  deviceCodeTtlSeconds?: number;
+  /** The `interval` advertised in device authorization responses (RFC 8628 §3.2). Default 5. */
+  deviceIntervalSeconds?: number;
+  /** The minimum poll spacing enforced with `slow_down` (RFC 8628 §3.5). Default: the advertised interval. */
+  deviceEnforcedIntervalSeconds?: number;
+  logger?: Logger;
+}
+
+export interface TokenEndpointStats {
+  /** Requests that reached the token endpoint, by grant_type, and how each ended. */
+  byGrant: Record<string, { success: number; error: number }>;
+  /** Error codes the token endpoint answered with, in order. */
+  errors: { grantType: string; error: string }[];
+  slowDowns: number;
+}
+
+export interface RunningIdp {
+  issuer: string;
+  port: number;
+  provider: Provider;
+  stats: TokenEndpointStats;
+  resetStats(): void;
+  close(): Promise<void>;
+}
+
+export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
+  const logger = options.logger ?? silentLogger;
+  if (options.autoApproveAs && !findDemoUser(options.autoApproveAs)) {
+    throw new Error(`unknown demo user "${options.autoApproveAs}"`);
+  }
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const issuer = `http://127.0.0.1:${port}`;
+
+  const { privateKey } = await generateKeyPair("ES256", { extractable: true });
+  const signingKey = { ...(await exportJWK(privateKey)), alg: "ES256", use: "sig", kid: randomBytes(8).toString("hex") } as JWK;
+  const provider = new Provider(
+    issuer,
+    buildConfiguration({
+      signingKey,
+      cookieKeys: [randomBytes(32).toString("base64url")],
+      clients: options.clients,
+      accessTokenTtlSeconds: options.accessTokenTtlSeconds,
+      refreshTokenTtlSeconds: options.refreshTokenTtlSeconds,
+      deviceCodeTtlSeconds: options.deviceCodeTtlSeconds,
+    }),
+  );
+
+  const stats: TokenEndpointStats = { byGrant: {}, errors: [], slowDowns: 0 };
+  const count = (grantType: string, outcome: "success" | "error") => {
+    stats.byGrant[grantType] ??= { success: 0, error: 0 };
+    stats.byGrant[grantType][outcome]++;
+  };
+  provider.on("grant.success", (ctx) => count(String(ctx.oidc.params?.grant_type), "success"));
+  provider.on("grant.error", (ctx, error) => {
+    const grantType = String(ctx.oidc?.params?.grant_type);
+    count(grantType, "error");
+    stats.errors.push({ grantType, error: String((error as { error?: string }).error ?? error.name) });
+  });
+  provider.on("server_error", (_ctx, error) => logger.error("idp.server_error", { error }));
+
+  provider.use(devicePolling(options, stats));
+  provider.use(interactionRoutes(provider, { autoApproveAs: options.autoApproveAs, logger }));
+
+  const marker = randomBytes(32).toString("base64url");
+  const handler = provider.callback();
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? "/", issuer);
+    if (options.autoApproveAs && shouldEmulate(req, url) && !isMarked(req, marker)) {
+      emulateBrowser({ origin: issuer, markerHeader: MARKER_HEADER, marker }, url, res).catch((error) => {
+        logger.error("idp.auto_approve_failed", { error });
+        if (!res.headersSent) res.writeHead(502).end("auto-approve failed");
+      });
+      return;
+    }
+    handler(req, res);
+  });
+  logger.info("idp.listening", { issuer, autoApproveAs: options.autoApproveAs ?? null });
+
+  return {
+    issuer,
+    port,
+    provider,
+    stats,
+    resetStats() {
+      stats.byGrant = {};
+      stats.errors = [];
+      stats.slowDowns = 0;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function isMarked(req: IncomingMessage, marker: string): boolean {
+  const value = req.headers[MARKER_HEADER];
+  if (typeof value !== "string" || value.length !== marker.length) return false;
+  return timingSafeEqual(Buffer.from(value), Buffer.from(marker));
+}
+
+/**
+ * oidc-provider 9 neither advertises `interval` nor answers `slow_down`; RFC 8628 §3.2 and §3.5 want both, and
+ * clients must be tested against a server that enforces them.
+ */
+function devicePolling(options: IdpOptions, stats: TokenEndpointStats) {
+  const advertised = options.deviceIntervalSeconds ?? 5;
+  const enforced = options.deviceEnforcedIntervalSeconds ?? advertised;
+  const lastPoll = new Map<string, number>();
+  return async (ctx: import("oidc-provider").KoaContextWithOIDC, next: () => Promise<void>) => {
+    await next();
+    if (ctx.method !== "POST") return;
+    const body = ctx.body as Record<string, unknown> | undefined;
+    if (ctx.path === "/device/auth" && ctx.status === 200 && body?.device_code) {
+      ctx.body = { ...body, interval: advertised };
+      return;
+    }
+    if (ctx.path !== "/token" || ctx.oidc?.params?.grant_type !== DEVICE_GRANT) return;
+    const key = createHash("sha256").update(String(ctx.oidc.params.device_code)).digest("hex");
+    const now = Date.now();
+    const last = lastPoll.get(key);
+    lastPoll.set(key, now);
+    if (last !== undefined && now - last < enforced * 1000 && body?.error === "authorization_pending") {
+      stats.slowDowns++;
+      ctx.body = { error: "slow_down", error_description: `poll at most every ${enforced} seconds` };
+    }
+  };
+}

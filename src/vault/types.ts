@@ -1,0 +1,88 @@
+/** The credential vault's contract: records keyed by (subject, issuer, resource), and the store every backend implements. */
+
+import type { Secret } from "../core/secret.ts";
+
+/** Who the credential is for, which authorization server (or provider) issued it, and for which resource. */
+export interface CredentialKey {
+  /** The user: an OIDC `sub`, a RAP `user_id`, or a local profile name. */
+  subject: string;
+  /** The issuer URL, or a provider name for non-OAuth credentials (API keys). */
+  issuer: string;
+  /** The RFC 8707 resource indicator; "" when the token is not bound to one. */
+  resource: string;
+}
+
+export interface CredentialTokens {
+  accessToken?: Secret;
+  refreshToken?: Secret;
+  idToken?: Secret;
+  /** Usually "Bearer" (or "DPoP"). */
+  tokenType?: string;
+}
+
+export interface AccountInfo {
+  label?: string;
+  name?: string;
+  email?: string;
+  organization?: string;
+}
+
+/** `login_required`: the refresh token was refused for good (invalid_grant); only a new login helps. */
+export type CredentialStatus = "active" | "login_required";
+
+/** What callers hand to `put`: everything but the fields the store assigns. */
+export interface CredentialInput extends CredentialKey {
+  /** The OAuth client the tokens were issued to: needed to refresh and to revoke them. */
+  clientId: string;
+  tokens: CredentialTokens;
+  /** Access-token expiry, ms since the epoch; undefined when the server did not say. */
+  expiresAt?: number;
+  scopes: string[];
+  account: AccountInfo;
+  status: CredentialStatus;
+}
+
+export interface CredentialRecord extends CredentialInput {
+  /** Stable, short, opaque id for CLIs (`agentauth vault revoke <id>`); derived from the key. */
+  id: string;
+  /** Bumped on every write; the basis of compare-and-swap. */
+  version: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A record without its secrets: what listing returns, so a listing can never print a token. */
+export type CredentialSummary = Omit<CredentialRecord, "tokens"> & {
+  has: { accessToken: boolean; refreshToken: boolean; idToken: boolean };
+};
+
+export interface CredentialFilter {
+  subject?: string;
+  issuer?: string;
+  resource?: string;
+}
+
+/**
+ * Every backend (in-memory, SQLite, PostgreSQL later) implements this. All methods are async so a networked
+ * backend fits; all writes are atomic.
+ */
+export interface CredentialStore {
+  get(key: CredentialKey): Promise<CredentialRecord | undefined>;
+  getById(id: string): Promise<CredentialRecord | undefined>;
+  list(filter?: CredentialFilter): Promise<CredentialSummary[]>;
+  /** Insert or replace the record for its key; returns the stored record (new version). */
+  put(input: CredentialInput): Promise<CredentialRecord>;
+  /**
+   * Replace the record only if its version is still `expectedVersion`; returns the new record, or undefined
+   * when someone else wrote first (or the record is gone).
+   */
+  compareAndSwap(expectedVersion: number, input: CredentialInput): Promise<CredentialRecord | undefined>;
+  delete(key: CredentialKey): Promise<boolean>;
+  /**
+   * A named, expiring, exclusive lease shared by every process using the same store: the cross-process half of
+   * single-flight refresh. Returns true when `owner` now holds it (re-acquiring your own lease extends it).
+   */
+  acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean>;
+  releaseLease(name: string, owner: string): Promise<void>;
+  close(): Promise<void>;
+}
