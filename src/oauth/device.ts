@@ -1,0 +1,98 @@
+/**
+ * The device authorization grant (RFC 8628): shows the person a URL and code, then polls the token endpoint at
+ * the server's `interval`, adds 5 s on every `slow_down` (§3.5), stops at `expires_in`, and is cancellable.
+ */
+
+import * as oauth from "oauth4webapi";
+import { type OAuthClient, clientParts } from "./client.ts";
+import type { AuthorizationServer } from "./discovery.ts";
+import { CancelledError, DeviceFlowError, toOAuthError } from "./errors.ts";
+import { type RequestPolicy, requestOptions, sleep } from "./http.ts";
+import { type TokenSet, toTokenSet } from "./tokens.ts";
+
+export interface DevicePrompt {
+  verificationUri: string;
+  verificationUriComplete?: string;
+  userCode: string;
+  expiresInSeconds: number;
+}
+
+export interface DeviceLoginOptions extends RequestPolicy {
+  as: AuthorizationServer;
+  client: OAuthClient;
+  scope?: string;
+  resource?: string;
+  /** Called once with what the person must see; the user code is not a secret (they type it), the device code is. */
+  onPrompt(prompt: DevicePrompt): void | Promise<void>;
+  /** Called after each poll, for spinners and tests. */
+  onPoll?(event: { result: "pending" | "slow_down"; intervalSeconds: number }): void;
+}
+
+/** RFC 8628 §3.2: when the server gives no interval, clients MUST use 5 seconds. */
+const DEFAULT_INTERVAL_S = 5;
+
+export async function deviceLogin(options: DeviceLoginOptions): Promise<TokenSet> {
+  const { as, signal } = options;
+  if (!as.device_authorization_endpoint) {
+    throw new DeviceFlowError("device_flow_unsupported", `The authorization server ${as.issuer} does not support the device flow.`);
+  }
+  const { client, auth } = clientParts(options.client);
+  const params = new URLSearchParams();
+  if (options.scope) params.set("scope", options.scope);
+  if (options.resource) params.set("resource", options.resource);
+
+  let device: oauth.DeviceAuthorizationResponse;
+  try {
+    const response = await oauth.deviceAuthorizationRequest(as, client, auth, params, requestOptions(as.device_authorization_endpoint, options));
+    device = await oauth.processDeviceAuthorizationResponse(as, client, response);
+  } catch (error) {
+    throw toOAuthError(error, "device authorization request");
+  }
+  await options.onPrompt({
+    verificationUri: device.verification_uri,
+    verificationUriComplete: device.verification_uri_complete,
+    userCode: device.user_code,
+    expiresInSeconds: device.expires_in,
+  });
+
+  const deadline = Date.now() + device.expires_in * 1000;
+  let interval = device.interval ?? DEFAULT_INTERVAL_S;
+  const tokenEndpoint = as.token_endpoint ?? as.issuer;
+  for (;;) {
+    try {
+      await sleep(interval * 1000, signal);
+    } catch {
+      throw new CancelledError("The device login was cancelled.");
+    }
+    if (Date.now() >= deadline) throw expired();
+    try {
+      const response = await oauth.deviceCodeGrantRequest(as, client, auth, device.device_code, {
+        ...requestOptions(tokenEndpoint, options),
+        additionalParameters: options.resource ? { resource: options.resource } : undefined,
+      });
+      return toTokenSet(await oauth.processDeviceCodeResponse(as, client, response), options.scope);
+    } catch (error) {
+      if (error instanceof oauth.ResponseBodyError) {
+        if (error.error === "authorization_pending") {
+          options.onPoll?.({ result: "pending", intervalSeconds: interval });
+          continue;
+        }
+        if (error.error === "slow_down") {
+          interval += 5;
+          options.onPoll?.({ result: "slow_down", intervalSeconds: interval });
+          continue;
+        }
+        if (error.error === "expired_token") throw expired();
+        if (error.error === "access_denied") {
+          throw new DeviceFlowError("access_denied", "The sign-in was denied on the verification page. Run the login again to retry.");
+        }
+      }
+      if (signal?.aborted) throw new CancelledError("The device login was cancelled.");
+      throw toOAuthError(error, "device token request");
+    }
+  }
+}
+
+function expired(): DeviceFlowError {
+  return new DeviceFlowError("device_code_expired", "The device code expired before the sign-in was completed. Run the login again.");
+}

@@ -1,0 +1,142 @@
+/**
+ * Metadata discovery: RFC 8414 / OpenID Connect authorization-server metadata with the issuer echo check, and
+ * RFC 9728 protected-resource metadata (path-aware well-known URL, or the `resource_metadata` URL of a challenge).
+ * Results are cached with a TTL; failures are not.
+ */
+
+import * as oauth from "oauth4webapi";
+import { DiscoveryError, toOAuthError } from "./errors.ts";
+import { type RequestPolicy, requestOptions } from "./http.ts";
+
+export type AuthorizationServer = oauth.AuthorizationServer;
+export type ProtectedResourceMetadata = oauth.ResourceServer;
+
+export interface DiscoveryOptions extends RequestPolicy {
+  /** How long a successful result is reused. Default 10 minutes. */
+  ttlMs?: number;
+  cache?: MetadataCache;
+}
+
+export const DEFAULT_METADATA_TTL_MS = 10 * 60_000;
+
+/** A small TTL cache keyed by URL; one per process is enough (`defaultMetadataCache`). */
+export class MetadataCache {
+  readonly #entries = new Map<string, { value: unknown; expiresAt: number }>();
+
+  get<T>(key: string): T | undefined {
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= Date.now()) {
+      this.#entries.delete(key);
+      return undefined;
+    }
+    return entry.value as T;
+  }
+
+  set(key: string, value: unknown, ttlMs: number): void {
+    this.#entries.set(key, { value, expiresAt: Date.now() + ttlMs });
+  }
+
+  clear(): void {
+    this.#entries.clear();
+  }
+}
+
+export const defaultMetadataCache = new MetadataCache();
+
+/**
+ * RFC 8414 first (`/.well-known/oauth-authorization-server` inserted before the path), then OpenID Connect
+ * Discovery (`/.well-known/openid-configuration` appended). Either way the document's `issuer` must equal the
+ * issuer we asked about (RFC 8414 §3.3), which oauth4webapi checks.
+ */
+export async function discoverAuthorizationServer(
+  issuer: string | URL,
+  options: DiscoveryOptions = {},
+): Promise<AuthorizationServer> {
+  const issuerUrl = parseUrl(issuer, "issuer");
+  const cache = options.cache ?? defaultMetadataCache;
+  const key = `as:${issuerUrl.href}`;
+  const cached = cache.get<AuthorizationServer>(key);
+  if (cached) return cached;
+
+  let lastError: unknown;
+  for (const algorithm of ["oauth2", "oidc"] as const) {
+    try {
+      const response = await oauth.discoveryRequest(issuerUrl, { algorithm, ...requestOptions(issuerUrl, options) });
+      if (response.status === 404) {
+        lastError = new DiscoveryError("metadata_not_found", `No ${algorithm} metadata at ${issuerUrl.origin}.`);
+        continue;
+      }
+      const as = await oauth.processDiscoveryResponse(issuerUrl, response);
+      cache.set(key, as, options.ttlMs ?? DEFAULT_METADATA_TTL_MS);
+      return as;
+    } catch (error) {
+      throw discoveryFailure(error, issuerUrl);
+    }
+  }
+  throw discoveryFailure(lastError, issuerUrl);
+}
+
+/**
+ * RFC 9728 §3: fetch the protected resource's metadata. With `resourceMetadataUrl` (from a `WWW-Authenticate`
+ * challenge, §5.1) that URL is used as given; otherwise the path-aware well-known URL is built from `resource`.
+ * Either way the document's `resource` must equal the resource being accessed (§3.3), or it is refused.
+ */
+export async function discoverProtectedResource(
+  resource: string | URL,
+  options: DiscoveryOptions & { resourceMetadataUrl?: string | URL } = {},
+): Promise<ProtectedResourceMetadata> {
+  const resourceUrl = parseUrl(resource, "resource");
+  const metadataUrl = options.resourceMetadataUrl ? parseUrl(options.resourceMetadataUrl, "resource_metadata") : undefined;
+  const cache = options.cache ?? defaultMetadataCache;
+  const key = `prm:${resourceUrl.href}|${metadataUrl?.href ?? ""}`;
+  const cached = cache.get<ProtectedResourceMetadata>(key);
+  if (cached) return cached;
+  try {
+    const response = metadataUrl
+      ? await fetch(metadataUrl, { headers: { accept: "application/json" }, ...requestOptions(metadataUrl, options) })
+      : await oauth.resourceDiscoveryRequest(resourceUrl, requestOptions(resourceUrl, options));
+    const metadata = await oauth.processResourceDiscoveryResponse(resourceUrl, response);
+    cache.set(key, metadata, options.ttlMs ?? DEFAULT_METADATA_TTL_MS);
+    return metadata;
+  } catch (error) {
+    throw discoveryFailure(error, resourceUrl);
+  }
+}
+
+/** RFC 7636 + OAuth 2.1: we only speak S256; a server that does not advertise it is refused, never downgraded. */
+export function assertPkceS256(as: AuthorizationServer): void {
+  if (!as.code_challenge_methods_supported?.includes("S256")) {
+    throw new DiscoveryError(
+      "pkce_unsupported",
+      `The authorization server ${as.issuer} does not advertise PKCE S256 (code_challenge_methods_supported); agentauth refuses to run the authorization code flow without it.`,
+    );
+  }
+}
+
+function parseUrl(value: string | URL, what: string): URL {
+  const url = typeof value === "string" ? URL.parse(value) : value;
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) {
+    throw new DiscoveryError("invalid_url", `The ${what} must be an absolute http(s) URL.`);
+  }
+  return url;
+}
+
+function discoveryFailure(error: unknown, url: URL): Error {
+  if (error instanceof DiscoveryError) return error;
+  if (error instanceof oauth.OperationProcessingError) {
+    const mismatch = error.code === oauth.JSON_ATTRIBUTE_COMPARISON;
+    return new DiscoveryError(
+      mismatch ? "issuer_mismatch" : "metadata_invalid",
+      mismatch
+        ? `The metadata at ${url.origin} names a different issuer or resource than the one requested; refusing it (RFC 8414 §3.3 / RFC 9728 §3.3).`
+        : `The metadata at ${url.origin} is invalid: ${error.message}`,
+      { cause: error },
+    );
+  }
+  const mapped = toOAuthError(error, "metadata discovery");
+  if (mapped.code === "internal_error" || mapped.code === "invalid_response") {
+    return new DiscoveryError("metadata_invalid", `The metadata at ${url.origin} could not be read.`, { cause: error });
+  }
+  return mapped;
+}

@@ -1,0 +1,89 @@
+/** The OAuth engine's typed errors: one class per kind of failure, each with a stable `code` and no secret. */
+
+import * as oauth from "oauth4webapi";
+import { AgentAuthError } from "../core/errors.ts";
+
+/** Metadata could not be fetched, was malformed, or failed a check (issuer echo, PKCE support, resource match). */
+export class DiscoveryError extends AgentAuthError {}
+
+/** The authorization response was refused: bad `state`, wrong `iss`, or an error the server sent back. */
+export class AuthorizationResponseError extends AgentAuthError {
+  /** The OAuth `error` the server returned, when it returned one (e.g. `access_denied`). */
+  readonly oauthError?: string;
+  constructor(code: string, message: string, options?: { cause?: unknown; oauthError?: string }) {
+    super(code, message, options);
+    this.oauthError = options?.oauthError;
+  }
+}
+
+/** The token, revocation, introspection or registration endpoint answered with an error. */
+export class TokenEndpointError extends AgentAuthError {
+  readonly oauthError?: string;
+  readonly status?: number;
+  constructor(code: string, message: string, options?: { cause?: unknown; oauthError?: string; status?: number }) {
+    super(code, message, options);
+    this.oauthError = options?.oauthError;
+    this.status = options?.status;
+  }
+}
+
+/** Only a new interactive login helps: no credential, or the refresh token was refused for good. */
+export class LoginRequiredError extends AgentAuthError {}
+
+/** The device authorization grant ended without tokens (expired, denied, cancelled). */
+export class DeviceFlowError extends AgentAuthError {}
+
+/** The network failed or timed out, or a non-loopback URL was not HTTPS. */
+export class TransportError extends AgentAuthError {}
+
+/** The flow was cancelled by the caller's AbortSignal. */
+export class CancelledError extends AgentAuthError {
+  constructor(message = "The operation was cancelled.") {
+    super("cancelled", message);
+  }
+}
+
+/**
+ * Maps whatever oauth4webapi or fetch threw into our typed errors. `what` names the step for the message
+ * ("token request", "discovery"). Messages carry the server's error code and description, never request bodies.
+ */
+export function toOAuthError(error: unknown, what: string): AgentAuthError {
+  if (error instanceof AgentAuthError) return error;
+  if (error instanceof oauth.ResponseBodyError) {
+    const description = error.error_description ? `: ${clip(error.error_description)}` : "";
+    const code = error.error === "invalid_grant" ? "invalid_grant" : "token_endpoint_error";
+    return new TokenEndpointError(code, `The authorization server refused the ${what} (${error.error}${description}).`, {
+      cause: error,
+      oauthError: error.error,
+      status: error.status,
+    });
+  }
+  if (error instanceof oauth.WWWAuthenticateChallengeError) {
+    return new TokenEndpointError("token_endpoint_error", `The authorization server refused the ${what} (HTTP ${error.status}).`, {
+      cause: error,
+      status: error.status,
+    });
+  }
+  if (error instanceof oauth.OperationProcessingError) {
+    return new TokenEndpointError(
+      "invalid_response",
+      `The authorization server's ${what} response failed validation (${error.code ?? "invalid"}): ${clip(error.message)}`,
+      { cause: error },
+    );
+  }
+  if (error instanceof DOMException && (error.name === "TimeoutError" || error.name === "AbortError")) {
+    return error.name === "AbortError"
+      ? new CancelledError()
+      : new TransportError("timeout", `The ${what} timed out. Check that the authorization server is reachable.`);
+  }
+  if (error instanceof TypeError) {
+    return new TransportError("network_error", `The ${what} failed at the network level (${clip(error.message)}). Check the URL and that the server is running.`, {
+      cause: error,
+    });
+  }
+  return new AgentAuthError("internal_error", `Unexpected failure during the ${what}.`, { cause: error });
+}
+
+function clip(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}

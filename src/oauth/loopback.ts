@@ -1,0 +1,85 @@
+/**
+ * The loopback redirect listener for native apps and CLIs (RFC 8252 §7.3): binds 127.0.0.1 on a free port,
+ * waits for the one redirect carrying the expected `state`, answers the browser with a short page, and closes.
+ */
+
+import { timingSafeEqual } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { CancelledError, DeviceFlowError } from "./errors.ts";
+
+export interface LoopbackListener {
+  /** `http://127.0.0.1:<port><path>`: register it (any port) and send it as `redirect_uri`. */
+  redirectUri: string;
+  /** Resolves with the redirect URL once a request with `state === expectedState` arrives. */
+  waitForCallback(expectedState: string, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<URL>;
+  close(): Promise<void>;
+}
+
+const DONE_PAGE = `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Signed in</title></head>
+<body><h1>You can close this window</h1><p>Return to your terminal: agentauth has received the sign-in.</p></body></html>`;
+
+export async function listenOnLoopback(options: { port?: number; path?: string } = {}): Promise<LoopbackListener> {
+  const path = options.path ?? "/callback";
+  let waiter: { state: Buffer; resolve: (url: URL) => void } | undefined;
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const state = url.searchParams.get("state");
+    // Requests without the expected state (a stray tab, a hostile page probing the port) are refused and ignored.
+    if (req.method !== "GET" || url.pathname !== path || !waiter || !state || !sameState(waiter.state, state)) {
+      res.writeHead(400, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
+      res.end("This address only accepts the sign-in redirect it is waiting for.");
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
+    res.end(DONE_PAGE);
+    const { resolve } = waiter;
+    waiter = undefined;
+    resolve(new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}${req.url}`));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    redirectUri: `http://127.0.0.1:${port}${path}`,
+    waitForCallback(expectedState, waitOptions = {}) {
+      return new Promise<URL>((resolve, reject) => {
+        const timeoutMs = waitOptions.timeoutMs ?? 10 * 60_000;
+        const cleanup = () => {
+          clearTimeout(timer);
+          waitOptions.signal?.removeEventListener("abort", onAbort);
+        };
+        const timer = setTimeout(() => {
+          waiter = undefined;
+          reject(new DeviceFlowError("login_timeout", "No sign-in arrived in time; run the login again."));
+        }, timeoutMs);
+        const onAbort = () => {
+          cleanup();
+          waiter = undefined;
+          reject(new CancelledError("The sign-in was cancelled."));
+        };
+        if (waitOptions.signal?.aborted) return onAbort();
+        waitOptions.signal?.addEventListener("abort", onAbort, { once: true });
+        waiter = {
+          state: Buffer.from(expectedState),
+          resolve: (url) => {
+            cleanup();
+            resolve(url);
+          },
+        };
+      });
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function sameState(expected: Buffer, actual: string): boolean {
+  const candidate = Buffer.from(actual);
+  return candidate.length === expected.length && timingSafeEqual(candidate, expected);
+}

@@ -1,0 +1,187 @@
+/**
+ * Access tokens that are fresh when handed out. Refresh is proactive (before expiry, with a skew) and
+ * single-flight per (subject, issuer, resource): one promise per key inside a process, and one lease in the
+ * shared store across processes. The rotated refresh token is persisted (compare-and-swap) before the new access
+ * token is returned, and `invalid_grant` marks the credential `login_required` once instead of retrying.
+ */
+
+import { randomBytes } from "node:crypto";
+import * as oauth from "oauth4webapi";
+import { silentLogger, type Logger } from "../core/log.ts";
+import type { Secret } from "../core/secret.ts";
+import { secret } from "../core/secret.ts";
+import type { CredentialInput, CredentialKey, CredentialRecord, CredentialStore } from "../vault/types.ts";
+import { type OAuthClient, clientParts } from "./client.ts";
+import { type DiscoveryOptions, discoverAuthorizationServer } from "./discovery.ts";
+import { LoginRequiredError, TokenEndpointError, toOAuthError } from "./errors.ts";
+import { requestOptions, sleep } from "./http.ts";
+import { accountFromClaims } from "./tokens.ts";
+
+export interface TokenRefresherOptions {
+  store: CredentialStore;
+  /** The client to refresh with; default: a public client with the record's `clientId`. */
+  clientFor?: (record: CredentialRecord) => OAuthClient;
+  /** Refresh this long before `expiresAt`. Default 60 s. */
+  skewMs?: number;
+  /** How long a refresher may hold the cross-process lease. Default 30 s (longer than a token request's timeout). */
+  leaseTtlMs?: number;
+  /** How often a process waiting on another's refresh re-reads the store. Default 25 ms. */
+  pollMs?: number;
+  /** Give up waiting for another process's refresh after this long. Default 45 s. */
+  waitTimeoutMs?: number;
+  discovery?: DiscoveryOptions;
+  logger?: Logger;
+  /** Told whenever a refresh changes a credential (for status notifications). */
+  onChange?: (event: { kind: "refreshed" | "login_required"; record: CredentialRecord }) => void;
+}
+
+export class TokenRefresher {
+  readonly #options: TokenRefresherOptions;
+  readonly #inflight = new Map<string, Promise<CredentialRecord>>();
+  readonly #owner = `${process.pid}:${randomBytes(6).toString("hex")}`;
+  readonly #log: Logger;
+
+  constructor(options: TokenRefresherOptions) {
+    this.#options = options;
+    this.#log = options.logger ?? silentLogger;
+  }
+
+  /** A valid access token for `key`, refreshing first if it is due. */
+  async getAccessToken(key: CredentialKey): Promise<Secret> {
+    const record = await this.getCredential(key);
+    if (!record.tokens.accessToken) throw loginRequired(key, "the credential holds no access token");
+    return record.tokens.accessToken;
+  }
+
+  /** The credential for `key` with a fresh access token. Throws LoginRequiredError when only a new login helps. */
+  async getCredential(key: CredentialKey): Promise<CredentialRecord> {
+    const record = await this.#options.store.get(key);
+    const usable = this.#check(key, record);
+    if (usable) return usable;
+    return this.#singleFlight(key, () => this.#refreshAcrossProcesses(key));
+  }
+
+  /** Refresh now even if the token is still fresh (e.g. after the resource server answered `invalid_token`). */
+  async forceRefresh(key: CredentialKey): Promise<CredentialRecord> {
+    const current = await this.#options.store.get(key);
+    return this.#singleFlight(key, () => this.#refreshAcrossProcesses(key, current?.version));
+  }
+
+  #singleFlight(key: CredentialKey, run: () => Promise<CredentialRecord>): Promise<CredentialRecord> {
+    const id = keyId(key);
+    const existing = this.#inflight.get(id);
+    if (existing) return existing;
+    const promise = run().finally(() => this.#inflight.delete(id));
+    this.#inflight.set(id, promise);
+    return promise;
+  }
+
+  /** Returns the record when it can be used as is, undefined when it needs a refresh, or throws. */
+  #check(key: CredentialKey, record: CredentialRecord | undefined, staleVersion?: number): CredentialRecord | undefined {
+    if (!record) throw loginRequired(key, "no credential is stored");
+    if (record.status === "login_required") throw loginRequired(key, "the refresh token was refused earlier");
+    if (staleVersion !== undefined && record.version === staleVersion) return undefined;
+    if (staleVersion !== undefined) return record;
+    return this.#fresh(record) ? record : undefined;
+  }
+
+  #fresh(record: CredentialRecord): boolean {
+    if (!record.tokens.accessToken) return false;
+    if (record.expiresAt === undefined) return true;
+    return record.expiresAt - (this.#options.skewMs ?? 60_000) > Date.now();
+  }
+
+  async #refreshAcrossProcesses(key: CredentialKey, staleVersion?: number): Promise<CredentialRecord> {
+    const { store } = this.#options;
+    const lease = `refresh:${keyId(key)}`;
+    const deadline = Date.now() + (this.#options.waitTimeoutMs ?? 45_000);
+    for (;;) {
+      if (await store.acquireLease(lease, this.#owner, this.#options.leaseTtlMs ?? 30_000)) {
+        try {
+          // Re-read under the lease: another process may have refreshed while we queued.
+          const record = await store.get(key);
+          const usable = this.#check(key, record, staleVersion);
+          if (usable) return usable;
+          return await this.#refresh(record as CredentialRecord);
+        } finally {
+          await store.releaseLease(lease, this.#owner);
+        }
+      }
+      await sleep(this.#options.pollMs ?? 25);
+      const usable = this.#check(key, await store.get(key), staleVersion);
+      if (usable) return usable;
+      if (Date.now() > deadline) {
+        throw new TokenEndpointError("refresh_wait_timeout", "Another process has been refreshing this credential for too long; try again.");
+      }
+    }
+  }
+
+  async #refresh(record: CredentialRecord): Promise<CredentialRecord> {
+    const key = { subject: record.subject, issuer: record.issuer, resource: record.resource };
+    if (!record.tokens.refreshToken) throw await this.#markLoginRequired(record, "no refresh token is stored");
+    const as = await discoverAuthorizationServer(record.issuer, this.#options.discovery);
+    const oauthClient = this.#options.clientFor?.(record) ?? { clientId: record.clientId };
+    const { client, auth } = clientParts(oauthClient);
+    let response: oauth.TokenEndpointResponse;
+    try {
+      const request = await oauth.refreshTokenGrantRequest(as, client, auth, record.tokens.refreshToken.reveal(), {
+        ...requestOptions(as.token_endpoint ?? as.issuer),
+        // RFC 8707 §2.2: name the resource on refresh too, or the server may mint a token for another audience.
+        additionalParameters: record.resource ? { resource: record.resource } : undefined,
+      });
+      response = await oauth.processRefreshTokenResponse(as, client, request);
+    } catch (error) {
+      const mapped = toOAuthError(error, "token refresh");
+      if (mapped instanceof TokenEndpointError && mapped.oauthError === "invalid_grant") {
+        throw await this.#markLoginRequired(record, "the authorization server refused the refresh token (invalid_grant)");
+      }
+      this.#log.warn("oauth.refresh_failed", { issuer: record.issuer, resource: record.resource, error: mapped });
+      throw mapped;
+    }
+    const claims = response.id_token ? oauth.getValidatedIdTokenClaims(response) : undefined;
+    const next: CredentialInput = {
+      ...key,
+      clientId: record.clientId,
+      tokens: {
+        accessToken: secret(response.access_token),
+        // RFC 6749 §6: the server may keep the old refresh token; keep ours unless it sent a new one.
+        refreshToken: secret(response.refresh_token) ?? record.tokens.refreshToken,
+        idToken: secret(response.id_token) ?? record.tokens.idToken,
+        tokenType: response.token_type,
+      },
+      expiresAt: typeof response.expires_in === "number" ? Date.now() + response.expires_in * 1000 : undefined,
+      scopes: response.scope ? response.scope.split(" ").filter(Boolean) : record.scopes,
+      account: claims ? { ...record.account, ...definedOnly(accountFromClaims(claims)) } : record.account,
+      status: "active",
+    };
+    const stored = await this.#options.store.compareAndSwap(record.version, next);
+    if (!stored) {
+      // Only possible if our lease expired mid-request; the tokens we hold may already be superseded.
+      throw new TokenEndpointError("refresh_conflict", "The credential changed while it was being refreshed; try again.");
+    }
+    this.#log.info("oauth.refreshed", { issuer: record.issuer, resource: record.resource, subject: record.subject });
+    this.#options.onChange?.({ kind: "refreshed", record: stored });
+    return stored;
+  }
+
+  async #markLoginRequired(record: CredentialRecord, reason: string): Promise<LoginRequiredError> {
+    const { id: _id, version, createdAt: _c, updatedAt: _u, ...input } = record;
+    const stored = await this.#options.store.compareAndSwap(version, { ...input, status: "login_required" });
+    this.#log.warn("oauth.login_required", { issuer: record.issuer, resource: record.resource, reason });
+    if (stored) this.#options.onChange?.({ kind: "login_required", record: stored });
+    return loginRequired(record, reason);
+  }
+}
+
+function keyId(key: CredentialKey): string {
+  return JSON.stringify([key.subject, key.issuer, key.resource]);
+}
+
+function loginRequired(key: CredentialKey, reason: string): LoginRequiredError {
+  const target = key.resource ? ` for ${key.resource}` : "";
+  return new LoginRequiredError("login_required", `Sign in again at ${key.issuer}${target}: ${reason}.`);
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

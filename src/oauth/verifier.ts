@@ -1,0 +1,148 @@
+/**
+ * The resource-server side: verifies a bearer token from an `Authorization` header as an RFC 9068 JWT access
+ * token (JWKS cached, audience = our resource by default, per RFC 8707) or through RFC 7662 introspection, checks
+ * scopes, and fails with the RFC 6750 challenge to send back.
+ */
+
+import * as oauth from "oauth4webapi";
+import { AgentAuthError } from "../core/errors.ts";
+import { Secret } from "../core/secret.ts";
+import { parseAuthorizationBearer } from "./bearer.ts";
+import { type BearerChallenge, type BearerErrorCode, buildBearerChallenge } from "./challenge.ts";
+import type { OAuthClient } from "./client.ts";
+import { type AuthorizationServer, type DiscoveryOptions, discoverAuthorizationServer } from "./discovery.ts";
+import { isLoopback } from "./http.ts";
+import { introspectToken } from "./revoke.ts";
+
+export interface VerifiedToken {
+  subject?: string;
+  clientId?: string;
+  scopes: string[];
+  expiresAt?: number;
+  claims: Record<string, unknown>;
+}
+
+/** Why a request is refused, with the challenge (status and `WWW-Authenticate` value) that says so. */
+export class TokenVerificationError extends AgentAuthError {
+  readonly challenge: BearerChallenge;
+  readonly bearerError?: BearerErrorCode;
+  constructor(code: string, message: string, challenge: BearerChallenge, bearerError?: BearerErrorCode) {
+    super(code, message);
+    this.challenge = challenge;
+    this.bearerError = bearerError;
+  }
+}
+
+export interface TokenVerifierOptions {
+  issuer: string;
+  /** Our resource identifier: JWTs must carry it in `aud`, introspection results in `aud` when present. */
+  audience: string;
+  /** Default `jwt`. Introspection needs a client the server lets introspect. */
+  method?: { kind: "jwt" } | { kind: "introspection"; client: OAuthClient };
+  requiredScopes?: string[];
+  realm?: string;
+  /** The RFC 9728 metadata URL, sent in every challenge (§5.1). */
+  resourceMetadataUrl?: string;
+  discovery?: DiscoveryOptions;
+}
+
+export interface TokenVerifier {
+  /** Verifies the `Authorization` header's bearer token; `requiredScopes` overrides the default for this call. */
+  verify(authorization: string | null | undefined, requiredScopes?: string[]): Promise<VerifiedToken>;
+  verifyToken(token: Secret, requiredScopes?: string[]): Promise<VerifiedToken>;
+}
+
+export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
+  const jwksCache: oauth.JWKSCacheInput = {};
+  let as: AuthorizationServer | undefined;
+  const fail = (code: string, message: string, error?: BearerErrorCode, scope?: string[]) =>
+    new TokenVerificationError(
+      code,
+      message,
+      buildBearerChallenge({
+        realm: options.realm,
+        error,
+        errorDescription: error ? message : undefined,
+        scope,
+        resourceMetadata: options.resourceMetadataUrl,
+      }),
+      error,
+    );
+
+  const verifyToken = async (token: Secret, requiredScopes = options.requiredScopes ?? []) => {
+    as ??= await discoverAuthorizationServer(options.issuer, options.discovery);
+    const verified =
+      options.method?.kind === "introspection"
+        ? await viaIntrospection(as, options.method.client, token, options.audience, fail)
+        : await viaJwt(as, token, options.audience, jwksCache, fail);
+    const missing = requiredScopes.filter((s) => !verified.scopes.includes(s));
+    if (missing.length > 0) {
+      throw fail("insufficient_scope", "The access token lacks a required scope.", "insufficient_scope", requiredScopes);
+    }
+    return verified;
+  };
+
+  return {
+    verifyToken,
+    async verify(authorization, requiredScopes) {
+      const parsed = parseAuthorizationBearer(authorization);
+      if (parsed.kind === "missing") throw fail("token_missing", "No bearer token was sent.");
+      if (parsed.kind === "malformed") {
+        throw fail("invalid_request", "The Authorization header is not a valid Bearer credential.", "invalid_request");
+      }
+      return verifyToken(new Secret(parsed.token), requiredScopes);
+    },
+  };
+}
+
+type Fail = (code: string, message: string, error?: BearerErrorCode, scope?: string[]) => TokenVerificationError;
+
+async function viaJwt(as: AuthorizationServer, token: Secret, audience: string, cache: oauth.JWKSCacheInput, fail: Fail) {
+  const request = new Request(audience, { headers: { authorization: `Bearer ${token.reveal()}` } });
+  let claims: oauth.JWTAccessTokenClaims;
+  try {
+    claims = await oauth.validateJwtAccessToken(as, request, audience, {
+      [oauth.jwksCache]: cache,
+      [oauth.allowInsecureRequests]: as.jwks_uri ? isLoopback(new URL(as.jwks_uri)) : false,
+      signal: AbortSignal.timeout(10_000),
+    });
+  } catch (error) {
+    throw fail("invalid_token", describeJwtFailure(error), "invalid_token");
+  }
+  return {
+    subject: claims.sub,
+    clientId: claims.client_id,
+    scopes: typeof claims.scope === "string" ? claims.scope.split(" ").filter(Boolean) : [],
+    expiresAt: claims.exp * 1000,
+    claims: { ...claims },
+  };
+}
+
+async function viaIntrospection(as: AuthorizationServer, client: OAuthClient, token: Secret, audience: string, fail: Fail) {
+  const result = await introspectToken({ as, client, token, tokenTypeHint: "access_token" });
+  if (!result.active) throw fail("invalid_token", "The access token is not active.", "invalid_token");
+  const aud = result.aud === undefined ? [] : Array.isArray(result.aud) ? result.aud : [result.aud];
+  if (!aud.includes(audience)) {
+    throw fail("invalid_token", "The access token was not issued for this resource.", "invalid_token");
+  }
+  if (typeof result.exp === "number" && result.exp * 1000 <= Date.now()) {
+    throw fail("invalid_token", "The access token has expired.", "invalid_token");
+  }
+  return {
+    subject: result.sub,
+    clientId: result.client_id,
+    scopes: typeof result.scope === "string" ? result.scope.split(" ").filter(Boolean) : [],
+    expiresAt: typeof result.exp === "number" ? result.exp * 1000 : undefined,
+    claims: { ...result },
+  };
+}
+
+/** Short, token-free reasons; the full validation error stays out of responses. */
+function describeJwtFailure(error: unknown): string {
+  const message = error instanceof Error ? error.message : "";
+  if (/"exp"|expired/i.test(message)) return "The access token has expired.";
+  if (/"aud"|audience/i.test(message)) return "The access token was not issued for this resource.";
+  if (/signature/i.test(message)) return "The access token signature is invalid.";
+  if (/"iss"|issuer/i.test(message)) return "The access token comes from an untrusted issuer.";
+  return "The access token is invalid.";
+}
