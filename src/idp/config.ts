@@ -1,6 +1,6 @@
 /** The strict oidc-provider configuration of the embedded authorization server (pure: options in, configuration out). */
 
-import type { ClientMetadata, Configuration, JWK, KoaContextWithOIDC } from "oidc-provider";
+import type { Adapter, ClientMetadata, Configuration, JWK, KoaContextWithOIDC } from "oidc-provider";
 import { errors } from "oidc-provider";
 import { deviceConfirmPage, deviceInputPage, deviceSuccessPage, errorPage } from "./pages.ts";
 import { demoClaims, findDemoUser } from "./users.ts";
@@ -20,11 +20,13 @@ export interface IdpConfigOptions {
   accessTokenTtlSeconds?: number;
   refreshTokenTtlSeconds?: number;
   deviceCodeTtlSeconds?: number;
+  adapter: new (name: string) => Adapter;
 }
 
 export function buildConfiguration(options: IdpConfigOptions): Configuration {
   const accessTokenTtl = options.accessTokenTtlSeconds ?? 3600;
   return {
+    adapter: options.adapter,
     clients: [cliClient(), ...(options.clients ?? [])],
     jwks: { keys: [options.signingKey] },
     // One ES256 key signs everything; clients (static or registered) default to it.

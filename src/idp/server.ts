@@ -10,6 +10,7 @@ import { silentLogger } from "../core/log.ts";
 import { emulateBrowser, shouldEmulate } from "./auto-approve.ts";
 import { buildConfiguration } from "./config.ts";
 import { interactionRoutes } from "./interactions.ts";
+import { MemoryStorage, memoryAdapterFactory } from "./memory-adapter.ts";
 import { findDemoUser } from "./users.ts";
 
 const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
@@ -72,6 +73,7 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
       accessTokenTtlSeconds: options.accessTokenTtlSeconds,
       refreshTokenTtlSeconds: options.refreshTokenTtlSeconds,
       deviceCodeTtlSeconds: options.deviceCodeTtlSeconds,
+      adapter: memoryAdapterFactory(new MemoryStorage()),
     }),
   );
 

@@ -1,0 +1,45 @@
+/** `agentauth idp serve`: the embedded authorization server, with the ready-line convention every server follows. */
+
+import { parseArgs } from "node:util";
+import { createLogger } from "../../core/log.ts";
+import { startIdp } from "../../idp/index.ts";
+import { type CliIo, EXIT, UsageError } from "../io.ts";
+import { untilTerminated } from "../lifecycle.ts";
+
+export const IDP_USAGE = `agentauth idp serve [--port N] [--auto-approve-as USER] [--access-token-ttl SECONDS]
+  Runs the embedded OAuth/OIDC authorization server on 127.0.0.1. Prints one JSON ready line on stdout,
+  logs on stderr, exits on SIGTERM. --auto-approve-as signs in and consents as a demo user (alice, bob,
+  carol) on every authorization or device page: for tests and unattended demos only.`;
+
+export async function idpCommand(argv: string[], io: CliIo): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub !== "serve") throw new UsageError(`unknown idp command '${sub ?? ""}'`);
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      port: { type: "string", default: "0" },
+      "auto-approve-as": { type: "string" },
+      "access-token-ttl": { type: "string" },
+      "device-interval": { type: "string" },
+    },
+    strict: true,
+  });
+  const port = parseInteger(values.port, "--port", 0, 65535);
+  const idp = await startIdp({
+    port,
+    autoApproveAs: values["auto-approve-as"],
+    accessTokenTtlSeconds: values["access-token-ttl"] ? parseInteger(values["access-token-ttl"], "--access-token-ttl", 1, 86400) : undefined,
+    deviceIntervalSeconds: values["device-interval"] ? parseInteger(values["device-interval"], "--device-interval", 1, 60) : undefined,
+    logger: createLogger({ fields: { component: "idp" } }),
+  });
+  io.stdout(`${JSON.stringify({ event: "ready", issuer: idp.issuer })}\n`);
+  await untilTerminated();
+  await idp.close();
+  return EXIT.ok;
+}
+
+export function parseInteger(value: string, flag: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max}`);
+  return n;
+}
