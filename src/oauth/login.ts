@@ -61,9 +61,11 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
         resource: options.resource,
         pending,
       });
+      // Wait before opening: a fast browser (or an auto-approving server) can redirect back immediately.
+      const callback = listener.waitForCallback(started.state, { signal: options.signal, timeoutMs: options.timeoutMs });
+      callback.catch(() => {});
       await options.openUrl?.(started.url);
-      const callback = await listener.waitForCallback(started.state, { signal: options.signal, timeoutMs: options.timeoutMs });
-      tokens = await completeAuthorization({ as, client: options.client, callback, pending });
+      tokens = await completeAuthorization({ as, client: options.client, callback: await callback, pending });
     } finally {
       await listener.close();
     }

@@ -76,7 +76,10 @@ export interface CredentialStore {
    * Replace the record only if its version is still `expectedVersion`; returns the new record, or undefined
    * when someone else wrote first (or the record is gone).
    */
-  compareAndSwap(expectedVersion: number, input: CredentialInput): Promise<CredentialRecord | undefined>;
+  compareAndSwap(
+    expectedVersion: number,
+    input: CredentialInput,
+  ): Promise<CredentialRecord | undefined>;
   delete(key: CredentialKey): Promise<boolean>;
   /**
    * A named, expiring, exclusive lease shared by every process using the same store: the cross-process half of

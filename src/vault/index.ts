@@ -1,0 +1,28 @@
+/** The credential vault: encrypted, multi-process-safe storage of OAuth tokens keyed by (subject, issuer, resource). */
+
+export {
+  VaultCorruptError,
+  VaultInputError,
+  VaultIoError,
+  type VaultIoErrorCode,
+  VaultKeyError,
+  type VaultKeyErrorCode,
+} from "./errors.ts";
+export { loadKeyring, rotateVaultKey } from "./key-source.ts";
+export { generateVaultKey, Keyring, keyId, parseVaultKey } from "./keyring.ts";
+export { MemoryCredentialStore, type MemoryCredentialStoreOptions } from "./memory-store.ts";
+export { type OpenVaultOptions, openVault } from "./open-vault.ts";
+export { type VaultLocationOptions, vaultDbPath, vaultKeyFilePath } from "./paths.ts";
+export { credentialId } from "./record.ts";
+export { SqliteCredentialStore, type SqliteCredentialStoreOptions } from "./sqlite-store.ts";
+export type {
+  AccountInfo,
+  CredentialFilter,
+  CredentialInput,
+  CredentialKey,
+  CredentialRecord,
+  CredentialStatus,
+  CredentialStore,
+  CredentialSummary,
+  CredentialTokens,
+} from "./types.ts";

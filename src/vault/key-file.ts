@@ -1,0 +1,158 @@
+/** The on-disk key file, `<home>/vault.key`: JSON `{current: kid, keys: {kid: base64}}`, mode 0600. */
+
+import { randomBytes } from "node:crypto";
+import {
+  closeSync,
+  fchmodSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
+import { dirname } from "node:path";
+import { VaultIoError, VaultKeyError } from "./errors.ts";
+import { generateVaultKey, Keyring, keyId, parseVaultKey } from "./keyring.ts";
+
+interface KeyFileContents {
+  current: string;
+  keys: Record<string, string>;
+}
+
+/** The keyring the file holds, or undefined when there is no file yet. */
+export function readKeyFile(path: string): Keyring | undefined {
+  const contents = readContents(path);
+  return contents && toKeyring(contents, path);
+}
+
+/**
+ * Creates the file with one fresh key, unless another process got there first, in which case
+ * that process's key wins and is returned. The file is written whole under a temporary name and
+ * hard-linked into place: link(2) fails if the name exists, so concurrent first runs agree on one
+ * key and nobody ever reads a half-written file.
+ */
+export function createKeyFile(path: string): Keyring {
+  const tmp = writeTemp(path, withNewKey({ current: "", keys: {} }));
+  try {
+    linkSync(tmp, path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
+      throw ioError(`Cannot create the vault key file ${path}; check the folder.`, error);
+    }
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+  syncDir(path);
+  const keyring = readKeyFile(path);
+  if (!keyring) throw ioError(`The vault key file ${path} vanished while being created.`);
+  return keyring;
+}
+
+/**
+ * Adds a fresh key and makes it current; older keys stay so existing rows remain readable until
+ * re-encrypted. Replaces the file atomically (write, fsync, rename). Two rotations racing each
+ * other can lose one new key: rotation is an operator action, run it from one place.
+ */
+export function addKeyToFile(path: string): { kid: string; previous: string[] } {
+  if (!readContents(path)) createKeyFile(path);
+  const contents = readContents(path)!;
+  const previous = toKeyring(contents, path).kids; // validates before building on it
+  const next = withNewKey(contents);
+  const tmp = writeTemp(path, next);
+  try {
+    renameSync(tmp, path);
+  } catch (error) {
+    rmSync(tmp, { force: true });
+    throw ioError(`Cannot replace the vault key file ${path}; check the folder.`, error);
+  }
+  syncDir(path);
+  return { kid: next.current, previous };
+}
+
+function withNewKey(contents: KeyFileContents): KeyFileContents {
+  const key = generateVaultKey();
+  const kid = keyId(parseVaultKey(key, "the generated key"));
+  return { current: kid, keys: { ...contents.keys, [kid]: key } };
+}
+
+function readContents(path: string): KeyFileContents | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw ioError(`Cannot read the vault key file ${path}; check its permissions.`, error);
+  }
+  const invalid = (why: string) =>
+    new VaultKeyError(
+      "vault_key_invalid",
+      `The vault key file ${path} is malformed (${why}). Restore it from a backup; without its ` +
+        "keys the stored tokens cannot be decrypted and every account needs a new login.",
+    );
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw invalid("not JSON");
+  }
+  if (typeof value !== "object" || value === null) throw invalid("not a JSON object");
+  const { current, keys } = value as Partial<KeyFileContents>;
+  if (typeof current !== "string") throw invalid('"current" is not a string');
+  if (typeof keys !== "object" || keys === null || Array.isArray(keys)) {
+    throw invalid('"keys" is not an object');
+  }
+  if (!(current in keys)) throw invalid('"current" names a key that is not in "keys"');
+  return { current, keys };
+}
+
+function toKeyring(contents: KeyFileContents, path: string): Keyring {
+  const older: Buffer[] = [];
+  let current: Buffer | undefined;
+  for (const [kid, text] of Object.entries(contents.keys)) {
+    const key = parseVaultKey(text, `The key "${kid}" in ${path}`);
+    // Ids are derived from keys; a mismatch means a hand edit that would mislabel rows.
+    if (keyId(key) !== kid) {
+      throw new VaultKeyError(
+        "vault_key_invalid",
+        `The vault key file ${path} lists a key under the wrong id "${kid}". Restore the file ` +
+          "from a backup.",
+      );
+    }
+    if (kid === contents.current) current = key;
+    else older.push(key);
+  }
+  return new Keyring(current!, older);
+}
+
+function writeTemp(path: string, contents: KeyFileContents): string {
+  const tmp = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  const fd = openSync(tmp, "wx", 0o600);
+  try {
+    fchmodSync(fd, 0o600); // the umask can only remove bits, but this file is the vault's secret
+    writeSync(fd, `${JSON.stringify(contents, null, 2)}\n`);
+    fsyncSync(fd); // losing this file loses every token: on disk before it gets its name
+  } finally {
+    closeSync(fd);
+  }
+  return tmp;
+}
+
+/** Makes the new directory entry durable too; best effort, some platforms cannot open a folder. */
+function syncDir(path: string): void {
+  try {
+    const fd = openSync(dirname(path), "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Windows and some network filesystems refuse; the file itself was already synced.
+  }
+}
+
+function ioError(message: string, cause?: unknown): VaultIoError {
+  return new VaultIoError("vault_io", message, { cause });
+}

@@ -1,0 +1,109 @@
+/** An in-memory CredentialStore with the same semantics as the SQLite one (minus persistence and encryption): for tests. */
+
+import {
+  compareKeys,
+  copyRecord,
+  credentialId,
+  encodeKey,
+  keyOf,
+  matches,
+  summarize,
+  validateInput,
+  validateLease,
+} from "./record.ts";
+import type {
+  CredentialFilter,
+  CredentialInput,
+  CredentialKey,
+  CredentialRecord,
+  CredentialStore,
+  CredentialSummary,
+} from "./types.ts";
+
+export interface MemoryCredentialStoreOptions {
+  /** The clock for timestamps and lease expiry; tests pass a fake one. */
+  now?: () => number;
+}
+
+export class MemoryCredentialStore implements CredentialStore {
+  readonly #records = new Map<string, CredentialRecord>();
+  readonly #leases = new Map<string, { owner: string; expiresAt: number }>();
+  readonly #now: () => number;
+
+  constructor(options: MemoryCredentialStoreOptions = {}) {
+    this.#now = options.now ?? Date.now;
+  }
+
+  async get(key: CredentialKey): Promise<CredentialRecord | undefined> {
+    const record = this.#records.get(encodeKey(key));
+    return record && copyRecord(record);
+  }
+
+  async getById(id: string): Promise<CredentialRecord | undefined> {
+    for (const record of this.#records.values()) if (record.id === id) return copyRecord(record);
+    return undefined;
+  }
+
+  async list(filter?: CredentialFilter): Promise<CredentialSummary[]> {
+    return [...this.#records.values()]
+      .filter((record) => matches(record, filter))
+      .sort(compareKeys)
+      .map(summarize);
+  }
+
+  async put(input: CredentialInput): Promise<CredentialRecord> {
+    validateInput(input);
+    return this.#write(input, this.#records.get(encodeKey(input)));
+  }
+
+  async compareAndSwap(
+    expectedVersion: number,
+    input: CredentialInput,
+  ): Promise<CredentialRecord | undefined> {
+    validateInput(input);
+    const existing = this.#records.get(encodeKey(input));
+    if (!existing || existing.version !== expectedVersion) return undefined;
+    return this.#write(input, existing);
+  }
+
+  async delete(key: CredentialKey): Promise<boolean> {
+    return this.#records.delete(encodeKey(key));
+  }
+
+  /** Parity with SqliteCredentialStore.deleteById. */
+  async deleteById(id: string): Promise<boolean> {
+    for (const [key, record] of this.#records)
+      if (record.id === id) return this.#records.delete(key);
+    return false;
+  }
+
+  async acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    validateLease(name, owner, ttlMs);
+    const now = this.#now();
+    const lease = this.#leases.get(name);
+    if (lease && lease.owner !== owner && lease.expiresAt > now) return false;
+    this.#leases.set(name, { owner, expiresAt: now + ttlMs });
+    return true;
+  }
+
+  async releaseLease(name: string, owner: string): Promise<void> {
+    if (this.#leases.get(name)?.owner === owner) this.#leases.delete(name);
+  }
+
+  async close(): Promise<void> {}
+
+  // Synchronous from read to write, so no other call can interleave: the in-process equivalent of one SQL statement.
+  #write(input: CredentialInput, existing: CredentialRecord | undefined): CredentialRecord {
+    const now = this.#now();
+    const record = copyRecord({
+      ...input,
+      ...keyOf(input),
+      id: credentialId(input),
+      version: (existing?.version ?? 0) + 1,
+      createdAt: existing?.createdAt ?? now,
+      updatedAt: now,
+    });
+    this.#records.set(encodeKey(input), record);
+    return copyRecord(record);
+  }
+}
