@@ -45,7 +45,8 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS")) {
       return reportError(io, new UsageError((error as Error).message));
     }
-    createLogger({ level: "debug" }).debug("cli.error", { error });
+    // Details only on request (AGENTAUTH_LOG_LEVEL=debug), as the hint printed by reportError promises.
+    createLogger().debug("cli.error", { error });
     return reportError(io, error);
   }
 }

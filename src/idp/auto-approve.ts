@@ -74,18 +74,23 @@ export function autoSubmittableForm(html: string): { action: string; fields: URL
   const form = /<form\b([^>]*)>([\s\S]*?)<\/form>/i.exec(html);
   if (!form) return undefined;
   const attrs = form[1] ?? "";
-  if (!/method="post"/i.test(attrs)) return undefined;
-  const action = /action="([^"]*)"/i.exec(attrs)?.[1];
+  if (attribute(attrs, "method")?.toLowerCase() !== "post") return undefined;
+  const action = attribute(attrs, "action");
   if (!action) return undefined;
   const fields = new URLSearchParams();
   for (const input of (form[2] ?? "").matchAll(/<input\b([^>]*)>/gi)) {
     const a = input[1] ?? "";
-    if (!/type="hidden"/i.test(a)) return undefined;
-    const name = /name="([^"]*)"/i.exec(a)?.[1];
-    const value = /value="([^"]*)"/i.exec(a)?.[1] ?? "";
+    if (attribute(a, "type")?.toLowerCase() !== "hidden") return undefined;
+    const name = attribute(a, "name");
+    const value = attribute(a, "value") ?? "";
     if (name) fields.set(decodeEntities(name), decodeEntities(value));
   }
   return { action: decodeEntities(action), fields };
+}
+
+/** A double-quoted attribute by its whole name, so `data-type="hidden"` is not taken for `type="hidden"`. */
+function attribute(attrs: string, name: string): string | undefined {
+  return new RegExp(`(?:^|\\s)${name}="([^"]*)"`, "i").exec(attrs)?.[1];
 }
 
 function decodeEntities(value: string): string {

@@ -81,8 +81,20 @@ export function buildConfiguration(options: IdpConfigOptions): Configuration {
           ctx.body = deviceSuccessPage(client?.clientName ?? client?.clientId ?? "the application");
         },
       },
-      introspection: { enabled: true },
-      revocation: { enabled: true },
+      // Explicit policies (oidc-provider's defaults, restated): a default one prints a NOTICE on stdout when first
+      // called, which would break `idp serve`'s one-ready-line stdout. Public clients only see and revoke their own tokens.
+      introspection: {
+        enabled: true,
+        allowedPolicy: (_ctx, client, token) => client.clientAuthMethod !== "none" || token.clientId === client.clientId,
+      },
+      revocation: {
+        enabled: true,
+        allowedPolicy: (_ctx, client, token) => {
+          if (token.clientId === client.clientId) return true;
+          if (client.clientAuthMethod === "none") return false;
+          throw new errors.InvalidRequest("client is not authorized to revoke the presented token");
+        },
+      },
       registration: { enabled: true },
       userinfo: { enabled: true },
       resourceIndicators: {

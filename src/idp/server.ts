@@ -5,13 +5,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair } from "jose";
 import Provider, { type ClientMetadata, type JWK } from "oidc-provider";
+import { AgentAuthError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { silentLogger } from "../core/log.ts";
 import { emulateBrowser, shouldEmulate } from "./auto-approve.ts";
 import { buildConfiguration } from "./config.ts";
 import { interactionRoutes } from "./interactions.ts";
 import { MemoryStorage, memoryAdapterFactory } from "./memory-adapter.ts";
-import { findDemoUser } from "./users.ts";
+import { DEMO_USERS, findDemoUser } from "./users.ts";
 
 const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 const MARKER_HEADER = "x-agentauth-emulated";
@@ -52,7 +53,8 @@ export interface RunningIdp {
 export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
   const logger = options.logger ?? silentLogger;
   if (options.autoApproveAs && !findDemoUser(options.autoApproveAs)) {
-    throw new Error(`unknown demo user "${options.autoApproveAs}"`);
+    const known = DEMO_USERS.map((user) => user.sub).join(", ");
+    throw new AgentAuthError("idp_unknown_user", `Unknown demo user "${options.autoApproveAs}"; choose one of ${known}.`);
   }
   const server = createServer();
   await new Promise<void>((resolve, reject) => {

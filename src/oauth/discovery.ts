@@ -100,7 +100,7 @@ export async function discoverProtectedResource(
     cache.set(key, metadata, options.ttlMs ?? DEFAULT_METADATA_TTL_MS);
     return metadata;
   } catch (error) {
-    throw discoveryFailure(error, resourceUrl);
+    throw discoveryFailure(error, resourceUrl, "resource_mismatch");
   }
 }
 
@@ -122,12 +122,12 @@ function parseUrl(value: string | URL, what: string): URL {
   return url;
 }
 
-function discoveryFailure(error: unknown, url: URL): Error {
+function discoveryFailure(error: unknown, url: URL, mismatchCode = "issuer_mismatch"): Error {
   if (error instanceof DiscoveryError) return error;
   if (error instanceof oauth.OperationProcessingError) {
     const mismatch = error.code === oauth.JSON_ATTRIBUTE_COMPARISON;
     return new DiscoveryError(
-      mismatch ? "issuer_mismatch" : "metadata_invalid",
+      mismatch ? mismatchCode : "metadata_invalid",
       mismatch
         ? `The metadata at ${url.origin} names a different issuer or resource than the one requested; refusing it (RFC 8414 §3.3 / RFC 9728 §3.3).`
         : `The metadata at ${url.origin} is invalid: ${error.message}`,

@@ -76,10 +76,14 @@ export function toOAuthError(error: unknown, what: string): AgentAuthError {
       ? new CancelledError()
       : new TransportError("timeout", `The ${what} timed out. Check that the authorization server is reachable.`);
   }
-  if (error instanceof TypeError) {
-    return new TransportError("network_error", `The ${what} failed at the network level (${clip(error.message)}). Check the URL and that the server is running.`, {
+  // undici signals network failures as `TypeError: fetch failed` with the socket error as cause.
+  if (error instanceof TypeError && error.message === "fetch failed") {
+    return new TransportError("network_error", `The ${what} failed at the network level (${clip(String((error.cause as Error | undefined)?.message ?? error.message))}). Check the URL and that the server is running.`, {
       cause: error,
     });
+  }
+  if (error instanceof TypeError || error instanceof SyntaxError) {
+    return new TokenEndpointError("invalid_response", `The authorization server's ${what} response could not be read.`, { cause: error });
   }
   return new AgentAuthError("internal_error", `Unexpected failure during the ${what}.`, { cause: error });
 }

@@ -32,7 +32,7 @@ function runWorker(env: NodeJS.ProcessEnv): Promise<{ digests: string[]; errors:
 
 test("[REFRESH-single-flight-multiprocess] 4 OS processes × 250 concurrent callers sharing one SQLite vault: one refresh, no invalid_grant", async () => {
   const home = tempDir();
-  const env = { ...process.env, AGENTAUTH_HOME: home };
+  const env: NodeJS.ProcessEnv = { ...process.env, AGENTAUTH_HOME: home };
   delete env.AGENTAUTH_VAULT_KEY;
   const store = openVault({ env });
   const record = await expireAccessToken(store, await loginForTest(idp, store, { resource: TEST_RESOURCE }));

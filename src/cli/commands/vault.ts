@@ -13,7 +13,7 @@ agentauth vault delete <id>        forget locally without revoking`;
 export async function vaultCommand(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;
   const { values, positionals } = parseArgs({
-    args: rest,
+    args: idsAsPositionals(rest),
     options: { json: { type: "boolean", default: false } },
     strict: true,
     allowPositionals: true,
@@ -59,6 +59,17 @@ export async function vaultCommand(argv: string[], io: CliIo): Promise<number> {
   } finally {
     await store.close();
   }
+}
+
+/** Vault ids are base64url, so one may begin with "-": move such ids behind "--" so parseArgs does not read them as flags. */
+const DASH_ID = /^-[A-Za-z0-9_][A-Za-z0-9_-]{10}$/;
+
+function idsAsPositionals(args: string[]): string[] {
+  const end = args.includes("--") ? args.indexOf("--") : args.length;
+  const head = args.slice(0, end);
+  const ids = head.filter((arg) => DASH_ID.test(arg));
+  if (ids.length === 0) return args;
+  return [...head.filter((arg) => !DASH_ID.test(arg)), "--", ...ids, ...args.slice(end + 1)];
 }
 
 function formatTable(rows: CredentialSummary[]): string {

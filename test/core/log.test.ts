@@ -1,0 +1,165 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { AgentAuthError } from "../../src/core/errors.ts";
+import { createLogger, type LoggerOptions } from "../../src/core/log.ts";
+import { Secret } from "../../src/core/secret.ts";
+
+const VALUE = "s3cr3t-VALUE-0123456789";
+
+/** A logger writing into an array; each entry is one parsed JSON line. */
+function capture(options: Omit<LoggerOptions, "write"> = {}) {
+  const lines: string[] = [];
+  const logger = createLogger({ level: "debug", ...options, write: (line) => lines.push(line) });
+  const records = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { logger, lines, records };
+}
+
+const SECRET_FIELDS = [
+  "access_token",
+  "refreshToken",
+  "code",
+  "code_verifier",
+  "password",
+  "authorization",
+  "client_secret",
+];
+
+test("[CORE-log-redaction] lines are JSON with time, level, event and the fields", () => {
+  const { logger, lines, records } = capture();
+  logger.info("oauth.login", { issuer: "https://as.example", attempt: 2 });
+  assert.equal(lines.length, 1);
+  assert.ok(lines[0]?.endsWith("\n"));
+  const [record] = records();
+  assert.equal(record?.level, "info");
+  assert.equal(record?.event, "oauth.login");
+  assert.equal(record?.issuer, "https://as.example");
+  assert.equal(record?.attempt, 2);
+  assert.ok(!Number.isNaN(Date.parse(String(record?.time))));
+});
+
+test("[CORE-log-redaction] Secrets are redacted wherever they sit", () => {
+  const { logger, lines, records } = capture();
+  logger.info("e", {
+    s: new Secret(VALUE),
+    list: [new Secret(VALUE)],
+    a: { b: { c: { d: new Secret(VALUE) } } },
+  });
+  assert.ok(!lines.join("").includes(VALUE));
+  const [record] = records();
+  assert.equal(record?.s, "[redacted]");
+  assert.deepEqual(record?.list, ["[redacted]"]);
+  assert.deepEqual(record?.a, { b: { c: { d: "[redacted]" } } });
+});
+
+test("[CORE-log-redaction] secret-named fields are redacted as plain strings, at any nesting", () => {
+  const { logger, lines, records } = capture();
+  for (const name of SECRET_FIELDS) {
+    logger.info("top", { [name]: VALUE });
+    logger.info("nested", { request: { body: [{ [name]: VALUE }] } });
+  }
+  logger.info("upper", {
+    Authorization: `Bearer ${VALUE}`,
+    CLIENT_SECRET: VALUE,
+    "api-key": VALUE,
+    id_token: VALUE,
+  });
+  assert.ok(!lines.join("").includes(VALUE), lines.join(""));
+  const all = records();
+  for (const [i, name] of SECRET_FIELDS.entries()) {
+    assert.equal(all[2 * i]?.[name], "[redacted]", name);
+    assert.deepEqual(all[2 * i + 1]?.request, { body: [{ [name]: "[redacted]" }] }, name);
+  }
+});
+
+test("[CORE-log-redaction] fields that merely resemble secret names are kept", () => {
+  const { logger, records } = capture();
+  logger.info("e", { status_code: 400, user_code: "ABCD-EFGH", issuer: "https://as.example" });
+  const [record] = records();
+  assert.equal(record?.status_code, 400);
+  assert.equal(
+    record?.user_code,
+    "ABCD-EFGH",
+    "the device user code is shown to the person anyway",
+  );
+  assert.equal(record?.issuer, "https://as.example");
+});
+
+test("[CORE-log-redaction] errors print name, message and code only: no stack, no cause, no extra fields", () => {
+  const { logger, lines, records } = capture();
+  const cause = new Error(`upstream said ${VALUE}`);
+  const typed = new AgentAuthError("token_refused", "The server refused the refresh token.", {
+    cause,
+  });
+  const plain = Object.assign(new TypeError("bad input"), { body: VALUE });
+  logger.error("failed", { error: typed, other: plain, nested: { error: typed } });
+  const text = lines.join("");
+  assert.ok(!text.includes(VALUE), text);
+  assert.ok(!text.includes("at "), "no stack frames");
+  const [record] = records();
+  assert.deepEqual(record?.error, {
+    name: "AgentAuthError",
+    message: "The server refused the refresh token.",
+    code: "token_refused",
+  });
+  assert.deepEqual(record?.other, { name: "TypeError", message: "bad input" });
+  assert.deepEqual(record?.nested, { error: record?.error });
+});
+
+test("[CORE-log-redaction] the level filters lower levels out", () => {
+  const { logger, records } = capture({ level: "warn" });
+  logger.debug("d");
+  logger.info("i");
+  logger.warn("w");
+  logger.error("e");
+  assert.deepEqual(
+    records().map((r) => [r.level, r.event]),
+    [
+      ["warn", "w"],
+      ["error", "e"],
+    ],
+  );
+});
+
+test("[CORE-log-redaction] the level defaults to AGENTAUTH_LOG_LEVEL, else info", (t) => {
+  const saved = process.env.AGENTAUTH_LOG_LEVEL;
+  t.after(() => {
+    if (saved === undefined) delete process.env.AGENTAUTH_LOG_LEVEL;
+    else process.env.AGENTAUTH_LOG_LEVEL = saved;
+  });
+  const events = (level: string | undefined) => {
+    if (level === undefined) delete process.env.AGENTAUTH_LOG_LEVEL;
+    else process.env.AGENTAUTH_LOG_LEVEL = level;
+    const lines: string[] = [];
+    const logger = createLogger({ write: (line) => lines.push(line) });
+    logger.debug("d");
+    logger.info("i");
+    logger.warn("w");
+    return lines.map((line) => JSON.parse(line).event);
+  };
+  assert.deepEqual(events(undefined), ["i", "w"]);
+  assert.deepEqual(events("debug"), ["d", "i", "w"]);
+  assert.deepEqual(events("warn"), ["w"]);
+  assert.deepEqual(events("nonsense"), ["i", "w"]);
+});
+
+test("[CORE-log-redaction] child loggers add fields and redact them too", () => {
+  const { logger, lines, records } = capture();
+  logger.child({ component: "idp", client_secret: VALUE }).info("e", { n: 1 });
+  assert.ok(!lines.join("").includes(VALUE));
+  const [record] = records();
+  assert.equal(record?.component, "idp");
+  assert.equal(record?.client_secret, "[redacted]");
+  assert.equal(record?.n, 1);
+});
+
+test("[CORE-log-redaction] very deep and circular values neither leak nor crash", () => {
+  const { logger, lines } = capture();
+  let deep: Record<string, unknown> = { password: VALUE, s: new Secret(VALUE) };
+  for (let i = 0; i < 20; i++) deep = { level: deep };
+  const circular: Record<string, unknown> = { name: "loop" };
+  circular.self = circular;
+  logger.info("deep", { deep });
+  logger.info("circular", { circular });
+  assert.equal(lines.length, 2);
+  assert.ok(!lines.join("").includes(VALUE));
+});
