@@ -20,6 +20,8 @@ export interface IdpConfigOptions {
   accessTokenTtlSeconds?: number;
   refreshTokenTtlSeconds?: number;
   deviceCodeTtlSeconds?: number;
+  /** Resources that get opaque access tokens (checked by introspection) instead of RFC 9068 JWTs. */
+  opaqueResources?: string[];
   adapter: new (name: string) => Adapter;
 }
 
@@ -107,9 +109,10 @@ export function buildConfiguration(options: IdpConfigOptions): Configuration {
             scope: RESOURCE_SCOPES.join(" "),
             audience: resource,
             accessTokenTTL: accessTokenTtl,
-            // RFC 9068 JWT access tokens, so resource servers verify offline against the JWKS.
-            accessTokenFormat: "jwt",
-            jwt: { sign: { alg: "ES256" } },
+            // RFC 9068 JWT access tokens, so resource servers verify offline against the JWKS; opaque on request.
+            ...(options.opaqueResources?.includes(resource)
+              ? { accessTokenFormat: "opaque" as const }
+              : { accessTokenFormat: "jwt" as const, jwt: { sign: { alg: "ES256" as const } } }),
           };
         },
       },

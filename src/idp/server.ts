@@ -26,6 +26,8 @@ export interface IdpOptions {
   accessTokenTtlSeconds?: number;
   refreshTokenTtlSeconds?: number;
   deviceCodeTtlSeconds?: number;
+  /** Resources that get opaque access tokens (for introspection) instead of RFC 9068 JWTs. */
+  opaqueResources?: string[];
   /** The `interval` advertised in device authorization responses (RFC 8628 §3.2). Default 5. */
   deviceIntervalSeconds?: number;
   /** The minimum poll spacing enforced with `slow_down` (RFC 8628 §3.5). Default: the advertised interval. */
@@ -75,6 +77,7 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
       accessTokenTtlSeconds: options.accessTokenTtlSeconds,
       refreshTokenTtlSeconds: options.refreshTokenTtlSeconds,
       deviceCodeTtlSeconds: options.deviceCodeTtlSeconds,
+      opaqueResources: options.opaqueResources,
       adapter: memoryAdapterFactory(new MemoryStorage()),
     }),
   );

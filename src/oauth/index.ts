@@ -51,7 +51,7 @@ export { type LoopbackListener, listenOnLoopback } from "./loopback.ts";
 export { MemoryPendingStore, type PendingStore } from "./pending.ts";
 export { type TokenRefresherOptions, TokenRefresher } from "./refresh.ts";
 export { type RegisteredClient, type RegisterClientOptions, registerClient } from "./registration.ts";
-export { type IntrospectOptions, introspectToken, type RevokeOptions, revokeTokens } from "./revoke.ts";
+export { type IntrospectOptions, introspectToken, type RevocationOutcome, type RevokeOptions, revokeTokens } from "./revoke.ts";
 export { accountFromClaims, type TokenSet, toTokenSet } from "./tokens.ts";
 export {
   createTokenVerifier,

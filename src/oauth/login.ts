@@ -9,7 +9,7 @@ import { type DiscoveryOptions, discoverAuthorizationServer } from "./discovery.
 import { LoginRequiredError } from "./errors.ts";
 import { listenOnLoopback } from "./loopback.ts";
 import { MemoryPendingStore } from "./pending.ts";
-import { revokeTokens } from "./revoke.ts";
+import { type RevocationOutcome, revokeTokens } from "./revoke.ts";
 import type { TokenSet } from "./tokens.ts";
 
 export const DEFAULT_LOGIN_SCOPE = "openid profile email offline_access";
@@ -95,6 +95,8 @@ export interface LogoutResult {
   found: boolean;
   /** Whether the server confirmed revocation; false with `error` when it could not be reached or refused. */
   revoked: boolean;
+  /** What happened to each token at the server, when revocation ran. */
+  outcome?: { refreshToken: RevocationOutcome; accessToken: RevocationOutcome };
   error?: Error;
   deleted: boolean;
 }
@@ -112,9 +114,10 @@ export async function logout(options: {
 }): Promise<LogoutResult> {
   const record = await options.store.get(options.key);
   if (!record) return { found: false, revoked: false, deleted: false };
+  let outcome: LogoutResult["outcome"];
   try {
     const as = await discoverAuthorizationServer(record.issuer, options.discovery);
-    await revokeTokens({
+    outcome = await revokeTokens({
       as,
       client: options.client ?? { clientId: record.clientId },
       refreshToken: record.tokens.refreshToken,
@@ -127,7 +130,7 @@ export async function logout(options: {
     const deleted = await options.store.delete(options.key);
     return { found: true, revoked: false, error: error as Error, deleted };
   }
-  return { found: true, revoked: true, deleted: await options.store.delete(options.key) };
+  return { found: true, revoked: true, outcome, deleted: await options.store.delete(options.key) };
 }
 
 export { LoginRequiredError };

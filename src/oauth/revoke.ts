@@ -14,33 +14,39 @@ export interface RevokeOptions extends RequestPolicy {
   accessToken?: Secret;
 }
 
+/** Per token: revoked, not held, or refused as `unsupported_token_type` (e.g. a self-contained JWT access token). */
+export type RevocationOutcome = "revoked" | "absent" | "unsupported";
+
 /**
  * Revokes the refresh token first (RFC 7009 §2.1: servers SHOULD then revoke the whole grant, access tokens
- * included), then the access token for servers that do not. Throws a typed error when the server has no
- * revocation endpoint or refuses.
+ * included), then the access token for servers that do not. A server that cannot revoke JWT access tokens says
+ * `unsupported_token_type` (§2.2.1); that is reported, not thrown, since such tokens die at their short expiry.
+ * Any other refusal, or no revocation endpoint at all, throws a typed error.
  */
-export async function revokeTokens(options: RevokeOptions): Promise<void> {
+export async function revokeTokens(options: RevokeOptions): Promise<{ refreshToken: RevocationOutcome; accessToken: RevocationOutcome }> {
   const { as } = options;
   if (!as.revocation_endpoint) {
     throw new TokenEndpointError("revocation_unsupported", `The authorization server ${as.issuer} has no revocation endpoint (RFC 7009).`);
   }
+  const endpoint = as.revocation_endpoint;
   const { client, auth } = clientParts(options.client);
-  const targets: [Secret | undefined, string][] = [
-    [options.refreshToken, "refresh_token"],
-    [options.accessToken, "access_token"],
-  ];
-  for (const [token, hint] of targets) {
-    if (!token) continue;
+  const revoke = async (token: Secret | undefined, hint: string): Promise<RevocationOutcome> => {
+    if (!token) return "absent";
     try {
       const response = await oauth.revocationRequest(as, client, auth, token.reveal(), {
-        ...requestOptions(as.revocation_endpoint, options),
+        ...requestOptions(endpoint, options),
         additionalParameters: { token_type_hint: hint },
       });
       await oauth.processRevocationResponse(response);
+      return "revoked";
     } catch (error) {
+      if (error instanceof oauth.ResponseBodyError && error.error === "unsupported_token_type") return "unsupported";
       throw toOAuthError(error, "token revocation");
     }
-  }
+  };
+  const refreshToken = await revoke(options.refreshToken, "refresh_token");
+  const accessToken = await revoke(options.accessToken, "access_token");
+  return { refreshToken, accessToken };
 }
 
 export interface IntrospectOptions extends RequestPolicy {

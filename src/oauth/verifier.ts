@@ -43,6 +43,8 @@ export interface TokenVerifierOptions {
   realm?: string;
   /** The RFC 9728 metadata URL, sent in every challenge (§5.1). */
   resourceMetadataUrl?: string;
+  /** Seconds of leeway for `exp`/`iat`/`nbf` (clock drift between us and the issuer). Default 5. */
+  clockToleranceSeconds?: number;
   discovery?: DiscoveryOptions;
 }
 
@@ -74,7 +76,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     const verified =
       options.method?.kind === "introspection"
         ? await viaIntrospection(as, options.method.client, token, options.audience, fail)
-        : await viaJwt(as, token, options.audience, jwksCache, fail);
+        : await viaJwt(as, token, options.audience, jwksCache, options.clockToleranceSeconds ?? 5, fail);
     const missing = requiredScopes.filter((s) => !verified.scopes.includes(s));
     if (missing.length > 0) {
       throw fail("insufficient_scope", "The access token lacks a required scope.", "insufficient_scope", requiredScopes);
@@ -97,12 +99,20 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
 
 type Fail = (code: string, message: string, error?: BearerErrorCode, scope?: string[]) => TokenVerificationError;
 
-async function viaJwt(as: AuthorizationServer, token: Secret, audience: string, cache: oauth.JWKSCacheInput, fail: Fail) {
+async function viaJwt(
+  as: AuthorizationServer,
+  token: Secret,
+  audience: string,
+  cache: oauth.JWKSCacheInput,
+  tolerance: number,
+  fail: Fail,
+) {
   const request = new Request(audience, { headers: { authorization: `Bearer ${token.reveal()}` } });
   let claims: oauth.JWTAccessTokenClaims;
   try {
     claims = await oauth.validateJwtAccessToken(as, request, audience, {
       [oauth.jwksCache]: cache,
+      [oauth.clockTolerance]: tolerance,
       [oauth.allowInsecureRequests]: as.jwks_uri ? isLoopback(new URL(as.jwks_uri)) : false,
       signal: AbortSignal.timeout(10_000),
     });
