@@ -64,6 +64,11 @@ export function toOAuthError(error: unknown, what: string): AgentAuthError {
       status: error.status,
     });
   }
+  if (error instanceof oauth.OperationProcessingError && error.cause instanceof Response && error.cause.status >= 500) {
+    return new TokenEndpointError("server_error", `The authorization server failed the ${what} (HTTP ${error.cause.status}); try again later.`, {
+      status: error.cause.status,
+    });
+  }
   if (error instanceof oauth.OperationProcessingError) {
     return new TokenEndpointError(
       "invalid_response",
