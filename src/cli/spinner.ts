@@ -7,7 +7,11 @@ export interface Spinner {
   stop(final?: string): void;
 }
 
-export function startSpinner(write: (text: string) => void, interactive: boolean, text: string): Spinner {
+export function startSpinner(
+  write: (text: string) => void,
+  interactive: boolean,
+  text: string,
+): Spinner {
   if (!interactive) {
     write(`${text}\n`);
     return { update: () => {}, stop: (final) => final && write(`${final}\n`) };

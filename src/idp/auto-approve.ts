@@ -19,10 +19,16 @@ export interface EmulatorOptions {
 /** Which incoming requests start an emulated browser: authorization requests and pre-filled device codes. */
 export function shouldEmulate(req: IncomingMessage, url: URL): boolean {
   if (req.method !== "GET") return false;
-  return url.pathname === "/auth" || (url.pathname === "/device" && url.searchParams.has("user_code"));
+  return (
+    url.pathname === "/auth" || (url.pathname === "/device" && url.searchParams.has("user_code"))
+  );
 }
 
-export async function emulateBrowser(options: EmulatorOptions, start: URL, res: ServerResponse): Promise<void> {
+export async function emulateBrowser(
+  options: EmulatorOptions,
+  start: URL,
+  res: ServerResponse,
+): Promise<void> {
   const jar = new Map<string, string>();
   let url = start;
   let method = "GET";
@@ -62,7 +68,9 @@ export async function emulateBrowser(options: EmulatorOptions, start: URL, res: 
       body = form.fields;
       continue;
     }
-    res.writeHead(response.status, { "content-type": response.headers.get("content-type") ?? "text/html" });
+    res.writeHead(response.status, {
+      "content-type": response.headers.get("content-type") ?? "text/html",
+    });
     res.end(text);
     return;
   }
@@ -70,7 +78,9 @@ export async function emulateBrowser(options: EmulatorOptions, start: URL, res: 
 }
 
 /** A POST form whose every input is hidden: a person would only press Continue. */
-export function autoSubmittableForm(html: string): { action: string; fields: URLSearchParams } | undefined {
+export function autoSubmittableForm(
+  html: string,
+): { action: string; fields: URLSearchParams } | undefined {
   const form = /<form\b([^>]*)>([\s\S]*?)<\/form>/i.exec(html);
   if (!form) return undefined;
   const attrs = form[1] ?? "";

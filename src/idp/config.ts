@@ -1,6 +1,12 @@
 /** The strict oidc-provider configuration of the embedded authorization server (pure: options in, configuration out). */
 
-import type { Adapter, ClientMetadata, Configuration, JWK, KoaContextWithOIDC } from "oidc-provider";
+import type {
+  Adapter,
+  ClientMetadata,
+  Configuration,
+  JWK,
+  KoaContextWithOIDC,
+} from "oidc-provider";
 import { errors } from "oidc-provider";
 import { deviceConfirmPage, deviceInputPage, deviceSuccessPage, errorPage } from "./pages.ts";
 import { demoClaims, findDemoUser } from "./users.ts";
@@ -8,7 +14,16 @@ import { demoClaims, findDemoUser } from "./users.ts";
 /** The public client `agentauth login` uses by default: PKCE, loopback redirects on any port (RFC 8252 §7.3). */
 export const CLI_CLIENT_ID = "agentauth-cli";
 
-export const SUPPORTED_SCOPES = ["openid", "profile", "email", "org", "offline_access", "read", "write", "admin"];
+export const SUPPORTED_SCOPES = [
+  "openid",
+  "profile",
+  "email",
+  "org",
+  "offline_access",
+  "read",
+  "write",
+  "admin",
+];
 /** Scopes a resource server (RFC 8707 resource indicator) may be granted; the OIDC ones stay with the issuer. */
 export const RESOURCE_SCOPES = ["read", "write", "admin"];
 
@@ -32,7 +47,10 @@ export function buildConfiguration(options: IdpConfigOptions): Configuration {
     clients: [cliClient(), ...(options.clients ?? [])],
     jwks: { keys: [options.signingKey] },
     // One ES256 key signs everything; clients (static or registered) default to it.
-    clientDefaults: { id_token_signed_response_alg: "ES256", grant_types: ["authorization_code", "refresh_token"] },
+    clientDefaults: {
+      id_token_signed_response_alg: "ES256",
+      grant_types: ["authorization_code", "refresh_token"],
+    },
     cookies: { keys: options.cookieKeys },
     scopes: SUPPORTED_SCOPES,
     claims: {
@@ -73,7 +91,10 @@ export function buildConfiguration(options: IdpConfigOptions): Configuration {
         charset: "base-20",
         mask: "****-****",
         userCodeInputSource: async (ctx, form, _out, err) => {
-          ctx.body = deviceInputPage(form, err ? "That code did not work. Try again." : "Enter the code shown on your device.");
+          ctx.body = deviceInputPage(
+            form,
+            err ? "That code did not work. Try again." : "Enter the code shown on your device.",
+          );
         },
         userCodeConfirmSource: async (ctx, form, client, _info, userCode) => {
           ctx.body = deviceConfirmPage(form, client.clientName ?? client.clientId, userCode);
@@ -87,7 +108,8 @@ export function buildConfiguration(options: IdpConfigOptions): Configuration {
       // called, which would break `idp serve`'s one-ready-line stdout. Public clients only see and revoke their own tokens.
       introspection: {
         enabled: true,
-        allowedPolicy: (_ctx, client, token) => client.clientAuthMethod !== "none" || token.clientId === client.clientId,
+        allowedPolicy: (_ctx, client, token) =>
+          client.clientAuthMethod !== "none" || token.clientId === client.clientId,
       },
       revocation: {
         enabled: true,
@@ -119,7 +141,10 @@ export function buildConfiguration(options: IdpConfigOptions): Configuration {
     },
     async renderError(ctx: KoaContextWithOIDC, out) {
       ctx.type = "html";
-      ctx.body = errorPage(String(out.error), out.error_description ? String(out.error_description) : undefined);
+      ctx.body = errorPage(
+        String(out.error),
+        out.error_description ? String(out.error_description) : undefined,
+      );
     },
   };
 }
@@ -130,7 +155,11 @@ function cliClient(): ClientMetadata {
     client_name: "agentauth CLI",
     application_type: "native",
     token_endpoint_auth_method: "none",
-    grant_types: ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"],
+    grant_types: [
+      "authorization_code",
+      "refresh_token",
+      "urn:ietf:params:oauth:grant-type:device_code",
+    ],
     response_types: ["code"],
     redirect_uris: ["http://127.0.0.1/callback"],
   };

@@ -12,7 +12,10 @@ const MAX_FORM_BYTES = 4096;
 
 type Details = Awaited<ReturnType<Provider["interactionDetails"]>>;
 
-export function interactionRoutes(provider: Provider, options: { autoApproveAs?: string; logger: Logger }): Middleware {
+export function interactionRoutes(
+  provider: Provider,
+  options: { autoApproveAs?: string; logger: Logger },
+): Middleware {
   return async (ctx, next) => {
     const match = ROUTE.exec(ctx.path);
     if (!match) return next();
@@ -23,7 +26,10 @@ export function interactionRoutes(provider: Provider, options: { autoApproveAs?:
     } catch {
       ctx.status = 400;
       ctx.type = "html";
-      ctx.body = errorPage("This sign-in request has expired or was opened in another browser.", "Start the sign-in again from your application.");
+      ctx.body = errorPage(
+        "This sign-in request has expired or was opened in another browser.",
+        "Start the sign-in again from your application.",
+      );
       return;
     }
     if (details.uid !== match[1]) {
@@ -36,21 +42,32 @@ export function interactionRoutes(provider: Provider, options: { autoApproveAs?:
     const action = match[2];
     const finish = async (result: InteractionResults) => {
       ctx.respond = false;
-      await provider.interactionFinished(ctx.req, ctx.res, result, { mergeWithLastSubmission: false });
+      await provider.interactionFinished(ctx.req, ctx.res, result, {
+        mergeWithLastSubmission: false,
+      });
     };
 
     if (ctx.method === "GET" && !action) {
       if (options.autoApproveAs) {
-        options.logger.info("idp.auto_approve", { prompt: details.prompt.name, user: options.autoApproveAs });
+        options.logger.info("idp.auto_approve", {
+          prompt: details.prompt.name,
+          user: options.autoApproveAs,
+        });
         return finish(await autoResult(provider, details, options.autoApproveAs));
       }
       ctx.type = "html";
       if (details.prompt.name === "login") {
         ctx.body = loginPage(details.uid, clientName);
       } else {
-        const scopes = String(details.params.scope ?? "").split(" ").filter(Boolean);
+        const scopes = String(details.params.scope ?? "")
+          .split(" ")
+          .filter(Boolean);
         const resource = details.params.resource;
-        const resources = Array.isArray(resource) ? resource.map(String) : resource ? [String(resource)] : [];
+        const resources = Array.isArray(resource)
+          ? resource.map(String)
+          : resource
+            ? [String(resource)]
+            : [];
         ctx.body = consentPage(details.uid, clientName, scopes, resources);
       }
       return;
@@ -71,14 +88,19 @@ export function interactionRoutes(provider: Provider, options: { autoApproveAs?:
       return finish({ login: { accountId: user.sub } });
     }
     if (action === "confirm") {
-      if (details.prompt.name !== "consent") return finish({ error: "access_denied", error_description: "Sign in first" });
+      if (details.prompt.name !== "consent")
+        return finish({ error: "access_denied", error_description: "Sign in first" });
       return finish({ consent: { grantId: await grantAll(provider, details) } });
     }
     return finish({ error: "access_denied", error_description: "The user denied access" });
   };
 }
 
-async function autoResult(provider: Provider, details: Details, accountId: string): Promise<InteractionResults> {
+async function autoResult(
+  provider: Provider,
+  details: Details,
+  accountId: string,
+): Promise<InteractionResults> {
   if (details.prompt.name === "login") return { login: { accountId } };
   return { consent: { grantId: await grantAll(provider, details) } };
 }
@@ -105,7 +127,8 @@ async function grantAll(provider: Provider, details: Details): Promise<string> {
 }
 
 async function readForm(ctx: KoaContextWithOIDC): Promise<URLSearchParams | undefined> {
-  if (!String(ctx.get("content-type")).startsWith("application/x-www-form-urlencoded")) return undefined;
+  if (!String(ctx.get("content-type")).startsWith("application/x-www-form-urlencoded"))
+    return undefined;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req) {

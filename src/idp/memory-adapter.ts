@@ -38,7 +38,10 @@ export function memoryAdapterFactory(storage: MemoryStorage): new (name: string)
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
       const key = this.#key(id);
       if (++writes % 1000 === 0) storage.sweep();
-      storage.entries.set(key, { payload, expiresAt: expiresIn ? Date.now() + expiresIn * 1000 : Number.POSITIVE_INFINITY });
+      storage.entries.set(key, {
+        payload,
+        expiresAt: expiresIn ? Date.now() + expiresIn * 1000 : Number.POSITIVE_INFINITY,
+      });
       if (payload.grantId) {
         const members = storage.grants.get(payload.grantId) ?? new Set<string>();
         members.add(key);

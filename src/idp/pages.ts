@@ -31,7 +31,12 @@ ${error ? `<p role="alert">${escapeHtml(error)}</p>` : ""}
   );
 }
 
-export function consentPage(uid: string, clientName: string, scopes: string[], resources: string[]): string {
+export function consentPage(
+  uid: string,
+  clientName: string,
+  scopes: string[],
+  resources: string[],
+): string {
   const items = [...scopes.map((s) => `scope ${s}`), ...resources.map((r) => `resource ${r}`)];
   return page(
     "Authorize",
@@ -43,7 +48,10 @@ export function consentPage(uid: string, clientName: string, scopes: string[], r
 }
 
 export function deviceInputPage(form: string, message: string): string {
-  return page("Connect a device", `<p>${escapeHtml(message)}</p>${form}<button type="submit" form="op.deviceInputForm">Continue</button>`);
+  return page(
+    "Connect a device",
+    `<p>${escapeHtml(message)}</p>${form}<button type="submit" form="op.deviceInputForm">Continue</button>`,
+  );
 }
 
 export function deviceConfirmPage(form: string, clientName: string, userCode: string): string {
@@ -56,9 +64,15 @@ export function deviceConfirmPage(form: string, clientName: string, userCode: st
 }
 
 export function deviceSuccessPage(clientName: string): string {
-  return page("Signed in", `<p>You are signed in to <strong>${escapeHtml(clientName)}</strong>. You can close this page and return to your terminal.</p>`);
+  return page(
+    "Signed in",
+    `<p>You are signed in to <strong>${escapeHtml(clientName)}</strong>. You can close this page and return to your terminal.</p>`,
+  );
 }
 
 export function errorPage(error: string, description?: string): string {
-  return page("Sign-in failed", `<p>${escapeHtml(error)}</p>${description ? `<p>${escapeHtml(description)}</p>` : ""}`);
+  return page(
+    "Sign-in failed",
+    `<p>${escapeHtml(error)}</p>${description ? `<p>${escapeHtml(description)}</p>` : ""}`,
+  );
 }

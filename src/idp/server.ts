@@ -56,7 +56,10 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
   const logger = options.logger ?? silentLogger;
   if (options.autoApproveAs && !findDemoUser(options.autoApproveAs)) {
     const known = DEMO_USERS.map((user) => user.sub).join(", ");
-    throw new AgentAuthError("idp_unknown_user", `Unknown demo user "${options.autoApproveAs}"; choose one of ${known}.`);
+    throw new AgentAuthError(
+      "idp_unknown_user",
+      `Unknown demo user "${options.autoApproveAs}"; choose one of ${known}.`,
+    );
   }
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
@@ -67,7 +70,12 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
   const issuer = `http://127.0.0.1:${port}`;
 
   const { privateKey } = await generateKeyPair("ES256", { extractable: true });
-  const signingKey = { ...(await exportJWK(privateKey)), alg: "ES256", use: "sig", kid: randomBytes(8).toString("hex") } as JWK;
+  const signingKey = {
+    ...(await exportJWK(privateKey)),
+    alg: "ES256",
+    use: "sig",
+    kid: randomBytes(8).toString("hex"),
+  } as JWK;
   const provider = new Provider(
     issuer,
     buildConfiguration({
@@ -91,7 +99,10 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
   provider.on("grant.error", (ctx, error) => {
     const grantType = String(ctx.oidc?.params?.grant_type);
     count(grantType, "error");
-    stats.errors.push({ grantType, error: String((error as { error?: string }).error ?? error.name) });
+    stats.errors.push({
+      grantType,
+      error: String((error as { error?: string }).error ?? error.name),
+    });
   });
   provider.on("server_error", (_ctx, error) => logger.error("idp.server_error", { error }));
 
@@ -103,10 +114,12 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", issuer);
     if (options.autoApproveAs && shouldEmulate(req, url) && !isMarked(req, marker)) {
-      emulateBrowser({ origin: issuer, markerHeader: MARKER_HEADER, marker }, url, res).catch((error) => {
-        logger.error("idp.auto_approve_failed", { error });
-        if (!res.headersSent) res.writeHead(502).end("auto-approve failed");
-      });
+      emulateBrowser({ origin: issuer, markerHeader: MARKER_HEADER, marker }, url, res).catch(
+        (error) => {
+          logger.error("idp.auto_approve_failed", { error });
+          if (!res.headersSent) res.writeHead(502).end("auto-approve failed");
+        },
+      );
       return;
     }
     handler(req, res);
@@ -158,9 +171,16 @@ function devicePolling(options: IdpOptions, stats: TokenEndpointStats) {
     const now = Date.now();
     const last = lastPoll.get(key);
     lastPoll.set(key, now);
-    if (last !== undefined && now - last < enforced * 1000 && body?.error === "authorization_pending") {
+    if (
+      last !== undefined &&
+      now - last < enforced * 1000 &&
+      body?.error === "authorization_pending"
+    ) {
       stats.slowDowns++;
-      ctx.body = { error: "slow_down", error_description: `poll at most every ${enforced} seconds` };
+      ctx.body = {
+        error: "slow_down",
+        error_description: `poll at most every ${enforced} seconds`,
+      };
     }
   };
 }

@@ -5,7 +5,7 @@
 
 import * as oauth from "oauth4webapi";
 import { Secret } from "../core/secret.ts";
-import { type OAuthClient, clientParts } from "./client.ts";
+import { clientParts, type OAuthClient } from "./client.ts";
 import { type AuthorizationServer, assertPkceS256 } from "./discovery.ts";
 import { AuthorizationResponseError, toOAuthError } from "./errors.ts";
 import { type RequestPolicy, requestOptions } from "./http.ts";
@@ -51,11 +51,16 @@ const PROTECTED_PARAMS = new Set([
   "scope",
 ]);
 
-export async function startAuthorization(options: StartAuthorizationOptions): Promise<StartedAuthorization> {
+export async function startAuthorization(
+  options: StartAuthorizationOptions,
+): Promise<StartedAuthorization> {
   const { as } = options;
   assertPkceS256(as);
   if (!as.authorization_endpoint) {
-    throw new AuthorizationResponseError("unsupported", `The authorization server ${as.issuer} has no authorization endpoint.`);
+    throw new AuthorizationResponseError(
+      "unsupported",
+      `The authorization server ${as.issuer} has no authorization endpoint.`,
+    );
   }
   const codeVerifier = oauth.generateRandomCodeVerifier();
   const wantsIdToken = options.scope?.split(" ").includes("openid") ?? false;
@@ -97,12 +102,17 @@ export interface CompleteAuthorizationOptions extends RequestPolicy {
  * Checks the callback in the order that keeps attackers out: `state` first (unknown, replayed or expired → refused
  * before anything else happens), then `iss` (RFC 9207), then any error the server sent, then the code exchange.
  */
-export async function completeAuthorization(options: CompleteAuthorizationOptions): Promise<TokenSet> {
+export async function completeAuthorization(
+  options: CompleteAuthorizationOptions,
+): Promise<TokenSet> {
   const params = options.callback instanceof URL ? options.callback.searchParams : options.callback;
   const pending = options.pending.consume(params.get("state"));
   const { as } = options;
   if (pending.issuer !== as.issuer || pending.clientId !== options.client.clientId) {
-    throw new AuthorizationResponseError("state_invalid", "The authorization response belongs to a different server or client.");
+    throw new AuthorizationResponseError(
+      "state_invalid",
+      "The authorization response belongs to a different server or client.",
+    );
   }
   const { client, auth } = clientParts(options.client);
   let validated: URLSearchParams;
@@ -152,5 +162,9 @@ function authResponseFailure(error: unknown): Error {
       { cause: error },
     );
   }
-  return new AuthorizationResponseError("authorization_response_invalid", "The authorization response is malformed.", { cause: error });
+  return new AuthorizationResponseError(
+    "authorization_response_invalid",
+    "The authorization response is malformed.",
+    { cause: error },
+  );
 }

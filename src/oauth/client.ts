@@ -20,6 +20,9 @@ export function clientParts(client: OAuthClient): { client: oauth.Client; auth: 
   const secret = client.clientSecret.reveal();
   return {
     client: metadata,
-    auth: method === "client_secret_post" ? oauth.ClientSecretPost(secret) : oauth.ClientSecretBasic(secret),
+    auth:
+      method === "client_secret_post"
+        ? oauth.ClientSecretPost(secret)
+        : oauth.ClientSecretBasic(secret),
   };
 }

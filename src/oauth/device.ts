@@ -4,7 +4,7 @@
  */
 
 import * as oauth from "oauth4webapi";
-import { type OAuthClient, clientParts } from "./client.ts";
+import { clientParts, type OAuthClient } from "./client.ts";
 import type { AuthorizationServer } from "./discovery.ts";
 import { CancelledError, DeviceFlowError, toOAuthError } from "./errors.ts";
 import { type RequestPolicy, requestOptions, sleep } from "./http.ts";
@@ -34,7 +34,10 @@ const DEFAULT_INTERVAL_S = 5;
 export async function deviceLogin(options: DeviceLoginOptions): Promise<TokenSet> {
   const { as, signal } = options;
   if (!as.device_authorization_endpoint) {
-    throw new DeviceFlowError("device_flow_unsupported", `The authorization server ${as.issuer} does not support the device flow.`);
+    throw new DeviceFlowError(
+      "device_flow_unsupported",
+      `The authorization server ${as.issuer} does not support the device flow.`,
+    );
   }
   const { client, auth } = clientParts(options.client);
   const params = new URLSearchParams();
@@ -43,7 +46,13 @@ export async function deviceLogin(options: DeviceLoginOptions): Promise<TokenSet
 
   let device: oauth.DeviceAuthorizationResponse;
   try {
-    const response = await oauth.deviceAuthorizationRequest(as, client, auth, params, requestOptions(as.device_authorization_endpoint, options));
+    const response = await oauth.deviceAuthorizationRequest(
+      as,
+      client,
+      auth,
+      params,
+      requestOptions(as.device_authorization_endpoint, options),
+    );
     device = await oauth.processDeviceAuthorizationResponse(as, client, response);
   } catch (error) {
     throw toOAuthError(error, "device authorization request");
@@ -84,7 +93,10 @@ export async function deviceLogin(options: DeviceLoginOptions): Promise<TokenSet
         }
         if (error.error === "expired_token") throw expired();
         if (error.error === "access_denied") {
-          throw new DeviceFlowError("access_denied", "The sign-in was denied on the verification page. Run the login again to retry.");
+          throw new DeviceFlowError(
+            "access_denied",
+            "The sign-in was denied on the verification page. Run the login again to retry.",
+          );
         }
       }
       if (signal?.aborted) throw new CancelledError("The device login was cancelled.");
@@ -94,5 +106,8 @@ export async function deviceLogin(options: DeviceLoginOptions): Promise<TokenSet
 }
 
 function expired(): DeviceFlowError {
-  return new DeviceFlowError("device_code_expired", "The device code expired before the sign-in was completed. Run the login again.");
+  return new DeviceFlowError(
+    "device_code_expired",
+    "The device code expired before the sign-in was completed. Run the login again.",
+  );
 }

@@ -62,9 +62,15 @@ export async function discoverAuthorizationServer(
   let lastError: unknown;
   for (const algorithm of ["oauth2", "oidc"] as const) {
     try {
-      const response = await oauth.discoveryRequest(issuerUrl, { algorithm, ...requestOptions(issuerUrl, options) });
+      const response = await oauth.discoveryRequest(issuerUrl, {
+        algorithm,
+        ...requestOptions(issuerUrl, options),
+      });
       if (response.status === 404) {
-        lastError = new DiscoveryError("metadata_not_found", `No ${algorithm} metadata at ${issuerUrl.origin}.`);
+        lastError = new DiscoveryError(
+          "metadata_not_found",
+          `No ${algorithm} metadata at ${issuerUrl.origin}.`,
+        );
         continue;
       }
       const as = await oauth.processDiscoveryResponse(issuerUrl, response);
@@ -87,14 +93,19 @@ export async function discoverProtectedResource(
   options: DiscoveryOptions & { resourceMetadataUrl?: string | URL } = {},
 ): Promise<ProtectedResourceMetadata> {
   const resourceUrl = parseUrl(resource, "resource");
-  const metadataUrl = options.resourceMetadataUrl ? parseUrl(options.resourceMetadataUrl, "resource_metadata") : undefined;
+  const metadataUrl = options.resourceMetadataUrl
+    ? parseUrl(options.resourceMetadataUrl, "resource_metadata")
+    : undefined;
   const cache = options.cache ?? defaultMetadataCache;
   const key = `prm:${resourceUrl.href}|${metadataUrl?.href ?? ""}`;
   const cached = cache.get<ProtectedResourceMetadata>(key);
   if (cached) return cached;
   try {
     const response = metadataUrl
-      ? await fetch(metadataUrl, { headers: { accept: "application/json" }, ...requestOptions(metadataUrl, options) })
+      ? await fetch(metadataUrl, {
+          headers: { accept: "application/json" },
+          ...requestOptions(metadataUrl, options),
+        })
       : await oauth.resourceDiscoveryRequest(resourceUrl, requestOptions(resourceUrl, options));
     const metadata = await oauth.processResourceDiscoveryResponse(resourceUrl, response);
     cache.set(key, metadata, options.ttlMs ?? DEFAULT_METADATA_TTL_MS);
@@ -136,7 +147,11 @@ function discoveryFailure(error: unknown, url: URL, mismatchCode = "issuer_misma
   }
   const mapped = toOAuthError(error, "metadata discovery");
   if (mapped.code === "internal_error" || mapped.code === "invalid_response") {
-    return new DiscoveryError("metadata_invalid", `The metadata at ${url.origin} could not be read.`, { cause: error });
+    return new DiscoveryError(
+      "metadata_invalid",
+      `The metadata at ${url.origin} could not be read.`,
+      { cause: error },
+    );
   }
   return mapped;
 }

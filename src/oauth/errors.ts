@@ -20,7 +20,11 @@ export class AuthorizationResponseError extends AgentAuthError {
 export class TokenEndpointError extends AgentAuthError {
   readonly oauthError?: string;
   readonly status?: number;
-  constructor(code: string, message: string, options?: { cause?: unknown; oauthError?: string; status?: number }) {
+  constructor(
+    code: string,
+    message: string,
+    options?: { cause?: unknown; oauthError?: string; status?: number },
+  ) {
     super(code, message, options);
     this.oauthError = options?.oauthError;
     this.status = options?.status;
@@ -52,22 +56,38 @@ export function toOAuthError(error: unknown, what: string): AgentAuthError {
   if (error instanceof oauth.ResponseBodyError) {
     const description = error.error_description ? `: ${clip(error.error_description)}` : "";
     const code = error.error === "invalid_grant" ? "invalid_grant" : "token_endpoint_error";
-    return new TokenEndpointError(code, `The authorization server refused the ${what} (${error.error}${description}).`, {
-      cause: error,
-      oauthError: error.error,
-      status: error.status,
-    });
+    return new TokenEndpointError(
+      code,
+      `The authorization server refused the ${what} (${error.error}${description}).`,
+      {
+        cause: error,
+        oauthError: error.error,
+        status: error.status,
+      },
+    );
   }
   if (error instanceof oauth.WWWAuthenticateChallengeError) {
-    return new TokenEndpointError("token_endpoint_error", `The authorization server refused the ${what} (HTTP ${error.status}).`, {
-      cause: error,
-      status: error.status,
-    });
+    return new TokenEndpointError(
+      "token_endpoint_error",
+      `The authorization server refused the ${what} (HTTP ${error.status}).`,
+      {
+        cause: error,
+        status: error.status,
+      },
+    );
   }
-  if (error instanceof oauth.OperationProcessingError && error.cause instanceof Response && error.cause.status >= 500) {
-    return new TokenEndpointError("server_error", `The authorization server failed the ${what} (HTTP ${error.cause.status}); try again later.`, {
-      status: error.cause.status,
-    });
+  if (
+    error instanceof oauth.OperationProcessingError &&
+    error.cause instanceof Response &&
+    error.cause.status >= 500
+  ) {
+    return new TokenEndpointError(
+      "server_error",
+      `The authorization server failed the ${what} (HTTP ${error.cause.status}); try again later.`,
+      {
+        status: error.cause.status,
+      },
+    );
   }
   if (error instanceof oauth.OperationProcessingError) {
     return new TokenEndpointError(
@@ -76,21 +96,37 @@ export function toOAuthError(error: unknown, what: string): AgentAuthError {
       { cause: error },
     );
   }
-  if (error instanceof DOMException && (error.name === "TimeoutError" || error.name === "AbortError")) {
+  if (
+    error instanceof DOMException &&
+    (error.name === "TimeoutError" || error.name === "AbortError")
+  ) {
     return error.name === "AbortError"
       ? new CancelledError()
-      : new TransportError("timeout", `The ${what} timed out. Check that the authorization server is reachable.`);
+      : new TransportError(
+          "timeout",
+          `The ${what} timed out. Check that the authorization server is reachable.`,
+        );
   }
   // undici signals network failures as `TypeError: fetch failed` with the socket error as cause.
   if (error instanceof TypeError && error.message === "fetch failed") {
-    return new TransportError("network_error", `The ${what} failed at the network level (${clip(String((error.cause as Error | undefined)?.message ?? error.message))}). Check the URL and that the server is running.`, {
-      cause: error,
-    });
+    return new TransportError(
+      "network_error",
+      `The ${what} failed at the network level (${clip(String((error.cause as Error | undefined)?.message ?? error.message))}). Check the URL and that the server is running.`,
+      {
+        cause: error,
+      },
+    );
   }
   if (error instanceof TypeError || error instanceof SyntaxError) {
-    return new TokenEndpointError("invalid_response", `The authorization server's ${what} response could not be read.`, { cause: error });
+    return new TokenEndpointError(
+      "invalid_response",
+      `The authorization server's ${what} response could not be read.`,
+      { cause: error },
+    );
   }
-  return new AgentAuthError("internal_error", `Unexpected failure during the ${what}.`, { cause: error });
+  return new AgentAuthError("internal_error", `Unexpected failure during the ${what}.`, {
+    cause: error,
+  });
 }
 
 function clip(text: string): string {

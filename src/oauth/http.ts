@@ -13,13 +13,21 @@ export interface RequestPolicy {
 /** RFC 8252 §8.3: loopback IP literals (and `localhost`) are the only places plain HTTP is acceptable. */
 export function isLoopback(url: URL): boolean {
   const host = url.hostname;
-  return host === "localhost" || host === "[::1]" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  return (
+    host === "localhost" ||
+    host === "[::1]" ||
+    host === "::1" ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
+  );
 }
 
 export function assertSecureUrl(url: URL, what: string): void {
   if (url.protocol === "https:") return;
   if (url.protocol === "http:" && isLoopback(url)) return;
-  throw new TransportError("insecure_transport", `The ${what} must use https:// (plain http is allowed only on loopback).`);
+  throw new TransportError(
+    "insecure_transport",
+    `The ${what} must use https:// (plain http is allowed only on loopback).`,
+  );
 }
 
 /** oauth4webapi options for a request to `url`: insecure HTTP is permitted only for loopback targets. */

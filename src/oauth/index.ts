@@ -23,7 +23,7 @@ export {
   findBearerChallenge,
   parseWwwAuthenticate,
 } from "./challenge.ts";
-export { type OAuthClient, clientParts } from "./client.ts";
+export { clientParts, type OAuthClient } from "./client.ts";
 export { type DeviceLoginOptions, type DevicePrompt, deviceLogin } from "./device.ts";
 export {
   type AuthorizationServer,
@@ -46,17 +46,33 @@ export {
   TransportError,
 } from "./errors.ts";
 export { assertSecureUrl, isLoopback } from "./http.ts";
-export { DEFAULT_LOGIN_SCOPE, type LoginOptions, type LogoutResult, login, logout } from "./login.ts";
+export {
+  DEFAULT_LOGIN_SCOPE,
+  type LoginOptions,
+  type LogoutResult,
+  login,
+  logout,
+} from "./login.ts";
 export { type LoopbackListener, listenOnLoopback } from "./loopback.ts";
 export { MemoryPendingStore, type PendingStore } from "./pending.ts";
-export { type TokenRefresherOptions, TokenRefresher } from "./refresh.ts";
-export { type RegisteredClient, type RegisterClientOptions, registerClient } from "./registration.ts";
-export { type IntrospectOptions, introspectToken, type RevocationOutcome, type RevokeOptions, revokeTokens } from "./revoke.ts";
+export { TokenRefresher, type TokenRefresherOptions } from "./refresh.ts";
+export {
+  type RegisterClientOptions,
+  type RegisteredClient,
+  registerClient,
+} from "./registration.ts";
+export {
+  type IntrospectOptions,
+  introspectToken,
+  type RevocationOutcome,
+  type RevokeOptions,
+  revokeTokens,
+} from "./revoke.ts";
 export { accountFromClaims, type TokenSet, toTokenSet } from "./tokens.ts";
 export {
   createTokenVerifier,
+  TokenVerificationError,
   type TokenVerifier,
   type TokenVerifierOptions,
-  TokenVerificationError,
   type VerifiedToken,
 } from "./verifier.ts";

@@ -1,8 +1,12 @@
 /** One call from "not signed in" to "credential in the vault": discovery, a device or browser flow, storage. */
 
-import { silentLogger, type Logger } from "../core/log.ts";
+import { type Logger, silentLogger } from "../core/log.ts";
 import type { CredentialKey, CredentialRecord, CredentialStore } from "../vault/types.ts";
-import { type PendingAuthorization, completeAuthorization, startAuthorization } from "./authorization-code.ts";
+import {
+  completeAuthorization,
+  type PendingAuthorization,
+  startAuthorization,
+} from "./authorization-code.ts";
 import type { OAuthClient } from "./client.ts";
 import { type DevicePrompt, deviceLogin } from "./device.ts";
 import { type DiscoveryOptions, discoverAuthorizationServer } from "./discovery.ts";
@@ -62,10 +66,18 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
         pending,
       });
       // Wait before opening: a fast browser (or an auto-approving server) can redirect back immediately.
-      const callback = listener.waitForCallback(started.state, { signal: options.signal, timeoutMs: options.timeoutMs });
+      const callback = listener.waitForCallback(started.state, {
+        signal: options.signal,
+        timeoutMs: options.timeoutMs,
+      });
       callback.catch(() => {});
       await options.openUrl?.(started.url);
-      tokens = await completeAuthorization({ as, client: options.client, callback: await callback, pending });
+      tokens = await completeAuthorization({
+        as,
+        client: options.client,
+        callback: await callback,
+        pending,
+      });
     } finally {
       await listener.close();
     }
@@ -86,7 +98,12 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
     account: tokens.account,
     status: "active",
   });
-  log.info("oauth.login", { issuer: as.issuer, resource: record.resource, subject: record.subject, flow: options.flow });
+  log.info("oauth.login", {
+    issuer: as.issuer,
+    resource: record.resource,
+    subject: record.subject,
+    flow: options.flow,
+  });
   return record;
 }
 

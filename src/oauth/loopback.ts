@@ -12,22 +12,36 @@ export interface LoopbackListener {
   /** `http://127.0.0.1:<port><path>`: register it (any port) and send it as `redirect_uri`. */
   redirectUri: string;
   /** Resolves with the redirect URL once a request with `state === expectedState` arrives. */
-  waitForCallback(expectedState: string, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<URL>;
+  waitForCallback(
+    expectedState: string,
+    options?: { timeoutMs?: number; signal?: AbortSignal },
+  ): Promise<URL>;
   close(): Promise<void>;
 }
 
 const DONE_PAGE = `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Signed in</title></head>
 <body><h1>You can close this window</h1><p>Return to your terminal: agentauth has received the sign-in.</p></body></html>`;
 
-export async function listenOnLoopback(options: { port?: number; path?: string } = {}): Promise<LoopbackListener> {
+export async function listenOnLoopback(
+  options: { port?: number; path?: string } = {},
+): Promise<LoopbackListener> {
   const path = options.path ?? "/callback";
   let waiter: { state: Buffer; resolve: (url: URL) => void } | undefined;
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     const state = url.searchParams.get("state");
     // Requests without the expected state (a stray tab, a hostile page probing the port) are refused and ignored.
-    if (req.method !== "GET" || url.pathname !== path || !waiter || !state || !sameState(waiter.state, state)) {
-      res.writeHead(400, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
+    if (
+      req.method !== "GET" ||
+      url.pathname !== path ||
+      !waiter ||
+      !state ||
+      !sameState(waiter.state, state)
+    ) {
+      res.writeHead(400, {
+        "content-type": "text/plain; charset=utf-8",
+        "cache-control": "no-store",
+      });
       res.end("This address only accepts the sign-in redirect it is waiting for.");
       return;
     }
@@ -53,7 +67,12 @@ export async function listenOnLoopback(options: { port?: number; path?: string }
         };
         const timer = setTimeout(() => {
           waiter = undefined;
-          reject(new DeviceFlowError("login_timeout", "No sign-in arrived in time; run the login again."));
+          reject(
+            new DeviceFlowError(
+              "login_timeout",
+              "No sign-in arrived in time; run the login again.",
+            ),
+          );
         }, timeoutMs);
         const onAbort = () => {
           cleanup();

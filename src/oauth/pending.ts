@@ -38,7 +38,10 @@ export class MemoryPendingStore<T> implements PendingStore<T> {
   create(value: T, ttlMs = this.#ttlMs): string {
     this.#sweep();
     if (this.#entries.size >= this.#max) {
-      throw new AuthorizationResponseError("too_many_pending", "Too many authorizations are in progress; try again later.");
+      throw new AuthorizationResponseError(
+        "too_many_pending",
+        "Too many authorizations are in progress; try again later.",
+      );
     }
     const state = generateRandomState();
     const digest = sha256(state);

@@ -7,11 +7,16 @@
 
 import { randomBytes } from "node:crypto";
 import * as oauth from "oauth4webapi";
-import { silentLogger, type Logger } from "../core/log.ts";
+import { type Logger, silentLogger } from "../core/log.ts";
 import type { Secret } from "../core/secret.ts";
 import { secret } from "../core/secret.ts";
-import type { CredentialInput, CredentialKey, CredentialRecord, CredentialStore } from "../vault/types.ts";
-import { type OAuthClient, clientParts } from "./client.ts";
+import type {
+  CredentialInput,
+  CredentialKey,
+  CredentialRecord,
+  CredentialStore,
+} from "../vault/types.ts";
+import { clientParts, type OAuthClient } from "./client.ts";
 import { type DiscoveryOptions, discoverAuthorizationServer } from "./discovery.ts";
 import { LoginRequiredError, TokenEndpointError, toOAuthError } from "./errors.ts";
 import { requestOptions, sleep } from "./http.ts";
@@ -49,7 +54,8 @@ export class TokenRefresher {
   /** A valid access token for `key`, refreshing first if it is due. */
   async getAccessToken(key: CredentialKey): Promise<Secret> {
     const record = await this.getCredential(key);
-    if (!record.tokens.accessToken) throw loginRequired(key, "the credential holds no access token");
+    if (!record.tokens.accessToken)
+      throw loginRequired(key, "the credential holds no access token");
     return record.tokens.accessToken;
   }
 
@@ -67,7 +73,10 @@ export class TokenRefresher {
     return this.#singleFlight(key, () => this.#refreshAcrossProcesses(key, current?.version));
   }
 
-  #singleFlight(key: CredentialKey, run: () => Promise<CredentialRecord>): Promise<CredentialRecord> {
+  #singleFlight(
+    key: CredentialKey,
+    run: () => Promise<CredentialRecord>,
+  ): Promise<CredentialRecord> {
     const id = keyId(key);
     const existing = this.#inflight.get(id);
     if (existing) return existing;
@@ -77,9 +86,14 @@ export class TokenRefresher {
   }
 
   /** Returns the record when it can be used as is, undefined when it needs a refresh, or throws. */
-  #check(key: CredentialKey, record: CredentialRecord | undefined, staleVersion?: number): CredentialRecord | undefined {
+  #check(
+    key: CredentialKey,
+    record: CredentialRecord | undefined,
+    staleVersion?: number,
+  ): CredentialRecord | undefined {
     if (!record) throw loginRequired(key, "no credential is stored");
-    if (record.status === "login_required") throw loginRequired(key, "the refresh token was refused earlier");
+    if (record.status === "login_required")
+      throw loginRequired(key, "the refresh token was refused earlier");
     if (staleVersion !== undefined && record.version === staleVersion) return undefined;
     if (staleVersion !== undefined) return record;
     return this.#fresh(record) ? record : undefined;
@@ -91,7 +105,10 @@ export class TokenRefresher {
     return record.expiresAt - (this.#options.skewMs ?? 60_000) > Date.now();
   }
 
-  async #refreshAcrossProcesses(key: CredentialKey, staleVersion?: number): Promise<CredentialRecord> {
+  async #refreshAcrossProcesses(
+    key: CredentialKey,
+    staleVersion?: number,
+  ): Promise<CredentialRecord> {
     const { store } = this.#options;
     const lease = `refresh:${keyId(key)}`;
     const deadline = Date.now() + (this.#options.waitTimeoutMs ?? 45_000);
@@ -111,31 +128,48 @@ export class TokenRefresher {
       const usable = this.#check(key, await store.get(key), staleVersion);
       if (usable) return usable;
       if (Date.now() > deadline) {
-        throw new TokenEndpointError("refresh_wait_timeout", "Another process has been refreshing this credential for too long; try again.");
+        throw new TokenEndpointError(
+          "refresh_wait_timeout",
+          "Another process has been refreshing this credential for too long; try again.",
+        );
       }
     }
   }
 
   async #refresh(record: CredentialRecord): Promise<CredentialRecord> {
     const key = { subject: record.subject, issuer: record.issuer, resource: record.resource };
-    if (!record.tokens.refreshToken) throw await this.#markLoginRequired(record, "no refresh token is stored");
+    if (!record.tokens.refreshToken)
+      throw await this.#markLoginRequired(record, "no refresh token is stored");
     const as = await discoverAuthorizationServer(record.issuer, this.#options.discovery);
     const oauthClient = this.#options.clientFor?.(record) ?? { clientId: record.clientId };
     const { client, auth } = clientParts(oauthClient);
     let response: oauth.TokenEndpointResponse;
     try {
-      const request = await oauth.refreshTokenGrantRequest(as, client, auth, record.tokens.refreshToken.reveal(), {
-        ...requestOptions(as.token_endpoint ?? as.issuer),
-        // RFC 8707 §2.2: name the resource on refresh too, or the server may mint a token for another audience.
-        additionalParameters: record.resource ? { resource: record.resource } : undefined,
-      });
+      const request = await oauth.refreshTokenGrantRequest(
+        as,
+        client,
+        auth,
+        record.tokens.refreshToken.reveal(),
+        {
+          ...requestOptions(as.token_endpoint ?? as.issuer),
+          // RFC 8707 §2.2: name the resource on refresh too, or the server may mint a token for another audience.
+          additionalParameters: record.resource ? { resource: record.resource } : undefined,
+        },
+      );
       response = await oauth.processRefreshTokenResponse(as, client, request);
     } catch (error) {
       const mapped = toOAuthError(error, "token refresh");
       if (mapped instanceof TokenEndpointError && mapped.oauthError === "invalid_grant") {
-        throw await this.#markLoginRequired(record, "the authorization server refused the refresh token (invalid_grant)");
+        throw await this.#markLoginRequired(
+          record,
+          "the authorization server refused the refresh token (invalid_grant)",
+        );
       }
-      this.#log.warn("oauth.refresh_failed", { issuer: record.issuer, resource: record.resource, error: mapped });
+      this.#log.warn("oauth.refresh_failed", {
+        issuer: record.issuer,
+        resource: record.resource,
+        error: mapped,
+      });
       throw mapped;
     }
     const claims = response.id_token ? oauth.getValidatedIdTokenClaims(response) : undefined;
@@ -149,25 +183,44 @@ export class TokenRefresher {
         idToken: secret(response.id_token) ?? record.tokens.idToken,
         tokenType: response.token_type,
       },
-      expiresAt: typeof response.expires_in === "number" ? Date.now() + response.expires_in * 1000 : undefined,
+      expiresAt:
+        typeof response.expires_in === "number"
+          ? Date.now() + response.expires_in * 1000
+          : undefined,
       scopes: response.scope ? response.scope.split(" ").filter(Boolean) : record.scopes,
-      account: claims ? { ...record.account, ...definedOnly(accountFromClaims(claims)) } : record.account,
+      account: claims
+        ? { ...record.account, ...definedOnly(accountFromClaims(claims)) }
+        : record.account,
       status: "active",
     };
     const stored = await this.#options.store.compareAndSwap(record.version, next);
     if (!stored) {
       // Only possible if our lease expired mid-request; the tokens we hold may already be superseded.
-      throw new TokenEndpointError("refresh_conflict", "The credential changed while it was being refreshed; try again.");
+      throw new TokenEndpointError(
+        "refresh_conflict",
+        "The credential changed while it was being refreshed; try again.",
+      );
     }
-    this.#log.info("oauth.refreshed", { issuer: record.issuer, resource: record.resource, subject: record.subject });
+    this.#log.info("oauth.refreshed", {
+      issuer: record.issuer,
+      resource: record.resource,
+      subject: record.subject,
+    });
     this.#options.onChange?.({ kind: "refreshed", record: stored });
     return stored;
   }
 
   async #markLoginRequired(record: CredentialRecord, reason: string): Promise<LoginRequiredError> {
     const { id: _id, version, createdAt: _c, updatedAt: _u, ...input } = record;
-    const stored = await this.#options.store.compareAndSwap(version, { ...input, status: "login_required" });
-    this.#log.warn("oauth.login_required", { issuer: record.issuer, resource: record.resource, reason });
+    const stored = await this.#options.store.compareAndSwap(version, {
+      ...input,
+      status: "login_required",
+    });
+    this.#log.warn("oauth.login_required", {
+      issuer: record.issuer,
+      resource: record.resource,
+      reason,
+    });
     if (stored) this.#options.onChange?.({ kind: "login_required", record: stored });
     return loginRequired(record, reason);
   }
@@ -179,7 +232,10 @@ function keyId(key: CredentialKey): string {
 
 function loginRequired(key: CredentialKey, reason: string): LoginRequiredError {
   const target = key.resource ? ` for ${key.resource}` : "";
-  return new LoginRequiredError("login_required", `Sign in again at ${key.issuer}${target}: ${reason}.`);
+  return new LoginRequiredError(
+    "login_required",
+    `Sign in again at ${key.issuer}${target}: ${reason}.`,
+  );
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {

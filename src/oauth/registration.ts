@@ -37,11 +37,20 @@ export async function registerClient(options: RegisterClientOptions): Promise<Re
     const method = client.token_endpoint_auth_method;
     return {
       clientId: client.client_id,
-      clientSecret: typeof client.client_secret === "string" ? new Secret(client.client_secret) : undefined,
-      authMethod: method === "client_secret_post" || method === "client_secret_basic" || method === "none" ? method : undefined,
+      clientSecret:
+        typeof client.client_secret === "string" ? new Secret(client.client_secret) : undefined,
+      authMethod:
+        method === "client_secret_post" || method === "client_secret_basic" || method === "none"
+          ? method
+          : undefined,
       registrationAccessToken:
-        typeof client.registration_access_token === "string" ? new Secret(client.registration_access_token) : undefined,
-      registrationClientUri: typeof client.registration_client_uri === "string" ? client.registration_client_uri : undefined,
+        typeof client.registration_access_token === "string"
+          ? new Secret(client.registration_access_token)
+          : undefined,
+      registrationClientUri:
+        typeof client.registration_client_uri === "string"
+          ? client.registration_client_uri
+          : undefined,
     };
   } catch (error) {
     throw toOAuthError(error, "client registration");

@@ -2,7 +2,7 @@
 
 import * as oauth from "oauth4webapi";
 import type { Secret } from "../core/secret.ts";
-import { type OAuthClient, clientParts } from "./client.ts";
+import { clientParts, type OAuthClient } from "./client.ts";
 import type { AuthorizationServer } from "./discovery.ts";
 import { TokenEndpointError, toOAuthError } from "./errors.ts";
 import { type RequestPolicy, requestOptions } from "./http.ts";
@@ -23,10 +23,15 @@ export type RevocationOutcome = "revoked" | "absent" | "unsupported";
  * `unsupported_token_type` (§2.2.1); that is reported, not thrown, since such tokens die at their short expiry.
  * Any other refusal, or no revocation endpoint at all, throws a typed error.
  */
-export async function revokeTokens(options: RevokeOptions): Promise<{ refreshToken: RevocationOutcome; accessToken: RevocationOutcome }> {
+export async function revokeTokens(
+  options: RevokeOptions,
+): Promise<{ refreshToken: RevocationOutcome; accessToken: RevocationOutcome }> {
   const { as } = options;
   if (!as.revocation_endpoint) {
-    throw new TokenEndpointError("revocation_unsupported", `The authorization server ${as.issuer} has no revocation endpoint (RFC 7009).`);
+    throw new TokenEndpointError(
+      "revocation_unsupported",
+      `The authorization server ${as.issuer} has no revocation endpoint (RFC 7009).`,
+    );
   }
   const endpoint = as.revocation_endpoint;
   const { client, auth } = clientParts(options.client);
@@ -40,7 +45,8 @@ export async function revokeTokens(options: RevokeOptions): Promise<{ refreshTok
       await oauth.processRevocationResponse(response);
       return "revoked";
     } catch (error) {
-      if (error instanceof oauth.ResponseBodyError && error.error === "unsupported_token_type") return "unsupported";
+      if (error instanceof oauth.ResponseBodyError && error.error === "unsupported_token_type")
+        return "unsupported";
       throw toOAuthError(error, "token revocation");
     }
   };
@@ -56,16 +62,23 @@ export interface IntrospectOptions extends RequestPolicy {
   tokenTypeHint?: "access_token" | "refresh_token";
 }
 
-export async function introspectToken(options: IntrospectOptions): Promise<oauth.IntrospectionResponse> {
+export async function introspectToken(
+  options: IntrospectOptions,
+): Promise<oauth.IntrospectionResponse> {
   const { as } = options;
   if (!as.introspection_endpoint) {
-    throw new TokenEndpointError("introspection_unsupported", `The authorization server ${as.issuer} has no introspection endpoint (RFC 7662).`);
+    throw new TokenEndpointError(
+      "introspection_unsupported",
+      `The authorization server ${as.issuer} has no introspection endpoint (RFC 7662).`,
+    );
   }
   const { client, auth } = clientParts(options.client);
   try {
     const response = await oauth.introspectionRequest(as, client, auth, options.token.reveal(), {
       ...requestOptions(as.introspection_endpoint, options),
-      additionalParameters: options.tokenTypeHint ? { token_type_hint: options.tokenTypeHint } : undefined,
+      additionalParameters: options.tokenTypeHint
+        ? { token_type_hint: options.tokenTypeHint }
+        : undefined,
     });
     return await oauth.processIntrospectionResponse(as, client, response);
   } catch (error) {

@@ -18,7 +18,11 @@ export interface TokenSet {
   account: AccountInfo;
 }
 
-export function toTokenSet(response: oauth.TokenEndpointResponse, requestedScope?: string, now = Date.now()): TokenSet {
+export function toTokenSet(
+  response: oauth.TokenEndpointResponse,
+  requestedScope?: string,
+  now = Date.now(),
+): TokenSet {
   const claims = response.id_token ? getValidatedIdTokenClaims(response) : undefined;
   // RFC 6749 §5.1: `scope` may be omitted when it equals the requested scope.
   const scope = response.scope ?? requestedScope ?? "";
@@ -27,7 +31,8 @@ export function toTokenSet(response: oauth.TokenEndpointResponse, requestedScope
     refreshToken: secret(response.refresh_token),
     idToken: secret(response.id_token),
     tokenType: response.token_type,
-    expiresAt: typeof response.expires_in === "number" ? now + response.expires_in * 1000 : undefined,
+    expiresAt:
+      typeof response.expires_in === "number" ? now + response.expires_in * 1000 : undefined,
     scopes: scope.split(" ").filter(Boolean),
     subject: claims?.sub,
     account: claims ? accountFromClaims(claims) : {},

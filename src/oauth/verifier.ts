@@ -10,7 +10,11 @@ import { Secret } from "../core/secret.ts";
 import { parseAuthorizationBearer } from "./bearer.ts";
 import { type BearerChallenge, type BearerErrorCode, buildBearerChallenge } from "./challenge.ts";
 import type { OAuthClient } from "./client.ts";
-import { type AuthorizationServer, type DiscoveryOptions, discoverAuthorizationServer } from "./discovery.ts";
+import {
+  type AuthorizationServer,
+  type DiscoveryOptions,
+  discoverAuthorizationServer,
+} from "./discovery.ts";
 import { isLoopback } from "./http.ts";
 import { introspectToken } from "./revoke.ts";
 
@@ -26,7 +30,12 @@ export interface VerifiedToken {
 export class TokenVerificationError extends AgentAuthError {
   readonly challenge: BearerChallenge;
   readonly bearerError?: BearerErrorCode;
-  constructor(code: string, message: string, challenge: BearerChallenge, bearerError?: BearerErrorCode) {
+  constructor(
+    code: string,
+    message: string,
+    challenge: BearerChallenge,
+    bearerError?: BearerErrorCode,
+  ) {
     super(code, message);
     this.challenge = challenge;
     this.bearerError = bearerError;
@@ -50,7 +59,10 @@ export interface TokenVerifierOptions {
 
 export interface TokenVerifier {
   /** Verifies the `Authorization` header's bearer token; `requiredScopes` overrides the default for this call. */
-  verify(authorization: string | null | undefined, requiredScopes?: string[]): Promise<VerifiedToken>;
+  verify(
+    authorization: string | null | undefined,
+    requiredScopes?: string[],
+  ): Promise<VerifiedToken>;
   verifyToken(token: Secret, requiredScopes?: string[]): Promise<VerifiedToken>;
 }
 
@@ -76,10 +88,22 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     const verified =
       options.method?.kind === "introspection"
         ? await viaIntrospection(as, options.method.client, token, options.audience, fail)
-        : await viaJwt(as, token, options.audience, jwksCache, options.clockToleranceSeconds ?? 5, fail);
+        : await viaJwt(
+            as,
+            token,
+            options.audience,
+            jwksCache,
+            options.clockToleranceSeconds ?? 5,
+            fail,
+          );
     const missing = requiredScopes.filter((s) => !verified.scopes.includes(s));
     if (missing.length > 0) {
-      throw fail("insufficient_scope", "The access token lacks a required scope.", "insufficient_scope", requiredScopes);
+      throw fail(
+        "insufficient_scope",
+        "The access token lacks a required scope.",
+        "insufficient_scope",
+        requiredScopes,
+      );
     }
     return verified;
   };
@@ -90,14 +114,23 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       const parsed = parseAuthorizationBearer(authorization);
       if (parsed.kind === "missing") throw fail("token_missing", "No bearer token was sent.");
       if (parsed.kind === "malformed") {
-        throw fail("invalid_request", "The Authorization header is not a valid Bearer credential.", "invalid_request");
+        throw fail(
+          "invalid_request",
+          "The Authorization header is not a valid Bearer credential.",
+          "invalid_request",
+        );
       }
       return verifyToken(new Secret(parsed.token), requiredScopes);
     },
   };
 }
 
-type Fail = (code: string, message: string, error?: BearerErrorCode, scope?: string[]) => TokenVerificationError;
+type Fail = (
+  code: string,
+  message: string,
+  error?: BearerErrorCode,
+  scope?: string[],
+) => TokenVerificationError;
 
 async function viaJwt(
   as: AuthorizationServer,
@@ -128,12 +161,23 @@ async function viaJwt(
   };
 }
 
-async function viaIntrospection(as: AuthorizationServer, client: OAuthClient, token: Secret, audience: string, fail: Fail) {
+async function viaIntrospection(
+  as: AuthorizationServer,
+  client: OAuthClient,
+  token: Secret,
+  audience: string,
+  fail: Fail,
+) {
   const result = await introspectToken({ as, client, token, tokenTypeHint: "access_token" });
-  if (!result.active) throw fail("invalid_token", "The access token is not active.", "invalid_token");
+  if (!result.active)
+    throw fail("invalid_token", "The access token is not active.", "invalid_token");
   const aud = result.aud === undefined ? [] : Array.isArray(result.aud) ? result.aud : [result.aud];
   if (!aud.includes(audience)) {
-    throw fail("invalid_token", "The access token was not issued for this resource.", "invalid_token");
+    throw fail(
+      "invalid_token",
+      "The access token was not issued for this resource.",
+      "invalid_token",
+    );
   }
   if (typeof result.exp === "number" && result.exp * 1000 <= Date.now()) {
     throw fail("invalid_token", "The access token has expired.", "invalid_token");

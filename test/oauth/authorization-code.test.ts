@@ -21,8 +21,18 @@ const client = { clientId: "agentauth-cli" };
 const REDIRECT = "http://127.0.0.1:9/callback";
 
 /** Starts a flow and lets the auto-approving server answer; returns the callback URL without following it. */
-async function authorize(pending: MemoryPendingStore<PendingAuthorization>, scope = "openid email offline_access read") {
-  const started = await startAuthorization({ as, client, redirectUri: REDIRECT, scope, resource: TEST_RESOURCE, pending });
+async function authorize(
+  pending: MemoryPendingStore<PendingAuthorization>,
+  scope = "openid email offline_access read",
+) {
+  const started = await startAuthorization({
+    as,
+    client,
+    redirectUri: REDIRECT,
+    scope,
+    resource: TEST_RESOURCE,
+    pending,
+  });
   const response = await fetch(started.url, { redirect: "manual" });
   assert.equal(response.status, 303);
   return { started, callback: new URL(response.headers.get("location") ?? "") };
@@ -30,7 +40,14 @@ async function authorize(pending: MemoryPendingStore<PendingAuthorization>, scop
 
 test("[RFC7636-S256-always] the authorization URL carries an S256 challenge, a 256-bit state, nonce and resource", async () => {
   const pending = new MemoryPendingStore<PendingAuthorization>();
-  const { url, state } = await startAuthorization({ as, client, redirectUri: REDIRECT, scope: "openid", resource: TEST_RESOURCE, pending });
+  const { url, state } = await startAuthorization({
+    as,
+    client,
+    redirectUri: REDIRECT,
+    scope: "openid",
+    resource: TEST_RESOURCE,
+    pending,
+  });
   assert.equal(url.searchParams.get("code_challenge_method"), "S256");
   assert.match(url.searchParams.get("code_challenge") ?? "", /^[A-Za-z0-9_-]{43}$/);
   assert.equal(url.searchParams.get("state"), state);
@@ -49,7 +66,11 @@ test("[RFC6749-code-flow] a full code flow yields tokens, a JWT access token for
   assert.equal(tokens.account.email, "alice@example.test");
   assert.ok(tokens.refreshToken);
   const [, payload] = tokens.accessToken.reveal().split(".");
-  assert.equal(JSON.parse(Buffer.from(payload ?? "", "base64url").toString()).aud, TEST_RESOURCE, "RFC 8707: aud = resource");
+  assert.equal(
+    JSON.parse(Buffer.from(payload ?? "", "base64url").toString()).aud,
+    TEST_RESOURCE,
+    "RFC 8707: aud = resource",
+  );
   assert.equal(pending.size(), 0, "state is single use");
 });
 
@@ -58,7 +79,10 @@ test("[STATE-replay-refused] a replayed callback is refused before any token req
   const { callback } = await authorize(pending);
   await completeAuthorization({ as, client, callback, pending });
   idp.resetStats();
-  await assert.rejects(completeAuthorization({ as, client, callback, pending }), (e: unknown) => e instanceof AuthorizationResponseError && e.code === "state_invalid");
+  await assert.rejects(
+    completeAuthorization({ as, client, callback, pending }),
+    (e: unknown) => e instanceof AuthorizationResponseError && e.code === "state_invalid",
+  );
   assert.deepEqual(idp.stats.byGrant, {}, "nothing reached the token endpoint");
 });
 
@@ -66,14 +90,24 @@ test("[STATE-altered-refused] an altered or missing state is refused", async () 
   const pending = new MemoryPendingStore<PendingAuthorization>();
   const { callback } = await authorize(pending);
   const state = callback.searchParams.get("state") ?? "";
-  for (const forged of [`${state.slice(0, -1)}${state.endsWith("A") ? "B" : "A"}`, "", "x".repeat(10_000)]) {
+  for (const forged of [
+    `${state.slice(0, -1)}${state.endsWith("A") ? "B" : "A"}`,
+    "",
+    "x".repeat(10_000),
+  ]) {
     const altered = new URL(callback);
     altered.searchParams.set("state", forged);
-    await assert.rejects(completeAuthorization({ as, client, callback: altered, pending }), (e: unknown) => e instanceof AuthorizationResponseError && e.code === "state_invalid");
+    await assert.rejects(
+      completeAuthorization({ as, client, callback: altered, pending }),
+      (e: unknown) => e instanceof AuthorizationResponseError && e.code === "state_invalid",
+    );
   }
   const missing = new URL(callback);
   missing.searchParams.delete("state");
-  await assert.rejects(completeAuthorization({ as, client, callback: missing, pending }), AuthorizationResponseError);
+  await assert.rejects(
+    completeAuthorization({ as, client, callback: missing, pending }),
+    AuthorizationResponseError,
+  );
   // The genuine callback still works: failed attempts did not consume it.
   await completeAuthorization({ as, client, callback, pending });
 });
@@ -82,16 +116,25 @@ test("[STATE-expiry] an expired state is refused", async () => {
   const pending = new MemoryPendingStore<PendingAuthorization>({ ttlMs: 1 });
   const { callback } = await authorize(pending);
   await new Promise((r) => setTimeout(r, 5));
-  await assert.rejects(completeAuthorization({ as, client, callback, pending }), (e: unknown) => e instanceof AuthorizationResponseError && e.code === "state_invalid");
+  await assert.rejects(
+    completeAuthorization({ as, client, callback, pending }),
+    (e: unknown) => e instanceof AuthorizationResponseError && e.code === "state_invalid",
+  );
 });
 
 test("[RFC9207-iss-mismatch] a callback whose iss names another server, or lacks iss, is refused", async () => {
-  for (const mutate of [(u: URL) => u.searchParams.set("iss", "https://evil.example"), (u: URL) => u.searchParams.delete("iss")]) {
+  for (const mutate of [
+    (u: URL) => u.searchParams.set("iss", "https://evil.example"),
+    (u: URL) => u.searchParams.delete("iss"),
+  ]) {
     const pending = new MemoryPendingStore<PendingAuthorization>();
     const { callback } = await authorize(pending);
     mutate(callback);
     idp.resetStats();
-    await assert.rejects(completeAuthorization({ as, client, callback, pending }), (e: unknown) => e instanceof AuthorizationResponseError && e.code === "iss_mismatch");
+    await assert.rejects(
+      completeAuthorization({ as, client, callback, pending }),
+      (e: unknown) => e instanceof AuthorizationResponseError && e.code === "iss_mismatch",
+    );
     assert.deepEqual(idp.stats.byGrant, {});
   }
 });
@@ -100,7 +143,11 @@ test("[RFC6749-code-replay] a replayed authorization code is refused by the serv
   // A pending store that remembers what it handed out, so the same code can be presented again with its verifier.
   const inner = new MemoryPendingStore<PendingAuthorization>();
   let consumed: PendingAuthorization | undefined;
-  const pending = { create: inner.create.bind(inner), size: inner.size.bind(inner), consume: (s: string | null | undefined) => (consumed = inner.consume(s)) };
+  const pending = {
+    create: inner.create.bind(inner),
+    size: inner.size.bind(inner),
+    consume: (s: string | null | undefined) => (consumed = inner.consume(s)),
+  };
   const { callback } = await authorize(pending as MemoryPendingStore<PendingAuthorization>);
   const first = await completeAuthorization({ as, client, callback, pending });
   assert.ok(consumed && first.refreshToken);
@@ -110,7 +157,12 @@ test("[RFC6749-code-replay] a replayed authorization code is refused by the serv
     completeAuthorization({ as, client, callback: replay, pending }),
     (e: unknown) => e instanceof TokenEndpointError && e.oauthError === "invalid_grant",
   );
-  const info = await introspectToken({ as, client, token: first.refreshToken, tokenTypeHint: "refresh_token" });
+  const info = await introspectToken({
+    as,
+    client,
+    token: first.refreshToken,
+    tokenTypeHint: "refresh_token",
+  });
   assert.equal(info.active, false, "oidc-provider revokes the grant when a code is replayed");
 });
 
@@ -128,7 +180,13 @@ test("[PKCE-downgrade-refused] an authorization server that does not advertise S
 
 test("[PKCE-server-enforced] the embedded server refuses an authorization request without PKCE", async () => {
   const url = new URL(as.authorization_endpoint ?? "");
-  url.search = new URLSearchParams({ client_id: "agentauth-cli", redirect_uri: REDIRECT, response_type: "code", scope: "openid", state: "s" }).toString();
+  url.search = new URLSearchParams({
+    client_id: "agentauth-cli",
+    redirect_uri: REDIRECT,
+    response_type: "code",
+    scope: "openid",
+    state: "s",
+  }).toString();
   const response = await fetch(url, { redirect: "manual" });
   const location = new URL(response.headers.get("location") ?? "http://x/");
   assert.equal(location.searchParams.get("error"), "invalid_request");
@@ -137,10 +195,27 @@ test("[PKCE-server-enforced] the embedded server refuses an authorization reques
 
 test("[OAUTH-access-denied] an error response with a valid state becomes a typed access_denied error", async () => {
   const pending = new MemoryPendingStore<PendingAuthorization>();
-  const { state } = await startAuthorization({ as, client, redirectUri: REDIRECT, scope: "openid", pending });
+  const { state } = await startAuthorization({
+    as,
+    client,
+    redirectUri: REDIRECT,
+    scope: "openid",
+    pending,
+  });
   const callback = new URL(REDIRECT);
-  callback.search = new URLSearchParams({ error: "access_denied", error_description: "user said no", state, iss: as.issuer }).toString();
-  await assert.rejects(completeAuthorization({ as, client, callback, pending }), (e: unknown) => e instanceof AuthorizationResponseError && e.code === "access_denied" && e.oauthError === "access_denied");
+  callback.search = new URLSearchParams({
+    error: "access_denied",
+    error_description: "user said no",
+    state,
+    iss: as.issuer,
+  }).toString();
+  await assert.rejects(
+    completeAuthorization({ as, client, callback, pending }),
+    (e: unknown) =>
+      e instanceof AuthorizationResponseError &&
+      e.code === "access_denied" &&
+      e.oauthError === "access_denied",
+  );
 });
 
 test("[RFC8252-loopback] the loopback listener ignores requests without the expected state and resolves on the right one", async () => {

@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { CancelledError, DeviceFlowError, type DevicePrompt, deviceLogin, discoverAuthorizationServer } from "../../src/oauth/index.ts";
+import {
+  CancelledError,
+  DeviceFlowError,
+  type DevicePrompt,
+  deviceLogin,
+  discoverAuthorizationServer,
+} from "../../src/oauth/index.ts";
 import { useIdp } from "../support/idp.ts";
 
 const client = { clientId: "agentauth-cli" };
@@ -29,7 +35,10 @@ test("[RFC8628-device-flow] the device flow shows a URL and code, polls, and ret
   assert.ok(prompts[0]?.verificationUri.startsWith(idp.issuer));
   assert.equal(tokens.subject, "alice");
   assert.ok(tokens.refreshToken);
-  assert.ok((idp.stats.byGrant["urn:ietf:params:oauth:grant-type:device_code"]?.error ?? 0) >= 1, "it polled while pending");
+  assert.ok(
+    (idp.stats.byGrant["urn:ietf:params:oauth:grant-type:device_code"]?.error ?? 0) >= 1,
+    "it polled while pending",
+  );
 });
 
 test("[RFC8628-slow-down] slow_down adds 5 seconds to the interval, and the client then stops being told to slow down", async () => {
@@ -54,7 +63,11 @@ test("[RFC8628-slow-down] slow_down adds 5 seconds to the interval, and the clie
   // First poll (t≈1 s) is pending; the second (t≈2 s) is too early for the 3 s rule.
   const tokens = await login;
   assert.ok(tokens.accessToken);
-  assert.equal(idp.stats.slowDowns, 1, "exactly one slow_down: after it the client kept the longer interval");
+  assert.equal(
+    idp.stats.slowDowns,
+    1,
+    "exactly one slow_down: after it the client kept the longer interval",
+  );
   const slow = polls.find((p) => p.result === "slow_down");
   assert.equal(slow?.intervalSeconds, 6, "interval grew from 1 s by 5 s");
 });
@@ -72,12 +85,27 @@ test("[RFC8628-cancel] the device flow is cancellable through an AbortSignal", a
   const idp = await useIdp({ deviceIntervalSeconds: 1 });
   const as = await discoverAuthorizationServer(idp.issuer);
   const controller = new AbortController();
-  const login = deviceLogin({ as, client, scope: "openid", signal: controller.signal, onPrompt: () => controller.abort() });
-  await assert.rejects(login, (e: unknown) => e instanceof CancelledError && e.code === "cancelled");
+  const login = deviceLogin({
+    as,
+    client,
+    scope: "openid",
+    signal: controller.signal,
+    onPrompt: () => controller.abort(),
+  });
+  await assert.rejects(
+    login,
+    (e: unknown) => e instanceof CancelledError && e.code === "cancelled",
+  );
 });
 
 test("[RFC8628-unsupported] a server without a device endpoint gives a typed error", async () => {
   const idp = await useIdp();
-  const as = { ...(await discoverAuthorizationServer(idp.issuer)), device_authorization_endpoint: undefined };
-  await assert.rejects(deviceLogin({ as, client, onPrompt: () => {} }), (e: unknown) => e instanceof DeviceFlowError && e.code === "device_flow_unsupported");
+  const as = {
+    ...(await discoverAuthorizationServer(idp.issuer)),
+    device_authorization_endpoint: undefined,
+  };
+  await assert.rejects(
+    deviceLogin({ as, client, onPrompt: () => {} }),
+    (e: unknown) => e instanceof DeviceFlowError && e.code === "device_flow_unsupported",
+  );
 });

@@ -14,7 +14,15 @@ test("[RFC8414-discovery] the embedded server's metadata is discovered with ever
   const idp = await useIdp();
   const as = await discoverAuthorizationServer(idp.issuer, { cache: new MetadataCache() });
   assert.equal(as.issuer, idp.issuer);
-  for (const field of ["authorization_endpoint", "token_endpoint", "device_authorization_endpoint", "revocation_endpoint", "introspection_endpoint", "registration_endpoint", "jwks_uri"] as const) {
+  for (const field of [
+    "authorization_endpoint",
+    "token_endpoint",
+    "device_authorization_endpoint",
+    "revocation_endpoint",
+    "introspection_endpoint",
+    "registration_endpoint",
+    "jwks_uri",
+  ] as const) {
     assert.ok(as[field], field);
   }
   assert.equal(as.authorization_response_iss_parameter_supported, true);
@@ -22,7 +30,9 @@ test("[RFC8414-discovery] the embedded server's metadata is discovered with ever
 });
 
 test("[DISCOVERY-cache-ttl] results are cached for the TTL and fetched again after it", async () => {
-  const server = await scriptedServer({ "/.well-known/oauth-authorization-server": (_r, _b, origin) => ({ body: asMetadata(origin) }) });
+  const server = await scriptedServer({
+    "/.well-known/oauth-authorization-server": (_r, _b, origin) => ({ body: asMetadata(origin) }),
+  });
   const cache = new MetadataCache();
   await discoverAuthorizationServer(server.origin, { cache, ttlMs: 60_000 });
   await discoverAuthorizationServer(server.origin, { cache, ttlMs: 60_000 });
@@ -35,19 +45,32 @@ test("[DISCOVERY-cache-ttl] results are cached for the TTL and fetched again aft
 });
 
 test("[RFC8414-oidc-fallback] OpenID Connect discovery is used when RFC 8414 metadata is absent", async () => {
-  const server = await scriptedServer({ "/.well-known/openid-configuration": (_r, _b, origin) => ({ body: asMetadata(origin) }) });
+  const server = await scriptedServer({
+    "/.well-known/openid-configuration": (_r, _b, origin) => ({ body: asMetadata(origin) }),
+  });
   const as = await discoverAuthorizationServer(server.origin, { cache: new MetadataCache() });
   assert.equal(as.issuer, server.origin);
-  assert.deepEqual(server.requests.map((r) => r.path), ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"]);
+  assert.deepEqual(
+    server.requests.map((r) => r.path),
+    ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"],
+  );
 });
 
 test("[RFC8414-S3.3-issuer-echo] metadata naming another issuer is refused", async () => {
-  const server = await scriptedServer({ "/.well-known/oauth-authorization-server": () => ({ body: asMetadata("https://evil.example") }) });
-  await assert.rejects(discoverAuthorizationServer(server.origin, { cache: new MetadataCache() }), (e: unknown) => e instanceof DiscoveryError && e.code === "issuer_mismatch");
+  const server = await scriptedServer({
+    "/.well-known/oauth-authorization-server": () => ({ body: asMetadata("https://evil.example") }),
+  });
+  await assert.rejects(
+    discoverAuthorizationServer(server.origin, { cache: new MetadataCache() }),
+    (e: unknown) => e instanceof DiscoveryError && e.code === "issuer_mismatch",
+  );
 });
 
 test("[DISCOVERY-bad-input] malformed, non-JSON, error and oversized metadata give typed errors, never a crash", async () => {
-  const cases: [string, { status?: number; body: string | object; headers?: Record<string, string> }][] = [
+  const cases: [
+    string,
+    { status?: number; body: string | object; headers?: Record<string, string> },
+  ][] = [
     ["not json", { body: "<html>hello</html>", headers: { "content-type": "text/html" } }],
     ["truncated json", { body: '{"issuer": "http://127' }],
     ["array", { body: [1, 2, 3] }],
@@ -56,10 +79,15 @@ test("[DISCOVERY-bad-input] malformed, non-JSON, error and oversized metadata gi
     ["huge", { body: { issuer: "x".repeat(2_000_000) } }],
   ];
   for (const [name, response] of cases) {
-    const server = await scriptedServer({ "/.well-known/oauth-authorization-server": () => response });
+    const server = await scriptedServer({
+      "/.well-known/oauth-authorization-server": () => response,
+    });
     await assert.rejects(
       discoverAuthorizationServer(server.origin, { cache: new MetadataCache() }),
-      (e: unknown) => e instanceof DiscoveryError && typeof e.code === "string" && !String(e.message).includes("x".repeat(100)),
+      (e: unknown) =>
+        e instanceof DiscoveryError &&
+        typeof e.code === "string" &&
+        !String(e.message).includes("x".repeat(100)),
       name,
     );
   }
@@ -69,38 +97,72 @@ test("[DISCOVERY-network] an unreachable server is a typed transport error", asy
   const server = await scriptedServer();
   const origin = server.origin;
   await server.close();
-  await assert.rejects(discoverAuthorizationServer(origin, { cache: new MetadataCache() }), (e: unknown) => e instanceof TransportError && e.code === "network_error");
+  await assert.rejects(
+    discoverAuthorizationServer(origin, { cache: new MetadataCache() }),
+    (e: unknown) => e instanceof TransportError && e.code === "network_error",
+  );
 });
 
 test("[TRANSPORT-https-required] plain http to a non-loopback host is refused before any request", async () => {
-  await assert.rejects(discoverAuthorizationServer("http://as.example.com", { cache: new MetadataCache() }), (e: unknown) => e instanceof TransportError && e.code === "insecure_transport");
-  await assert.rejects(discoverAuthorizationServer("ftp://as.example.com", { cache: new MetadataCache() }), (e: unknown) => e instanceof DiscoveryError && e.code === "invalid_url");
-  await assert.rejects(discoverAuthorizationServer("not a url", { cache: new MetadataCache() }), (e: unknown) => e instanceof DiscoveryError && e.code === "invalid_url");
+  await assert.rejects(
+    discoverAuthorizationServer("http://as.example.com", { cache: new MetadataCache() }),
+    (e: unknown) => e instanceof TransportError && e.code === "insecure_transport",
+  );
+  await assert.rejects(
+    discoverAuthorizationServer("ftp://as.example.com", { cache: new MetadataCache() }),
+    (e: unknown) => e instanceof DiscoveryError && e.code === "invalid_url",
+  );
+  await assert.rejects(
+    discoverAuthorizationServer("not a url", { cache: new MetadataCache() }),
+    (e: unknown) => e instanceof DiscoveryError && e.code === "invalid_url",
+  );
 });
 
 test("[RFC9728-path-aware] protected-resource metadata is fetched from the path-aware well-known URL", async () => {
   const server = await scriptedServer({
     "/.well-known/oauth-protected-resource/mcp/v1": (_r, _b, origin) => ({
-      body: { resource: `${origin}/mcp/v1`, authorization_servers: ["https://as.example"], scopes_supported: ["read"] },
+      body: {
+        resource: `${origin}/mcp/v1`,
+        authorization_servers: ["https://as.example"],
+        scopes_supported: ["read"],
+      },
     }),
   });
-  const prm = await discoverProtectedResource(`${server.origin}/mcp/v1`, { cache: new MetadataCache() });
+  const prm = await discoverProtectedResource(`${server.origin}/mcp/v1`, {
+    cache: new MetadataCache(),
+  });
   assert.equal(prm.resource, `${server.origin}/mcp/v1`);
   assert.deepEqual(prm.authorization_servers, ["https://as.example"]);
 });
 
 test("[RFC9728-resource-metadata-url] the resource_metadata URL from a challenge is used as given", async () => {
   const server = await scriptedServer({
-    "/meta/prm.json": (_r, _b, origin) => ({ body: { resource: `${origin}/api`, authorization_servers: ["https://as.example"] } }),
+    "/meta/prm.json": (_r, _b, origin) => ({
+      body: { resource: `${origin}/api`, authorization_servers: ["https://as.example"] },
+    }),
   });
-  const prm = await discoverProtectedResource(`${server.origin}/api`, { resourceMetadataUrl: `${server.origin}/meta/prm.json`, cache: new MetadataCache() });
+  const prm = await discoverProtectedResource(`${server.origin}/api`, {
+    resourceMetadataUrl: `${server.origin}/meta/prm.json`,
+    cache: new MetadataCache(),
+  });
   assert.equal(prm.resource, `${server.origin}/api`);
-  assert.deepEqual(server.requests.map((r) => r.path), ["/meta/prm.json"]);
+  assert.deepEqual(
+    server.requests.map((r) => r.path),
+    ["/meta/prm.json"],
+  );
 });
 
 test("[RFC9728-S3.3-resource-match] metadata for a different resource is refused", async () => {
   const server = await scriptedServer({
-    "/.well-known/oauth-protected-resource/api": () => ({ body: { resource: "https://attacker.example/api", authorization_servers: ["https://as.example"] } }),
+    "/.well-known/oauth-protected-resource/api": () => ({
+      body: {
+        resource: "https://attacker.example/api",
+        authorization_servers: ["https://as.example"],
+      },
+    }),
   });
-  await assert.rejects(discoverProtectedResource(`${server.origin}/api`, { cache: new MetadataCache() }), (e: unknown) => e instanceof DiscoveryError && e.code === "resource_mismatch");
+  await assert.rejects(
+    discoverProtectedResource(`${server.origin}/api`, { cache: new MetadataCache() }),
+    (e: unknown) => e instanceof DiscoveryError && e.code === "resource_mismatch",
+  );
 });

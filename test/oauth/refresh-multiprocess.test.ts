@@ -13,7 +13,10 @@ const WORKER = join(import.meta.dirname, "fixtures", "refresh-worker.ts");
 
 function runWorker(env: NodeJS.ProcessEnv): Promise<{ digests: string[]; errors: string[] }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--no-warnings", WORKER], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--no-warnings", WORKER], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => {
@@ -35,16 +38,32 @@ test("[REFRESH-single-flight-multiprocess] 4 OS processes × 250 concurrent call
   const env: NodeJS.ProcessEnv = { ...process.env, AGENTAUTH_HOME: home };
   delete env.AGENTAUTH_VAULT_KEY;
   const store = openVault({ env });
-  const record = await expireAccessToken(store, await loginForTest(idp, store, { resource: TEST_RESOURCE }));
-  const oldDigest = createHash("sha256").update(record.tokens.accessToken?.reveal() ?? "").digest("hex");
+  const record = await expireAccessToken(
+    store,
+    await loginForTest(idp, store, { resource: TEST_RESOURCE }),
+  );
+  const oldDigest = createHash("sha256")
+    .update(record.tokens.accessToken?.reveal() ?? "")
+    .digest("hex");
   await store.close();
   idp.resetStats();
 
   const startAt = String(Date.now() + 2000);
-  const workerEnv = { ...env, SUBJECT: record.subject, ISSUER: record.issuer, RESOURCE: record.resource, COUNT: "250", START_AT: startAt };
+  const workerEnv = {
+    ...env,
+    SUBJECT: record.subject,
+    ISSUER: record.issuer,
+    RESOURCE: record.resource,
+    COUNT: "250",
+    START_AT: startAt,
+  };
   const results = await Promise.all([1, 2, 3, 4].map(() => runWorker(workerEnv)));
 
-  assert.deepEqual(idp.stats.byGrant.refresh_token, { success: 1, error: 0 }, "exactly one refresh reached the token endpoint");
+  assert.deepEqual(
+    idp.stats.byGrant.refresh_token,
+    { success: 1, error: 0 },
+    "exactly one refresh reached the token endpoint",
+  );
   assert.deepEqual(idp.stats.errors, []);
   for (const r of results) assert.deepEqual(r.errors, []);
   const digests = new Set(results.flatMap((r) => r.digests));

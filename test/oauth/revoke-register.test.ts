@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Secret } from "../../src/core/secret.ts";
 import {
-  discoverAuthorizationServer,
   deviceLogin,
+  discoverAuthorizationServer,
   introspectToken,
   logout,
   registerClient,
@@ -22,13 +22,22 @@ test("[RFC7009-logout-revokes] logout revokes at the server (introspection then 
   const store = new MemoryCredentialStore();
   const record = await loginForTest(idp, store, { resource: TEST_RESOURCE });
   const rt = record.tokens.refreshToken as Secret;
-  assert.equal((await introspectToken({ as, client: cli, token: rt, tokenTypeHint: "refresh_token" })).active, true);
+  assert.equal(
+    (await introspectToken({ as, client: cli, token: rt, tokenTypeHint: "refresh_token" })).active,
+    true,
+  );
   const key = { subject: record.subject, issuer: record.issuer, resource: record.resource };
   const result = await logout({ store, key });
-  assert.deepEqual({ found: result.found, revoked: result.revoked, deleted: result.deleted }, { found: true, revoked: true, deleted: true });
+  assert.deepEqual(
+    { found: result.found, revoked: result.revoked, deleted: result.deleted },
+    { found: true, revoked: true, deleted: true },
+  );
   // oidc-provider cannot revoke self-contained JWT access tokens (RFC 7009 §2.2.1); revoking the refresh token ended the grant.
   assert.deepEqual(result.outcome, { refreshToken: "revoked", accessToken: "unsupported" });
-  assert.equal((await introspectToken({ as, client: cli, token: rt, tokenTypeHint: "refresh_token" })).active, false);
+  assert.equal(
+    (await introspectToken({ as, client: cli, token: rt, tokenTypeHint: "refresh_token" })).active,
+    false,
+  );
   assert.equal(await store.get(key), undefined);
   // Idempotent: a second logout finds nothing and does not fail.
   assert.deepEqual(await logout({ store, key }), { found: false, revoked: false, deleted: false });
@@ -46,14 +55,23 @@ test("[RFC7009-logout-unreachable] when the server cannot be reached the record 
   assert.equal(kept.deleted, false);
   assert.equal((kept.error as { code?: string }).code, "network_error");
   assert.ok(await store.get(key));
-  const forced = await logout({ store, key, deleteOnRevokeFailure: true, discovery: { cache: new MetadataCache() } });
+  const forced = await logout({
+    store,
+    key,
+    deleteOnRevokeFailure: true,
+    discovery: { cache: new MetadataCache() },
+  });
   assert.equal(forced.deleted, true);
   assert.equal(await store.get(key), undefined);
 });
 
 test("[RFC7009-unsupported] a server without a revocation endpoint gives a typed error", async () => {
   await assert.rejects(
-    revokeTokens({ as: { ...as, revocation_endpoint: undefined }, client: cli, refreshToken: new Secret("x") }),
+    revokeTokens({
+      as: { ...as, revocation_endpoint: undefined },
+      client: cli,
+      refreshToken: new Secret("x"),
+    }),
     (e: unknown) => e instanceof TokenEndpointError && e.code === "revocation_unsupported",
   );
 });
@@ -78,7 +96,10 @@ test("[RFC7591-dcr-public] a public native client registers itself and can then 
     client: registered,
     scope: "openid",
     onPrompt: (p) => {
-      setTimeout(() => void fetch(p.verificationUriComplete ?? "").then((r) => r.arrayBuffer()), 200);
+      setTimeout(
+        () => void fetch(p.verificationUriComplete ?? "").then((r) => r.arrayBuffer()),
+        200,
+      );
     },
   });
   assert.equal(tokens.subject, "alice");
@@ -87,7 +108,10 @@ test("[RFC7591-dcr-public] a public native client registers itself and can then 
 test("[RFC7591-dcr-confidential] a confidential registration returns a secret that never prints", async () => {
   const registered = await registerClient({
     as,
-    metadata: { redirect_uris: ["http://127.0.0.1/callback"], token_endpoint_auth_method: "client_secret_basic" },
+    metadata: {
+      redirect_uris: ["http://127.0.0.1/callback"],
+      token_endpoint_auth_method: "client_secret_basic",
+    },
   });
   assert.ok(registered.clientSecret);
   assert.equal(registered.authMethod, "client_secret_basic");

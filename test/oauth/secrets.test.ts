@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { inspect } from "node:util";
 import { test } from "node:test";
+import { inspect } from "node:util";
 import { createLogger } from "../../src/core/log.ts";
 import {
   completeAuthorization,
@@ -20,7 +20,8 @@ test("[SECRETS-never-leak] no token, code or verifier appears in any log line, e
   const lines: string[] = [];
   const logger = createLogger({ write: (l) => lines.push(l), level: "debug" });
   const printed: string[] = [];
-  const print = (value: unknown) => printed.push(JSON.stringify(value) ?? "", inspect(value, { depth: 10 }), String(value));
+  const print = (value: unknown) =>
+    printed.push(JSON.stringify(value) ?? "", inspect(value, { depth: 10 }), String(value));
 
   const as = await discoverAuthorizationServer(idp.issuer);
   const client = { clientId: "agentauth-cli" };
@@ -37,8 +38,17 @@ test("[SECRETS-never-leak] no token, code or verifier appears in any log line, e
     },
   };
   const redirectUri = "http://127.0.0.1:9/callback";
-  const started = await startAuthorization({ as, client, redirectUri, scope: "openid email offline_access read", resource: TEST_RESOURCE, pending });
-  const callback = new URL((await fetch(started.url, { redirect: "manual" })).headers.get("location") ?? "");
+  const started = await startAuthorization({
+    as,
+    client,
+    redirectUri,
+    scope: "openid email offline_access read",
+    resource: TEST_RESOURCE,
+    pending,
+  });
+  const callback = new URL(
+    (await fetch(started.url, { redirect: "manual" })).headers.get("location") ?? "",
+  );
   const code = callback.searchParams.get("code") ?? "";
   const tokens = await completeAuthorization({ as, client, callback, pending });
   print(tokens);
@@ -49,7 +59,12 @@ test("[SECRETS-never-leak] no token, code or verifier appears in any log line, e
     issuer: as.issuer,
     resource: TEST_RESOURCE,
     clientId: client.clientId,
-    tokens: { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, idToken: tokens.idToken, tokenType: "Bearer" },
+    tokens: {
+      accessToken: tokens.accessToken,
+      refreshToken: tokens.refreshToken,
+      idToken: tokens.idToken,
+      tokenType: "Bearer",
+    },
     expiresAt: tokens.expiresAt,
     scopes: tokens.scopes,
     account: tokens.account,
@@ -69,14 +84,34 @@ test("[SECRETS-never-leak] no token, code or verifier appears in any log line, e
     print(error);
     logger.error("replay", { error });
   }
-  const secrets = [tokens.accessToken.reveal(), tokens.refreshToken?.reveal(), tokens.idToken?.reveal(), fresh.tokens.accessToken?.reveal(), fresh.tokens.refreshToken?.reveal(), code, verifier];
+  const secrets = [
+    tokens.accessToken.reveal(),
+    tokens.refreshToken?.reveal(),
+    tokens.idToken?.reveal(),
+    fresh.tokens.accessToken?.reveal(),
+    fresh.tokens.refreshToken?.reveal(),
+    code,
+    verifier,
+  ];
   await logout({ store, key });
-  await store.put({ ...key, clientId: client.clientId, tokens: { refreshToken: fresh.tokens.refreshToken }, scopes: [], account: {}, status: "active", expiresAt: 0 });
+  await store.put({
+    ...key,
+    clientId: client.clientId,
+    tokens: { refreshToken: fresh.tokens.refreshToken },
+    scopes: [],
+    account: {},
+    status: "active",
+    expiresAt: 0,
+  });
   try {
     await refresher.getAccessToken(key);
   } catch (error) {
     print(error);
-    logger.error("refresh", { error, refresh_token: fresh.tokens.refreshToken?.reveal(), nested: { access_token: tokens.accessToken.reveal() } });
+    logger.error("refresh", {
+      error,
+      refresh_token: fresh.tokens.refreshToken?.reveal(),
+      nested: { access_token: tokens.accessToken.reveal() },
+    });
   }
 
   const everything = [...lines, ...printed].join("\n");

@@ -2,7 +2,13 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { AgentAuthError } from "../../src/core/errors.ts";
 import { secret } from "../../src/core/secret.ts";
-import { LoginRequiredError, MetadataCache, TokenEndpointError, TokenRefresher, TransportError } from "../../src/oauth/index.ts";
+import {
+  LoginRequiredError,
+  MetadataCache,
+  TokenEndpointError,
+  TokenRefresher,
+  TransportError,
+} from "../../src/oauth/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { asMetadata, type ScriptedResponse, scriptedServer } from "../support/scripted-server.ts";
 
@@ -15,7 +21,15 @@ async function refreshAgainst(response: ScriptedResponse) {
   });
   const store = new MemoryCredentialStore();
   const key = { subject: "alice", issuer: server.origin, resource: "" };
-  await store.put({ ...key, clientId: "c", tokens: { accessToken: secret("old-at"), refreshToken: secret(REFRESH) }, expiresAt: Date.now() - 1, scopes: [], account: {}, status: "active" });
+  await store.put({
+    ...key,
+    clientId: "c",
+    tokens: { accessToken: secret("old-at"), refreshToken: secret(REFRESH) },
+    expiresAt: Date.now() - 1,
+    scopes: [],
+    account: {},
+    status: "active",
+  });
   const refresher = new TokenRefresher({ store, discovery: { cache: new MetadataCache() } });
   const error = await refresher.getAccessToken(key).then(
     () => undefined,
@@ -26,9 +40,17 @@ async function refreshAgainst(response: ScriptedResponse) {
 
 test("[FAULTS-token-endpoint] malformed and failing token responses give typed errors with stable codes and no secret", async () => {
   const cases: [string, ScriptedResponse, string][] = [
-    ["HTML 500", { status: 500, body: "<html>oops</html>", headers: { "content-type": "text/html" } }, "server_error"],
+    [
+      "HTML 500",
+      { status: 500, body: "<html>oops</html>", headers: { "content-type": "text/html" } },
+      "server_error",
+    ],
     ["JSON 503 error", { status: 503, body: { error: "temporarily_unavailable" } }, "server_error"],
-    ["non-JSON 200", { body: "not json", headers: { "content-type": "text/plain" } }, "invalid_response"],
+    [
+      "non-JSON 200",
+      { body: "not json", headers: { "content-type": "text/plain" } },
+      "invalid_response",
+    ],
     ["no access_token", { body: { token_type: "Bearer", expires_in: 60 } }, "invalid_response"],
     ["wrong token_type", { body: { access_token: "x", token_type: 42 } }, "invalid_response"],
     ["invalid_client", { status: 401, body: { error: "invalid_client" } }, "token_endpoint_error"],
@@ -37,13 +59,23 @@ test("[FAULTS-token-endpoint] malformed and failing token responses give typed e
     const { error, store, key } = await refreshAgainst(response);
     assert.ok(error instanceof AgentAuthError, `${name}: ${String(error)}`);
     assert.equal(error.code, code, name);
-    assert.ok(!JSON.stringify(error).includes(REFRESH) && !error.message.includes(REFRESH), `${name}: no secret`);
-    assert.equal((await store.get(key))?.status, "active", `${name}: a transient or server fault does not discard the credential`);
+    assert.ok(
+      !JSON.stringify(error).includes(REFRESH) && !error.message.includes(REFRESH),
+      `${name}: no secret`,
+    );
+    assert.equal(
+      (await store.get(key))?.status,
+      "active",
+      `${name}: a transient or server fault does not discard the credential`,
+    );
   }
 });
 
 test("[FAULTS-invalid-grant] invalid_grant from the token endpoint marks the credential login_required", async () => {
-  const { error, store, key, server, refresher } = await refreshAgainst({ status: 400, body: { error: "invalid_grant", error_description: "refresh token reused" } });
+  const { error, store, key, server, refresher } = await refreshAgainst({
+    status: 400,
+    body: { error: "invalid_grant", error_description: "refresh token reused" },
+  });
   assert.ok(error instanceof LoginRequiredError);
   assert.equal((await store.get(key))?.status, "login_required");
   const before = server.requests.length;
@@ -52,7 +84,10 @@ test("[FAULTS-invalid-grant] invalid_grant from the token endpoint marks the cre
 });
 
 test("[FAULTS-no-retry-loop] a failed refresh is not retried internally; the next call tries once more", async () => {
-  const { error, server, refresher, key } = await refreshAgainst({ status: 500, body: { error: "server_error" } });
+  const { error, server, refresher, key } = await refreshAgainst({
+    status: 500,
+    body: { error: "server_error" },
+  });
   assert.ok(error instanceof TokenEndpointError);
   const tokenCalls = () => server.requests.filter((r) => r.path === "/token").length;
   assert.equal(tokenCalls(), 1);
@@ -64,5 +99,8 @@ test("[FAULTS-network] an authorization server that went away is a typed transpo
   const { server, refresher, key } = await refreshAgainst({ body: {} });
   // Metadata is cached from the first call; now the server disappears.
   await server.close();
-  await assert.rejects(refresher.getAccessToken(key), (e: unknown) => e instanceof TransportError && e.code === "network_error");
+  await assert.rejects(
+    refresher.getAccessToken(key),
+    (e: unknown) => e instanceof TransportError && e.code === "network_error",
+  );
 });

@@ -28,7 +28,10 @@ export async function loginForTest(
 }
 
 /** Makes the stored access token due for refresh without touching the tokens themselves. */
-export async function expireAccessToken(store: CredentialStore, record: CredentialRecord): Promise<CredentialRecord> {
+export async function expireAccessToken(
+  store: CredentialStore,
+  record: CredentialRecord,
+): Promise<CredentialRecord> {
   const { id: _id, version, createdAt: _c, updatedAt: _u, ...input } = record;
   const updated = await store.compareAndSwap(version, { ...input, expiresAt: Date.now() - 1000 });
   if (!updated) throw new Error("could not expire the test credential");

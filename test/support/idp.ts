@@ -14,7 +14,11 @@ export async function useIdp(options: IdpOptions = {}): Promise<RunningIdp> {
 export const CONFIDENTIAL_CLIENT = {
   client_id: "test-confidential",
   client_secret: "test-confidential-secret-0123456789abcdef",
-  grant_types: ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"],
+  grant_types: [
+    "authorization_code",
+    "refresh_token",
+    "urn:ietf:params:oauth:grant-type:device_code",
+  ],
   redirect_uris: ["http://127.0.0.1/callback"],
   token_endpoint_auth_method: "client_secret_basic",
 } as const;

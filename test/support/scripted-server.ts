@@ -13,7 +13,11 @@ export interface ScriptedResponse {
   body?: string | object;
 }
 
-export type Route = (req: IncomingMessage, body: string, origin: string) => ScriptedResponse | undefined;
+export type Route = (
+  req: IncomingMessage,
+  body: string,
+  origin: string,
+) => ScriptedResponse | undefined;
 
 export interface ScriptedServer {
   origin: string;
@@ -23,7 +27,12 @@ export interface ScriptedServer {
 }
 
 export async function scriptedServer(routes: Record<string, Route> = {}): Promise<ScriptedServer> {
-  const state: ScriptedServer = { origin: "", requests: [], routes: new Map(Object.entries(routes)), close: async () => {} };
+  const state: ScriptedServer = {
+    origin: "",
+    requests: [],
+    routes: new Map(Object.entries(routes)),
+    close: async () => {},
+  };
   const server = createServer(async (req, res) => {
     let body = "";
     for await (const chunk of req) body += chunk;
@@ -50,7 +59,10 @@ export async function scriptedServer(routes: Record<string, Route> = {}): Promis
 }
 
 /** Minimal valid RFC 8414 metadata for `origin`, to be altered by each test. */
-export function asMetadata(origin: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function asMetadata(
+  origin: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     issuer: origin,
     authorization_endpoint: `${origin}/auth`,

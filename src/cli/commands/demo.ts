@@ -28,16 +28,24 @@ export async function demoCommand(argv: string[], io: CliIo): Promise<number> {
   });
   const autoApprove = values["auto-approve"];
   const logger = createLogger({ level: "warn", fields: { component: "idp" } });
-  const options = { autoApproveAs: autoApprove ? "alice" : undefined, logger, deviceIntervalSeconds: 2 };
+  const options = {
+    autoApproveAs: autoApprove ? "alice" : undefined,
+    logger,
+    deviceIntervalSeconds: 2,
+  };
   let idp: RunningIdp;
   if (values.port) {
     idp = await startIdp({ ...options, port: parseInteger(values.port, "--port", 0, 65535) });
   } else {
     // A stable port keeps the vault entry stable across runs; fall back to any free port when it is taken.
-    idp = await startIdp({ ...options, port: DEFAULT_PORT }).catch(() => startIdp({ ...options, port: 0 }));
+    idp = await startIdp({ ...options, port: DEFAULT_PORT }).catch(() =>
+      startIdp({ ...options, port: 0 }),
+    );
   }
   try {
-    io.stderr(`Embedded authorization server running at ${idp.issuer}${autoApprove ? " (auto-approving as alice)" : ""}.\n`);
+    io.stderr(
+      `Embedded authorization server running at ${idp.issuer}${autoApprove ? " (auto-approving as alice)" : ""}.\n`,
+    );
     const record = await runLogin(io, {
       issuer: idp.issuer,
       client: { clientId: CLI_CLIENT_ID },

@@ -28,8 +28,12 @@ export async function idpCommand(argv: string[], io: CliIo): Promise<number> {
   const idp = await startIdp({
     port,
     autoApproveAs: values["auto-approve-as"],
-    accessTokenTtlSeconds: values["access-token-ttl"] ? parseInteger(values["access-token-ttl"], "--access-token-ttl", 1, 86400) : undefined,
-    deviceIntervalSeconds: values["device-interval"] ? parseInteger(values["device-interval"], "--device-interval", 1, 60) : undefined,
+    accessTokenTtlSeconds: values["access-token-ttl"]
+      ? parseInteger(values["access-token-ttl"], "--access-token-ttl", 1, 86400)
+      : undefined,
+    deviceIntervalSeconds: values["device-interval"]
+      ? parseInteger(values["device-interval"], "--device-interval", 1, 60)
+      : undefined,
     logger: createLogger({ fields: { component: "idp" } }),
   });
   io.stdout(`${JSON.stringify({ event: "ready", issuer: idp.issuer })}\n`);
@@ -40,6 +44,7 @@ export async function idpCommand(argv: string[], io: CliIo): Promise<number> {
 
 export function parseInteger(value: string, flag: string, min: number, max: number): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value) || n < min || n > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max}`);
+  if (!/^\d+$/.test(value) || n < min || n > max)
+    throw new UsageError(`${flag} must be an integer from ${min} to ${max}`);
   return n;
 }

@@ -2,7 +2,12 @@
 
 import { parseArgs } from "node:util";
 import { Secret } from "../../core/secret.ts";
-import { DEFAULT_LOGIN_SCOPE, type DevicePrompt, login, type OAuthClient } from "../../oauth/index.ts";
+import {
+  DEFAULT_LOGIN_SCOPE,
+  type DevicePrompt,
+  login,
+  type OAuthClient,
+} from "../../oauth/index.ts";
 import { openVault } from "../../vault/index.ts";
 import type { CredentialRecord } from "../../vault/types.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
@@ -71,11 +76,19 @@ export async function runLogin(io: CliIo, options: RunLoginOptions): Promise<Cre
       signal: controller.signal,
       onDevicePrompt: (prompt) => {
         showDevicePrompt(io, prompt);
-        spinner = startSpinner(io.stderr, io.interactive, "Waiting for you to approve the sign-in…");
-        if (options.autoApprove) visit(io, prompt.verificationUriComplete ?? prompt.verificationUri);
+        spinner = startSpinner(
+          io.stderr,
+          io.interactive,
+          "Waiting for you to approve the sign-in…",
+        );
+        if (options.autoApprove)
+          visit(io, prompt.verificationUriComplete ?? prompt.verificationUri);
       },
       onPoll: (event) => {
-        if (event.result === "slow_down") spinner?.update(`Waiting (server asked to slow down to every ${event.intervalSeconds}s)…`);
+        if (event.result === "slow_down")
+          spinner?.update(
+            `Waiting (server asked to slow down to every ${event.intervalSeconds}s)…`,
+          );
       },
       openUrl: (url) => {
         io.stderr(`Open this URL in your browser to sign in:\n\n  ${url.href}\n\n`);
@@ -94,7 +107,9 @@ function showDevicePrompt(io: CliIo, prompt: DevicePrompt): void {
   const minutes = Math.round(prompt.expiresInSeconds / 60);
   io.stderr(
     `To sign in, open\n\n  ${prompt.verificationUri}\n\nand enter the code\n\n  ${prompt.userCode}\n\n` +
-      (prompt.verificationUriComplete ? `(or open ${prompt.verificationUriComplete} directly)\n` : "") +
+      (prompt.verificationUriComplete
+        ? `(or open ${prompt.verificationUriComplete} directly)\n`
+        : "") +
       `The code expires in ${minutes} minute${minutes === 1 ? "" : "s"}.\n`,
   );
 }
@@ -104,7 +119,8 @@ function visit(io: CliIo, url: string): void {
   fetch(url, { redirect: "follow" })
     .then(async (response) => {
       await response.arrayBuffer();
-      if (!response.ok) io.stderr(`agentauth: auto-approve visit answered HTTP ${response.status}\n`);
+      if (!response.ok)
+        io.stderr(`agentauth: auto-approve visit answered HTTP ${response.status}\n`);
     })
     .catch(() => io.stderr("agentauth: auto-approve visit failed\n"));
 }

@@ -30,7 +30,8 @@ export async function vaultCommand(argv: string[], io: CliIo): Promise<number> {
       case "revoke":
       case "delete": {
         const id = positionals[0];
-        if (!id || positionals.length > 1) throw new UsageError(`vault ${sub} needs exactly one <id> (see 'agentauth vault list')`);
+        if (!id || positionals.length > 1)
+          throw new UsageError(`vault ${sub} needs exactly one <id> (see 'agentauth vault list')`);
         const record = await store.getById(id);
         if (!record) {
           io.stderr(`agentauth: no credential with id ${id}\n`);
@@ -85,6 +86,10 @@ function formatTable(rows: CredentialSummary[]): string {
   ]);
   const header = ["ID", "ACCOUNT", "ISSUER", "RESOURCE", "STATUS", "EXPIRES", "REFRESH"];
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? "").length)));
-  const fmt = (cells: string[]) => `${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd()}\n`;
+  const fmt = (cells: string[]) =>
+    `${cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd()}\n`;
   return fmt(header) + lines.map(fmt).join("");
 }
