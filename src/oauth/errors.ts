@@ -67,13 +67,14 @@ export function toOAuthError(error: unknown, what: string): AgentAuthError {
     );
   }
   if (error instanceof oauth.WWWAuthenticateChallengeError) {
+    // A 401 from the token endpoint carries its OAuth error in the challenge (RFC 6749 §5.2: invalid_client).
+    const oauthError = error.cause
+      .map((c) => c.parameters.error)
+      .find((e) => typeof e === "string");
     return new TokenEndpointError(
       "token_endpoint_error",
-      `The authorization server refused the ${what} (HTTP ${error.status}).`,
-      {
-        cause: error,
-        status: error.status,
-      },
+      `The authorization server refused the ${what} (HTTP ${error.status}${oauthError ? `, ${oauthError}` : ""}).`,
+      { cause: error, status: error.status, oauthError },
     );
   }
   if (

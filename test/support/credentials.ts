@@ -20,6 +20,8 @@ export async function loginForTest(
     scope: options.scope ?? "openid profile email offline_access read",
     resource: options.resource,
     subject: options.subject,
+    // If the server refuses before redirecting, fail the test instead of waiting for a browser that never comes.
+    timeoutMs: 15_000,
     openUrl: async (url) => {
       const response = await fetch(url);
       await response.arrayBuffer();

@@ -14,6 +14,8 @@ export async function useIdp(options: IdpOptions = {}): Promise<RunningIdp> {
 export const CONFIDENTIAL_CLIENT = {
   client_id: "test-confidential",
   client_secret: "test-confidential-secret-0123456789abcdef",
+  // Native, so loopback redirect URIs match on any port (RFC 8252 §7.3).
+  application_type: "native",
   grant_types: [
     "authorization_code",
     "refresh_token",
