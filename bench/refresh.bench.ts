@@ -31,7 +31,13 @@ try {
   let record = await loginForTest(idp, store, { resource: TEST_RESOURCE });
   const key = { subject: record.subject, issuer: record.issuer, resource: record.resource };
   const refresher = new TokenRefresher({ store });
-  const results: { n: number; concurrentMs: number; sequentialMs: number; ratio: number; refreshesConcurrent: number }[] = [];
+  const results: {
+    n: number;
+    concurrentMs: number;
+    sequentialMs: number;
+    ratio: number;
+    refreshesConcurrent: number;
+  }[] = [];
   for (const n of SIZES) {
     const concurrent: number[] = [];
     const sequential: number[] = [];
@@ -43,7 +49,10 @@ try {
       let start = performance.now();
       await Promise.all(Array.from({ length: n }, () => refresher.getAccessToken(key)));
       concurrent.push(performance.now() - start);
-      refreshesConcurrent = Math.max(refreshesConcurrent, idp.stats.byGrant.refresh_token?.success ?? 0);
+      refreshesConcurrent = Math.max(
+        refreshesConcurrent,
+        idp.stats.byGrant.refresh_token?.success ?? 0,
+      );
 
       start = performance.now();
       for (let i = 0; i < n; i++) await refresher.forceRefresh(key);
@@ -51,9 +60,17 @@ try {
     }
     const c = median(concurrent);
     const s = median(sequential);
-    results.push({ n, concurrentMs: round2(c), sequentialMs: round2(s), ratio: round2(s / c), refreshesConcurrent });
+    results.push({
+      n,
+      concurrentMs: round2(c),
+      sequentialMs: round2(s),
+      ratio: round2(s / c),
+      refreshesConcurrent,
+    });
   }
-  console.log("callers  concurrent single-flight (ms)  sequential refreshes (ms)  sequential/concurrent  refreshes (concurrent)");
+  console.log(
+    "callers  concurrent single-flight (ms)  sequential refreshes (ms)  sequential/concurrent  refreshes (concurrent)",
+  );
   for (const r of results) {
     console.log(
       `${String(r.n).padStart(7)}  ${r.concurrentMs.toFixed(2).padStart(30)}  ${r.sequentialMs.toFixed(2).padStart(25)}  ${r.ratio.toFixed(1).padStart(21)}x  ${String(r.refreshesConcurrent).padStart(22)}`,

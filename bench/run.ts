@@ -15,7 +15,9 @@ const benches = readdirSync(import.meta.dirname)
 let failed = 0;
 for (const file of benches) {
   console.log(`\n== ${file} ==`);
-  const result = spawnSync(process.execPath, ["--no-warnings", join(import.meta.dirname, file)], { stdio: "inherit" });
+  const result = spawnSync(process.execPath, ["--no-warnings", join(import.meta.dirname, file)], {
+    stdio: "inherit",
+  });
   if (result.status !== 0) {
     failed++;
     console.log(`${file} failed with exit code ${result.status}`);
