@@ -11,7 +11,7 @@ import {
 import { openVault } from "../../vault/index.ts";
 import type { CredentialRecord } from "../../vault/types.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
-import { startSpinner } from "../spinner.ts";
+import { startSpinner } from "../../core/spinner.ts";
 
 export const LOGIN_USAGE = `agentauth login --issuer URL [--client-id ID] [--scope S] [--resource R] [--device | --browser] [--json]
   Signs in with the device flow (default) or a browser and a loopback redirect, and stores the tokens

@@ -1,0 +1,95 @@
+/** How an agent author describes its sign-in methods, and how they appear on the wire in ACP v1 and v2 (pure). */
+
+import type { AccountInfo } from "../../vault/types.ts";
+
+interface MethodBase {
+  /** The method id clients pass back (`methodId`). */
+  id: string;
+  name: string;
+  description?: string;
+}
+
+/** Sign in with OAuth (type `agent`): `authenticate` runs a device-code (default) or browser login. */
+export interface OAuthMethod extends MethodBase {
+  kind: "oauth";
+  issuer: string;
+  clientId: string;
+  scope?: string;
+  resource?: string;
+  flow?: "device" | "browser";
+  /** An environment variable holding a token that counts as configured credentials (users of an existing login). */
+  envVar?: string;
+  /** Give up on a login nobody completes. Default 10 minutes. */
+  timeoutMs?: number;
+}
+
+/** An API key (type `agent`) passed in `_meta["api-key"].apiKey` of `authenticate`, validated, kept in the vault. */
+export interface ApiKeyMethod extends MethodBase {
+  kind: "api-key";
+  /** An environment variable that, when set, counts as a configured key. */
+  envVar?: string;
+  /** Return account data to accept the key, or false to refuse it. Default: accept any non-empty key. */
+  validate?: (apiKey: string) => Promise<AccountInfo | false> | AccountInfo | false;
+}
+
+/**
+ * Terminal login (type `terminal`): the client re-runs the agent binary with `args` appended and `env` overlaid;
+ * the kit then runs the OAuth method `oauthMethodId` interactively and exits 0 on success.
+ */
+export interface TerminalMethod extends MethodBase {
+  kind: "terminal";
+  args: string[];
+  env?: Record<string, string>;
+  oauthMethodId: string;
+}
+
+export type AuthMethodConfig = OAuthMethod | ApiKeyMethod | TerminalMethod;
+
+/** What the client told us in `initialize` that changes what we advertise and how we reach the person. */
+export interface ClientAuthFeatures {
+  terminal: boolean;
+  urlElicitation: boolean;
+}
+
+/** ACP v1 `AuthMethod`: `id`, no `type` for agent methods; terminal `env` is an object. */
+export function v1AuthMethods(methods: readonly AuthMethodConfig[], client: ClientAuthFeatures): Record<string, unknown>[] {
+  return advertised(methods, client).map((m) =>
+    m.kind === "terminal"
+      ? { id: m.id, name: m.name, description: m.description ?? null, type: "terminal", args: m.args, env: m.env ?? {} }
+      : { id: m.id, name: m.name, description: m.description ?? null },
+  );
+}
+
+/** ACP v2 `AuthMethod`: `methodId`, `type` required; terminal `env` is an array of {name, value}. */
+export function v2AuthMethods(methods: readonly AuthMethodConfig[], client: ClientAuthFeatures): Record<string, unknown>[] {
+  return advertised(methods, client).map((m) =>
+    m.kind === "terminal"
+      ? {
+          methodId: m.id,
+          name: m.name,
+          description: m.description ?? null,
+          type: "terminal",
+          args: m.args,
+          env: Object.entries(m.env ?? {}).map(([name, value]) => ({ name, value })),
+        }
+      : { methodId: m.id, name: m.name, description: m.description ?? null, type: "agent" },
+  );
+}
+
+/** ACP: a terminal method is advertised only when the client said it can run one (`clientCapabilities.auth.terminal`). */
+export function advertised(methods: readonly AuthMethodConfig[], client: ClientAuthFeatures): AuthMethodConfig[] {
+  return methods.filter((m) => m.kind !== "terminal" || client.terminal);
+}
+
+/** Configuration mistakes an author would want to hear about at startup, not at the first login. */
+export function validateMethods(methods: readonly AuthMethodConfig[]): void {
+  const ids = new Set<string>();
+  for (const m of methods) {
+    if (!m.id || ids.has(m.id)) throw new TypeError(`auth method ids must be unique and non-empty (${m.id})`);
+    ids.add(m.id);
+    if (m.kind === "terminal" && !methods.some((o) => o.kind === "oauth" && o.id === m.oauthMethodId)) {
+      throw new TypeError(`terminal method ${m.id} names an unknown OAuth method ${m.oauthMethodId}`);
+    }
+    if (m.kind === "terminal" && m.args.length === 0) throw new TypeError(`terminal method ${m.id} needs args`);
+  }
+}

@@ -1,0 +1,99 @@
+/** Where each method's credentials live (vault or environment), how they are stored, and how they are forgotten. */
+
+import { Secret } from "../../core/secret.ts";
+import { logout as revokeAndDelete, type LogoutResult } from "../../oauth/index.ts";
+import type { AccountInfo, CredentialRecord, CredentialStore, CredentialSummary } from "../../vault/types.ts";
+import type { ApiKeyMethod, AuthMethodConfig, OAuthMethod } from "./config.ts";
+import type { MethodState } from "./state.ts";
+
+/** API keys live in the vault under a provider pseudo-issuer, one per method. */
+export function apiKeyIssuer(method: ApiKeyMethod): string {
+  return `apikey:${method.id}`;
+}
+
+export class MethodCredentials {
+  readonly #store: CredentialStore;
+  readonly #env: NodeJS.ProcessEnv;
+
+  constructor(store: CredentialStore, env: NodeJS.ProcessEnv) {
+    this.#store = store;
+    this.#env = env;
+  }
+
+  get store(): CredentialStore {
+    return this.#store;
+  }
+
+  async state(method: AuthMethodConfig): Promise<MethodState> {
+    if (method.kind === "terminal") return { methodId: method.id, configured: false, accounts: [] };
+    const records = await this.#records(method);
+    if (records.length > 0) {
+      return {
+        methodId: method.id,
+        configured: true,
+        source: "vault",
+        accounts: records.map((r) => ({ ...r.account, updatedAt: r.updatedAt })),
+      };
+    }
+    if (method.envVar && this.#env[method.envVar]) {
+      return { methodId: method.id, configured: true, source: "env", accounts: [{ label: `$${method.envVar}` }] };
+    }
+    return { methodId: method.id, configured: false, accounts: [] };
+  }
+
+  /** The stored OAuth credential for the method, most recent first. */
+  async oauthRecord(method: OAuthMethod): Promise<CredentialRecord | undefined> {
+    const [newest] = await this.#records(method);
+    return newest ? this.#store.get(newest) : undefined;
+  }
+
+  async storeApiKey(method: ApiKeyMethod, apiKey: string, account: AccountInfo): Promise<void> {
+    await this.#store.put({
+      subject: "default",
+      issuer: apiKeyIssuer(method),
+      resource: "",
+      clientId: method.id,
+      tokens: { accessToken: new Secret(apiKey) },
+      scopes: [],
+      account: { label: account.label ?? "API key", ...account },
+      status: "active",
+    });
+  }
+
+  async apiKey(method: ApiKeyMethod): Promise<Secret | undefined> {
+    const record = await this.#store.get({ subject: "default", issuer: apiKeyIssuer(method), resource: "" });
+    if (record?.tokens.accessToken) return record.tokens.accessToken;
+    const fromEnv = method.envVar ? this.#env[method.envVar] : undefined;
+    return fromEnv ? new Secret(fromEnv) : undefined;
+  }
+
+  /**
+   * Revokes (RFC 7009) and deletes every vault credential of the method. A revocation the server refuses or
+   * cannot receive still deletes locally: the user asked to be logged out here. Environment credentials are
+   * outside our reach and survive; the next status says so.
+   */
+  async forget(method: AuthMethodConfig): Promise<LogoutResult[]> {
+    if (method.kind === "terminal") return [];
+    const results: LogoutResult[] = [];
+    for (const summary of await this.#records(method)) {
+      const key = { subject: summary.subject, issuer: summary.issuer, resource: summary.resource };
+      if (method.kind === "api-key") {
+        results.push({ found: true, revoked: false, deleted: await this.#store.delete(key) });
+      } else {
+        results.push(await revokeAndDelete({ store: this.#store, key, deleteOnRevokeFailure: true }));
+      }
+    }
+    return results;
+  }
+
+  async #records(method: OAuthMethod | ApiKeyMethod): Promise<CredentialSummary[]> {
+    const filter =
+      method.kind === "oauth"
+        ? { issuer: method.issuer, resource: method.resource ?? "" }
+        : { issuer: apiKeyIssuer(method), resource: "" };
+    const rows = await this.#store.list(filter);
+    return rows
+      .filter((r) => r.status === "active" && (method.kind === "api-key" || r.clientId === method.clientId))
+      .sort((a, b) => b.updatedAt - a.updatedAt);
+  }
+}

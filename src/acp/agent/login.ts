@@ -1,0 +1,71 @@
+/**
+ * Runs an OAuth method's login inside `authenticate`: the OAuth engine does the flow; this file gets the
+ * verification URL and code to the person (URL-mode elicitation when the client offers it, else our extension
+ * notification, and always the agent's stderr) and ends the login when the person declines or the request is
+ * cancelled.
+ */
+
+import { login } from "../../oauth/index.ts";
+import type { CredentialRecord, CredentialStore } from "../../vault/types.ts";
+import type { LoginPrompt } from "../wire.ts";
+import type { OAuthMethod } from "./config.ts";
+
+export interface PromptChannel {
+  /** URL-mode elicitation; resolves with the person's answer. Absent when the client did not advertise it. */
+  elicit?: (prompt: LoginPrompt) => Promise<"accept" | "decline" | "cancel">;
+  /** The `_agentauth/login_prompt` extension notification. */
+  notify: (prompt: LoginPrompt) => Promise<void>;
+  stderr: (text: string) => void;
+}
+
+export const DEFAULT_LOGIN_TIMEOUT_MS = 10 * 60_000;
+
+export async function runOAuthLogin(
+  method: OAuthMethod,
+  store: CredentialStore,
+  channel: PromptChannel,
+  signal: AbortSignal,
+): Promise<CredentialRecord> {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  signal.addEventListener("abort", stop, { once: true });
+  const timer = setTimeout(stop, method.timeoutMs ?? DEFAULT_LOGIN_TIMEOUT_MS);
+  const deliver = async (prompt: LoginPrompt) => {
+    channel.stderr(`${prompt.message}\n`);
+    if (!channel.elicit) {
+      await channel.notify(prompt).catch(() => {});
+      return;
+    }
+    // Not awaited by the login: the person answers while the flow polls; declining ends the login.
+    channel
+      .elicit(prompt)
+      .then((action) => {
+        if (action !== "accept") stop();
+      })
+      .catch(() => {});
+  };
+  try {
+    return await login({
+      issuer: method.issuer,
+      client: { clientId: method.clientId },
+      flow: method.flow ?? "device",
+      store,
+      scope: method.scope,
+      resource: method.resource,
+      signal: controller.signal,
+      onDevicePrompt: (p) =>
+        deliver({
+          methodId: method.id,
+          url: p.verificationUriComplete ?? p.verificationUri,
+          userCode: p.userCode,
+          expiresInSeconds: p.expiresInSeconds,
+          message: `To sign in to ${method.name}, open ${p.verificationUri} and enter the code ${p.userCode}.`,
+        }),
+      openUrl: (url) =>
+        deliver({ methodId: method.id, url: url.href, message: `To sign in to ${method.name}, open ${url.href}` }),
+    });
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", stop);
+  }
+}
