@@ -52,9 +52,16 @@ export type LoginPrompt = z.infer<typeof LoginPromptSchema>;
 export const ApiKeyMetaSchema = z.object({ apiKey: z.string().min(1).max(4096) });
 
 /** `auth/status` states the SDK's unstable schema names; anything else reads as `unknown` (SDK rule). */
-export const KNOWN_AUTH_STATES = ["authenticated", "unauthenticated", "not_required", "unknown"] as const;
+export const KNOWN_AUTH_STATES = [
+  "authenticated",
+  "unauthenticated",
+  "not_required",
+  "unknown",
+] as const;
 export type KnownAuthState = (typeof KNOWN_AUTH_STATES)[number];
 
 export function normalizeAuthState(state: unknown): KnownAuthState {
-  return (KNOWN_AUTH_STATES as readonly unknown[]).includes(state) ? (state as KnownAuthState) : "unknown";
+  return (KNOWN_AUTH_STATES as readonly unknown[]).includes(state)
+    ? (state as KnownAuthState)
+    : "unknown";
 }

@@ -52,16 +52,29 @@ export interface ClientAuthFeatures {
 }
 
 /** ACP v1 `AuthMethod`: `id`, no `type` for agent methods; terminal `env` is an object. */
-export function v1AuthMethods(methods: readonly AuthMethodConfig[], client: ClientAuthFeatures): Record<string, unknown>[] {
+export function v1AuthMethods(
+  methods: readonly AuthMethodConfig[],
+  client: ClientAuthFeatures,
+): Record<string, unknown>[] {
   return advertised(methods, client).map((m) =>
     m.kind === "terminal"
-      ? { id: m.id, name: m.name, description: m.description ?? null, type: "terminal", args: m.args, env: m.env ?? {} }
+      ? {
+          id: m.id,
+          name: m.name,
+          description: m.description ?? null,
+          type: "terminal",
+          args: m.args,
+          env: m.env ?? {},
+        }
       : { id: m.id, name: m.name, description: m.description ?? null },
   );
 }
 
 /** ACP v2 `AuthMethod`: `methodId`, `type` required; terminal `env` is an array of {name, value}. */
-export function v2AuthMethods(methods: readonly AuthMethodConfig[], client: ClientAuthFeatures): Record<string, unknown>[] {
+export function v2AuthMethods(
+  methods: readonly AuthMethodConfig[],
+  client: ClientAuthFeatures,
+): Record<string, unknown>[] {
   return advertised(methods, client).map((m) =>
     m.kind === "terminal"
       ? {
@@ -77,7 +90,10 @@ export function v2AuthMethods(methods: readonly AuthMethodConfig[], client: Clie
 }
 
 /** ACP: a terminal method is advertised only when the client said it can run one (`clientCapabilities.auth.terminal`). */
-export function advertised(methods: readonly AuthMethodConfig[], client: ClientAuthFeatures): AuthMethodConfig[] {
+export function advertised(
+  methods: readonly AuthMethodConfig[],
+  client: ClientAuthFeatures,
+): AuthMethodConfig[] {
   return methods.filter((m) => m.kind !== "terminal" || client.terminal);
 }
 
@@ -85,11 +101,18 @@ export function advertised(methods: readonly AuthMethodConfig[], client: ClientA
 export function validateMethods(methods: readonly AuthMethodConfig[]): void {
   const ids = new Set<string>();
   for (const m of methods) {
-    if (!m.id || ids.has(m.id)) throw new TypeError(`auth method ids must be unique and non-empty (${m.id})`);
+    if (!m.id || ids.has(m.id))
+      throw new TypeError(`auth method ids must be unique and non-empty (${m.id})`);
     ids.add(m.id);
-    if (m.kind === "terminal" && !methods.some((o) => o.kind === "oauth" && o.id === m.oauthMethodId)) {
-      throw new TypeError(`terminal method ${m.id} names an unknown OAuth method ${m.oauthMethodId}`);
+    if (
+      m.kind === "terminal" &&
+      !methods.some((o) => o.kind === "oauth" && o.id === m.oauthMethodId)
+    ) {
+      throw new TypeError(
+        `terminal method ${m.id} names an unknown OAuth method ${m.oauthMethodId}`,
+      );
     }
-    if (m.kind === "terminal" && m.args.length === 0) throw new TypeError(`terminal method ${m.id} needs args`);
+    if (m.kind === "terminal" && m.args.length === 0)
+      throw new TypeError(`terminal method ${m.id} needs args`);
   }
 }

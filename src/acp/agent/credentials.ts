@@ -1,8 +1,13 @@
 /** Where each method's credentials live (vault or environment), how they are stored, and how they are forgotten. */
 
 import { Secret } from "../../core/secret.ts";
-import { logout as revokeAndDelete, type LogoutResult } from "../../oauth/index.ts";
-import type { AccountInfo, CredentialRecord, CredentialStore, CredentialSummary } from "../../vault/types.ts";
+import { type LogoutResult, logout as revokeAndDelete } from "../../oauth/index.ts";
+import type {
+  AccountInfo,
+  CredentialRecord,
+  CredentialStore,
+  CredentialSummary,
+} from "../../vault/types.ts";
 import type { ApiKeyMethod, AuthMethodConfig, OAuthMethod } from "./config.ts";
 import type { MethodState } from "./state.ts";
 
@@ -36,7 +41,12 @@ export class MethodCredentials {
       };
     }
     if (method.envVar && this.#env[method.envVar]) {
-      return { methodId: method.id, configured: true, source: "env", accounts: [{ label: `$${method.envVar}` }] };
+      return {
+        methodId: method.id,
+        configured: true,
+        source: "env",
+        accounts: [{ label: `$${method.envVar}` }],
+      };
     }
     return { methodId: method.id, configured: false, accounts: [] };
   }
@@ -61,7 +71,11 @@ export class MethodCredentials {
   }
 
   async apiKey(method: ApiKeyMethod): Promise<Secret | undefined> {
-    const record = await this.#store.get({ subject: "default", issuer: apiKeyIssuer(method), resource: "" });
+    const record = await this.#store.get({
+      subject: "default",
+      issuer: apiKeyIssuer(method),
+      resource: "",
+    });
     if (record?.tokens.accessToken) return record.tokens.accessToken;
     const fromEnv = method.envVar ? this.#env[method.envVar] : undefined;
     return fromEnv ? new Secret(fromEnv) : undefined;
@@ -80,7 +94,9 @@ export class MethodCredentials {
       if (method.kind === "api-key") {
         results.push({ found: true, revoked: false, deleted: await this.#store.delete(key) });
       } else {
-        results.push(await revokeAndDelete({ store: this.#store, key, deleteOnRevokeFailure: true }));
+        results.push(
+          await revokeAndDelete({ store: this.#store, key, deleteOnRevokeFailure: true }),
+        );
       }
     }
     return results;
@@ -93,7 +109,10 @@ export class MethodCredentials {
         : { issuer: apiKeyIssuer(method), resource: "" };
     const rows = await this.#store.list(filter);
     return rows
-      .filter((r) => r.status === "active" && (method.kind === "api-key" || r.clientId === method.clientId))
+      .filter(
+        (r) =>
+          r.status === "active" && (method.kind === "api-key" || r.clientId === method.clientId),
+      )
       .sort((a, b) => b.updatedAt - a.updatedAt);
   }
 }

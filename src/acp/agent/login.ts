@@ -62,7 +62,11 @@ export async function runOAuthLogin(
           message: `To sign in to ${method.name}, open ${p.verificationUri} and enter the code ${p.userCode}.`,
         }),
       openUrl: (url) =>
-        deliver({ methodId: method.id, url: url.href, message: `To sign in to ${method.name}, open ${url.href}` }),
+        deliver({
+          methodId: method.id,
+          url: url.href,
+          message: `To sign in to ${method.name}, open ${url.href}`,
+        }),
     });
   } finally {
     clearTimeout(timer);

@@ -16,7 +16,13 @@ export interface MethodState {
 
 export interface AuthStatus {
   state: KnownAuthState;
-  accounts: { label: string; active?: boolean; name?: string; email?: string; organization?: string }[];
+  accounts: {
+    label: string;
+    active?: boolean;
+    name?: string;
+    email?: string;
+    organization?: string;
+  }[];
 }
 
 /** `not_required` when nothing is configured to sign in with; otherwise authenticated iff some method has credentials. */
@@ -45,7 +51,9 @@ export function toGetAuthState(methods: readonly MethodState[]): GetAuthStateRes
   const authenticated = methods.some((m) => m.configured);
   return {
     authenticated,
-    message: authenticated ? "Credentials are configured." : "Sign in with one of the advertised methods.",
+    message: authenticated
+      ? "Credentials are configured."
+      : "Sign in with one of the advertised methods.",
     authMethods: methods.map((m) => ({
       authMethodId: m.methodId,
       authenticated: m.configured,

@@ -1,0 +1,115 @@
+/**
+ * The reference agent (`agentauth acp example-agent`): a tiny echo agent whose sessions require login, using the
+ * kit against the embedded (or any) authorization server. It speaks ACP v1 and v2 on stdio.
+ */
+
+import { randomUUID } from "node:crypto";
+import { Readable, Writable } from "node:stream";
+import * as acp2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
+import * as acp from "@agentclientprotocol/sdk/unstable";
+import type { CredentialStore } from "../../vault/types.ts";
+import type { AuthMethodConfig } from "./config.ts";
+import { type AgentAuth, createAgentAuth, type SessionPolicy } from "./kit.ts";
+import { runTerminalLoginIfRequested } from "./terminal.ts";
+
+export const EXAMPLE_AGENT_INFO = {
+  name: "agentauth-example-agent",
+  title: "agentauth example agent",
+  version: "0.1.0",
+};
+
+export function exampleMethods(issuer: string): AuthMethodConfig[] {
+  return [
+    {
+      kind: "oauth",
+      id: "oauth",
+      name: "Sign in",
+      description: "Sign in with your browser or another device (OAuth device flow)",
+      issuer,
+      clientId: "agentauth-cli",
+      scope: "openid profile email org offline_access",
+      envVar: "ECHO_AGENT_TOKEN",
+    },
+    {
+      kind: "api-key",
+      id: "api-key",
+      name: "API key",
+      description: 'Pass a key starting with "echo-" in _meta["api-key"].apiKey',
+      envVar: "ECHO_AGENT_API_KEY",
+      validate: (key) => (key.startsWith("echo-") ? { label: "Echo API key" } : false),
+    },
+    {
+      kind: "terminal",
+      id: "terminal-login",
+      name: "Sign in from the terminal",
+      args: ["--login"],
+      oauthMethodId: "oauth",
+    },
+  ];
+}
+
+export interface ExampleAgentOptions {
+  issuer: string;
+  store?: CredentialStore;
+  env?: NodeJS.ProcessEnv;
+  sessionPolicy?: SessionPolicy;
+}
+
+/** Builds the v1 and v2 apps around one kit; the caller connects them (stdio, or in-process for tests). */
+export function buildExampleAgent(options: ExampleAgentOptions): {
+  auth: AgentAuth;
+  v1: acp.AgentApp;
+  v2: acp2.AgentApp;
+} {
+  const auth = createAgentAuth({
+    methods: exampleMethods(options.issuer),
+    store: options.store,
+    env: options.env,
+    sessionPolicy: options.sessionPolicy,
+  });
+  const v1 = auth
+    .installV1(acp.agent({ name: EXAMPLE_AGENT_INFO.name }), { agentInfo: EXAMPLE_AGENT_INFO })
+    .onRequest(acp.methods.agent.session.new, () => ({ sessionId: randomUUID() }))
+    .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
+      await client.notify(acp.methods.client.session.update, {
+        sessionId: params.sessionId,
+        update: {
+          sessionUpdate: "agent_message_chunk",
+          content: { type: "text", text: echo(params.prompt) },
+        },
+      });
+      return { stopReason: "end_turn" };
+    });
+  const v2 = auth
+    .installV2(acp2.agent({ name: EXAMPLE_AGENT_INFO.name }), { info: EXAMPLE_AGENT_INFO })
+    .onRequest(acp2.methods.agent.session.new, () => ({ sessionId: randomUUID() }) as never)
+    .onRequest(
+      acp2.methods.agent.session.prompt,
+      async () => ({ stopReason: "end_turn" }) as never,
+    );
+  return { auth, v1, v2 };
+}
+
+/** Runs the example agent on this process's stdio (or its terminal login, when launched with `--login`). */
+export async function runExampleAgent(
+  options: ExampleAgentOptions & { argv: string[] },
+): Promise<number> {
+  const { auth, v1, v2 } = buildExampleAgent(options);
+  const terminal = await runTerminalLoginIfRequested(auth, options.argv);
+  if (terminal !== undefined) return terminal;
+  const stream = acp.ndJsonStream(
+    Writable.toWeb(process.stdout),
+    Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>,
+  );
+  const connection = acp2.agentProtocolRouter().withV1(v1).withV2(v2).connect(stream);
+  await connection.closed;
+  await auth.credentials.store.close();
+  return 0;
+}
+
+function echo(prompt: readonly { type: string; text?: string }[]): string {
+  const text = prompt
+    .map((block) => (block.type === "text" ? (block.text ?? "") : `[${block.type}]`))
+    .join(" ");
+  return `echo: ${text}`;
+}

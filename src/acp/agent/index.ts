@@ -1,0 +1,26 @@
+/** The ACP agent kit: complete authentication for an `@agentclientprotocol/sdk` agent, v1 and v2. */
+export {
+  type ApiKeyMethod,
+  type AuthMethodConfig,
+  advertised,
+  type ClientAuthFeatures,
+  type OAuthMethod,
+  type TerminalMethod,
+  v1AuthMethods,
+  v2AuthMethods,
+} from "./config.ts";
+export {
+  buildExampleAgent,
+  EXAMPLE_AGENT_INFO,
+  exampleMethods,
+  runExampleAgent,
+} from "./example.ts";
+export {
+  AgentAuth,
+  type AgentAuthOptions,
+  createAgentAuth,
+  DEFAULT_GATED,
+  type SessionPolicy,
+} from "./kit.ts";
+export { type AuthStatus, StatusPublisher, toAuthStatus, toGetAuthState } from "./state.ts";
+export { requestedTerminalMethod, runTerminalLoginIfRequested } from "./terminal.ts";
