@@ -13,7 +13,7 @@ import * as acp2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { createLogger, type Logger } from "../../core/log.ts";
 import { type Secret, secret } from "../../core/secret.ts";
-import { LoginRequiredError, TokenRefresher } from "../../oauth/index.ts";
+import { CancelledError, LoginRequiredError, TokenRefresher } from "../../oauth/index.ts";
 import { openVault } from "../../vault/index.ts";
 import type { CredentialStore } from "../../vault/types.ts";
 import {

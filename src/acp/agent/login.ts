@@ -5,7 +5,7 @@
  * cancelled.
  */
 
-import { login } from "../../oauth/index.ts";
+import { DeviceFlowError, login } from "../../oauth/index.ts";
 import type { CredentialRecord, CredentialStore } from "../../vault/types.ts";
 import type { LoginPrompt } from "../wire.ts";
 import type { OAuthMethod } from "./config.ts";
@@ -29,7 +29,11 @@ export async function runOAuthLogin(
   const controller = new AbortController();
   const stop = () => controller.abort();
   signal.addEventListener("abort", stop, { once: true });
-  const timer = setTimeout(stop, method.timeoutMs ?? DEFAULT_LOGIN_TIMEOUT_MS);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    stop();
+  }, method.timeoutMs ?? DEFAULT_LOGIN_TIMEOUT_MS);
   const deliver = async (prompt: LoginPrompt) => {
     channel.stderr(`${prompt.message}\n`);
     if (!channel.elicit) {
@@ -68,6 +72,13 @@ export async function runOAuthLogin(
           message: `To sign in to ${method.name}, open ${url.href}`,
         }),
     });
+  } catch (error) {
+    if (timedOut)
+      throw new DeviceFlowError(
+        "login_timeout",
+        "Nobody completed the sign-in in time; try again.",
+      );
+    throw error;
   } finally {
     clearTimeout(timer);
     signal.removeEventListener("abort", stop);
