@@ -63,6 +63,12 @@ export const DEFAULT_GATED = [
 const AUTH_CACHE_MS = 2000;
 
 type Connection = { client: acp.AgentContext; signal: AbortSignal };
+type RunningLogin = {
+  methodId: string;
+  controller: AbortController;
+  waiters: number;
+  promise: Promise<void>;
+};
 
 export class AgentAuth {
   readonly methods: readonly AuthMethodConfig[];
@@ -75,7 +81,7 @@ export class AgentAuth {
   #clientFeatures: ClientAuthFeatures = { terminal: false, urlElicitation: false };
   #connection: Connection | undefined;
   #authCache: { value: boolean; at: number } | undefined;
-  #login: { methodId: string; promise: Promise<void> } | undefined;
+  #login: RunningLogin | undefined;
   /** Sessions created on this connection; `terminate` forgets them, `keep` lets them outlive a logout. */
   readonly #sessions = new Set<string>();
   readonly #terminated = new Set<string>();
@@ -251,6 +257,8 @@ export class AgentAuth {
 
   /** Revokes and deletes stored credentials for every method, then applies the session policy. Idempotent. */
   async logout(): Promise<void> {
+    // The person asked to be logged out: a sign-in still waiting for them must not log them back in.
+    this.#login?.controller.abort();
     this.#publisher.bump();
     for (const method of this.methods) {
       for (const result of await this.credentials.forget(method)) {
@@ -299,21 +307,52 @@ export class AgentAuth {
       await this.#changed();
       return;
     }
-    // One login at a time: a second authenticate for the same method joins the running one.
-    if (this.#login?.methodId === method.id) return this.#login.promise;
-    const promise = this.#oauthLogin(method, ctx).finally(() => {
-      this.#login = undefined;
-    });
-    this.#login = { methodId: method.id, promise };
-    return promise;
+    return this.#joinLogin(method, ctx);
+  }
+
+  /**
+   * One login at a time. A second `authenticate` for the same method joins the running login; each request can be
+   * cancelled on its own, and the login itself stops only when every request waiting on it is cancelled, the
+   * client goes away, `logout` is called, or another method's login replaces it.
+   */
+  async #joinLogin(
+    method: OAuthMethod,
+    ctx: { signal: AbortSignal; requestId: acp.RequestId },
+  ): Promise<void> {
+    let login = this.#login;
+    if (login?.methodId !== method.id) {
+      login?.controller.abort();
+      const controller = new AbortController();
+      const created: RunningLogin = {
+        methodId: method.id,
+        controller,
+        waiters: 0,
+        promise: Promise.resolve(),
+      };
+      created.promise = this.#oauthLogin(method, ctx.requestId, controller.signal).finally(() => {
+        if (this.#login === created) this.#login = undefined;
+      });
+      created.promise.catch(() => {});
+      this.#login = created;
+      login = created;
+    }
+    const joined = login;
+    joined.waiters++;
+    try {
+      await untilAborted(joined.promise, ctx.signal);
+    } finally {
+      joined.waiters--;
+      if (joined.waiters === 0 && ctx.signal.aborted) joined.controller.abort();
+    }
   }
 
   async #oauthLogin(
     method: OAuthMethod,
-    ctx: { signal: AbortSignal; requestId: acp.RequestId },
+    requestId: acp.RequestId,
+    loginSignal: AbortSignal,
   ): Promise<void> {
     const connection = this.#connection;
-    const signal = connection ? AbortSignal.any([ctx.signal, connection.signal]) : ctx.signal;
+    const signal = connection ? AbortSignal.any([loginSignal, connection.signal]) : loginSignal;
     const stderr = this.#options.stderr ?? ((text: string) => process.stderr.write(text));
     try {
       await runOAuthLogin(
@@ -326,14 +365,16 @@ export class AgentAuth {
           },
           elicit:
             this.#clientFeatures.urlElicitation && connection
-              ? (p) => elicit(connection.client, ctx.requestId, p)
+              ? (p) => elicit(connection.client, requestId, p)
               : undefined,
         },
         signal,
       );
     } catch (error) {
-      if (signal.aborted)
+      // Declined elicitation, $/cancel_request, logout and a closed client all end here as a cancellation.
+      if (signal.aborted || error instanceof CancelledError) {
         throw acp.RequestError.requestCancelled(undefined, "the login was cancelled");
+      }
       const message = error instanceof Error ? error.message : "login failed";
       throw acp.RequestError.authRequired(
         { reason: (error as { code?: string }).code ?? "login_failed" },
@@ -394,6 +435,18 @@ async function elicit(
   } as acp.CreateElicitationRequest);
   const action = (response as { action?: string }).action;
   return action === "accept" || action === "decline" ? action : "cancel";
+}
+
+/** Waits for `promise`, or rejects with `requestCancelled` as soon as this request's signal aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted)
+    return Promise.reject(acp.RequestError.requestCancelled(undefined, "the login was cancelled"));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () =>
+      reject(acp.RequestError.requestCancelled(undefined, "the login was cancelled"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 function sessionIdOf(value: unknown): string | undefined {

@@ -46,7 +46,8 @@ export async function runOAuthLogin(
       .then((action) => {
         if (action !== "accept") stop();
       })
-      .catch(() => {});
+      // A client that advertised elicitation but cannot answer it still gets the prompt another way.
+      .catch(() => channel.notify(prompt).catch(() => {}));
   };
   try {
     return await login({
