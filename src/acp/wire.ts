@@ -19,6 +19,12 @@ export const GET_AUTH_STATE = "getAuthState";
  */
 export const LOGIN_PROMPT = "_agentauth/login_prompt";
 
+/**
+ * `agentCapabilities._meta[AGENTAUTH_META]` (v2: `capabilities._meta`): the agent is built on the agentauth kit, so
+ * its `agent` methods reach the person by themselves (elicitation or LOGIN_PROMPT). A hint, never required.
+ */
+export const AGENTAUTH_META = "agentauth";
+
 /** `authenticate` params `_meta[API_KEY_META].apiKey` carries an API key for `api-key` methods. */
 export const API_KEY_META = "api-key";
 

@@ -2,6 +2,7 @@
 /** The `agentauth` command: parses the command line and hands each command to the library. */
 
 import { createLogger } from "../core/log.ts";
+import { ACP_USAGE, acpCommand } from "./commands/acp.ts";
 import { DEMO_USAGE, demoCommand } from "./commands/demo.ts";
 import { IDP_USAGE, idpCommand } from "./commands/idp.ts";
 import { LOGIN_USAGE, loginCommand } from "./commands/login.ts";
@@ -11,7 +12,7 @@ import { type CliIo, EXIT, processIo, reportError, UsageError } from "./io.ts";
 export const USAGE = `agentauth: authentication for agent protocols (ACP, AHP, RAP)
 
 Usage:
-${[DEMO_USAGE, LOGIN_USAGE, VAULT_USAGE, IDP_USAGE].join("\n\n")}
+${[DEMO_USAGE, LOGIN_USAGE, VAULT_USAGE, ACP_USAGE, IDP_USAGE].join("\n\n")}
 
 All local state lives under $AGENTAUTH_HOME (default: the platform's data directory).
 The vault key comes from $AGENTAUTH_VAULT_KEY (32 bytes, base64) or a key file created there (mode 0600).
@@ -23,6 +24,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> =
   login: loginCommand,
   vault: vaultCommand,
   idp: idpCommand,
+  acp: acpCommand,
 };
 
 export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
@@ -34,7 +36,9 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   const run = COMMANDS[command];
   try {
     if (!run) throw new UsageError(`unknown command '${command}'`);
-    if (rest.includes("--help") || rest.includes("-h")) {
+    // Only flags before `--` are ours: `acp status -- some-agent --help` passes --help to the agent.
+    const ours = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
+    if (ours.includes("--help") || ours.includes("-h")) {
       io.stdout(USAGE);
       return EXIT.ok;
     }

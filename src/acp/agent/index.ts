@@ -22,5 +22,10 @@ export {
   DEFAULT_GATED,
   type SessionPolicy,
 } from "./kit.ts";
-export { type AuthStatus, StatusPublisher, toAuthStatus, toGetAuthState } from "./state.ts";
+export {
+  type AuthStatus as AgentAuthStatus,
+  StatusPublisher,
+  toAuthStatus,
+  toGetAuthState,
+} from "./state.ts";
 export { requestedTerminalMethod, runTerminalLoginIfRequested } from "./terminal.ts";

@@ -17,6 +17,7 @@ import { CancelledError, LoginRequiredError, TokenRefresher } from "../../oauth/
 import { openVault } from "../../vault/index.ts";
 import type { CredentialStore } from "../../vault/types.ts";
 import {
+  AGENTAUTH_META,
   API_KEY_META,
   ApiKeyMetaSchema,
   GET_AUTH_STATE,
@@ -200,6 +201,7 @@ export class AgentAuth {
           auth: { ...init.agentCapabilities?.auth, logout: {}, status: {} },
           // The seed RFD's capability flag for getAuthState (agentCapabilities.getAuthState), for clients built on the draft.
           getAuthState: true,
+          _meta: { ...init.agentCapabilities?._meta, [AGENTAUTH_META]: { version: 1 } },
         },
         authMethods: v1AuthMethods(this.methods, this.#clientFeatures) as acp.AuthMethod[],
       };
@@ -239,7 +241,11 @@ export class AgentAuth {
       return {
         protocolVersion: 2,
         info: init.info,
-        capabilities: { ...init.capabilities, auth: { ...init.capabilities?.auth, status: {} } },
+        capabilities: {
+          ...init.capabilities,
+          auth: { ...init.capabilities?.auth, status: {} },
+          _meta: { ...init.capabilities?._meta, [AGENTAUTH_META]: { version: 1 } },
+        },
         authMethods: v2AuthMethods(this.methods, this.#clientFeatures) as acp2.AuthMethod[],
       };
     });

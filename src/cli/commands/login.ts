@@ -2,6 +2,7 @@
 
 import { parseArgs } from "node:util";
 import { Secret } from "../../core/secret.ts";
+import { startSpinner } from "../../core/spinner.ts";
 import {
   DEFAULT_LOGIN_SCOPE,
   type DevicePrompt,
@@ -11,7 +12,6 @@ import {
 import { openVault } from "../../vault/index.ts";
 import type { CredentialRecord } from "../../vault/types.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
-import { startSpinner } from "../../core/spinner.ts";
 
 export const LOGIN_USAGE = `agentauth login --issuer URL [--client-id ID] [--scope S] [--resource R] [--device | --browser] [--json]
   Signs in with the device flow (default) or a browser and a loopback redirect, and stores the tokens

@@ -1,0 +1,396 @@
+/**
+ * The client's auth journey with any ACP agent over stdio: status, login by whatever method the agent offers and
+ * the caller can run, logout only where the spec allows it, and requests that sign in once on `auth_required`.
+ *
+ * @example
+ * const agent = await connectAgent("my-agent", ["--acp"], {
+ *   onUrl: ({ url, userCode }) => console.error(`Open ${url}${userCode ? ` and enter ${userCode}` : ""}`),
+ *   runTerminal: runInheritedTerminal,
+ * });
+ * try {
+ *   if ((await agent.status()).state !== "authenticated") await agent.login();
+ *   const { sessionId } = await agent.newSession(process.cwd()); // signs in once more if the agent says auth_required
+ * } finally {
+ *   await agent.close();
+ * }
+ */
+
+import { type Secret, secret } from "../../core/secret.ts";
+import { API_KEY_META } from "../wire.ts";
+import type { AgentLaunch } from "./agent-process.ts";
+import type { AgentProfile } from "./agent-profile.ts";
+import type { AdvertisedAuthMethod } from "./auth-methods.ts";
+import { type AuthStatus, AuthStatusCache } from "./auth-status.ts";
+import { type AgentConnection, openConnection } from "./connection.ts";
+import {
+  AcpAuthRequiredError,
+  AcpCancelledError,
+  AcpClosedError,
+  AcpEnvVarsMissingError,
+  AcpLoginError,
+  AcpLogoutUnsupportedError,
+  AcpRequestError,
+  AcpTerminalLoginError,
+  clip,
+} from "./errors.ts";
+import { type CallerAbilities, chooseAuthMethod } from "./method-choice.ts";
+import {
+  type ConnectAgentOptions,
+  DEFAULT_TIMEOUTS,
+  type LoginOptions,
+  type LoginOutcome,
+  type RequestOptions,
+} from "./options.ts";
+import { AUTH_METHODS, DEFAULT_CLIENT_INFO, type ProtocolVersion } from "./protocol.ts";
+import { isAuthRequired, RequestError, requestError } from "./rpc-errors.ts";
+import { queryAuthStatus } from "./status-query.ts";
+import { type TerminalResult, type TerminalRunner, terminalInvocation } from "./terminal.ts";
+
+/** Spawns the agent, initializes it, and returns the journey. Throws `AcpSpawnError`, `AcpInitializeError`, … */
+export async function connectAgent(
+  command: string,
+  args: readonly string[] = [],
+  options: ConnectAgentOptions = {},
+): Promise<AcpAuthClient> {
+  const client = new AcpAuthClient(command, args, options);
+  await client.reconnect();
+  return client;
+}
+
+export class AcpAuthClient {
+  readonly #command: string;
+  readonly #args: readonly string[];
+  readonly #options: ConnectAgentOptions;
+  readonly #timeouts: typeof DEFAULT_TIMEOUTS;
+  readonly #cache: AuthStatusCache;
+  /** Variables supplied for `env_var` methods: secrets, revealed only into the agent's environment. */
+  readonly #envOverlay = new Map<string, Secret>();
+  #connection: AgentConnection | undefined;
+  #login: Promise<LoginOutcome> | undefined;
+  #closed = false;
+
+  /** Use `connectAgent`. */
+  constructor(command: string, args: readonly string[], options: ConnectAgentOptions) {
+    this.#command = command;
+    this.#args = [...args];
+    this.#options = options;
+    this.#timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+    this.#cache = new AuthStatusCache(options.onStatusChange);
+    options.signal?.addEventListener("abort", () => void this.close(), { once: true });
+  }
+
+  get protocolVersion(): ProtocolVersion {
+    return this.#options.protocolVersion ?? 1;
+  }
+
+  /** What the current agent process said in `initialize`. */
+  get profile(): AgentProfile {
+    return this.#live().profile;
+  }
+
+  /** The latest known state without asking (from the last query or notification). */
+  get lastStatus(): AuthStatus | undefined {
+    return this.#cache.current;
+  }
+
+  /**
+   * The agent's state: `auth/status` when advertised, else the draft's `getAuthState` (advertised, or probed), else
+   * the last `auth/status_update`, else `unknown` with the reason. Never throws for an answer it cannot use; throws
+   * only when the agent is gone (`AcpAgentExitedError`, `AcpProtocolError`) or on cancellation.
+   */
+  async status(options: { signal?: AbortSignal } = {}): Promise<AuthStatus> {
+    const connection = this.#live();
+    const startedAt = this.#cache.epoch;
+    const status = await queryAuthStatus(connection, {
+      timeoutMs: this.#timeouts.requestMs,
+      probe: this.#options.probeGetAuthState !== false,
+      notified: this.#cache.current,
+      signal: options.signal,
+    });
+    return this.#cache.answer(status, startedAt);
+  }
+
+  /**
+   * Signs in with `methodId`, or the best method for this caller (see `chooseAuthMethod`), then asks for the state
+   * again. A login already running is joined, not repeated.
+   */
+  login(methodId?: string, options: LoginOptions = {}): Promise<LoginOutcome> {
+    if (this.#login) return this.#login;
+    const running = this.#runLogin(methodId, options).finally(() => {
+      this.#login = undefined;
+    });
+    this.#login = running;
+    return running;
+  }
+
+  async #runLogin(methodId: string | undefined, options: LoginOptions): Promise<LoginOutcome> {
+    const connection = this.#live();
+    const method = chooseAuthMethod(
+      connection.profile.authMethods,
+      this.#abilities(),
+      { agentIsAgentauth: connection.profile.capabilities.agentauth },
+      methodId,
+    );
+    if (method.type === "terminal") await this.#terminalLogin(method, options.signal);
+    else if (method.type === "env_var") await this.#envVarLogin(method, options.signal);
+    else await this.#agentLogin(method, options);
+    const status = await this.status({ signal: options.signal });
+    return {
+      method: { id: method.id, name: method.name, type: method.type },
+      status,
+      authenticated: status.state !== "unauthenticated",
+    };
+  }
+
+  /** `authenticate` (v1) / `auth/login` (v2): the agent runs the flow and reaches the person through `onUrl`. */
+  async #agentLogin(method: AdvertisedAuthMethod, options: LoginOptions): Promise<void> {
+    const params = {
+      methodId: method.id,
+      ...(options.apiKey ? { _meta: { [API_KEY_META]: { apiKey: options.apiKey.reveal() } } } : {}),
+    };
+    try {
+      await this.#live().call(AUTH_METHODS[this.protocolVersion].login, params, {
+        what: `the login with "${clip(method.id, 60)}"`,
+        signal: options.signal,
+        timeoutMs: this.#timeouts.loginMs,
+      });
+    } catch (error) {
+      if (error instanceof RequestError) {
+        throw new AcpLoginError(
+          `The agent refused the login with "${clip(method.id, 60)}": ${clip(error.message)} (JSON-RPC ${error.code}).`,
+          { rpcCode: error.code },
+        );
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Terminal auth: the agent is stopped, the same program runs with the method's args and env where the person
+   * can use it, and the agent is started and initialized again whatever the outcome (the spec's "reconnect").
+   */
+  async #terminalLogin(method: AdvertisedAuthMethod, signal?: AbortSignal): Promise<void> {
+    const runner = this.#options.runTerminal as TerminalRunner; // chooseAuthMethod checked it
+    const invocation = terminalInvocation(this.#launch(), method);
+    await this.#connection?.close();
+    let result: TerminalResult | undefined;
+    let failure: unknown;
+    try {
+      result = await runner(invocation, signal ?? new AbortController().signal);
+    } catch (error) {
+      failure = error;
+    }
+    await this.reconnect();
+    if (signal?.aborted) throw new AcpCancelledError("The terminal login was cancelled.");
+    const id = clip(method.id, 60);
+    if (!result) {
+      const why = clip((failure as Error | undefined)?.message ?? failure, 120);
+      throw new AcpTerminalLoginError(`Could not run the terminal login "${id}": ${why}.`, {
+        exitCode: null,
+        cause: failure,
+      });
+    }
+    if (result.exitCode !== 0) {
+      const how =
+        result.exitCode === null
+          ? "ended without an exit status"
+          : `exited with code ${result.exitCode}`;
+      throw new AcpTerminalLoginError(`The terminal login "${id}" ${how}; nothing was signed in.`, {
+        exitCode: result.exitCode,
+      });
+    }
+  }
+
+  /**
+   * The removed `env_var` type (auth-methods RFD before 2026-07-27): variables are read at process start, so the
+   * agent is restarted with them, then `authenticate` is sent with the method id, as that RFD described.
+   */
+  async #envVarLogin(method: AdvertisedAuthMethod, signal?: AbortSignal): Promise<void> {
+    const env = this.#launch().env;
+    const missing = method.vars.filter((v) => !v.optional && !env[v.name]).map((v) => v.name);
+    if (missing.length > 0) {
+      const ask = this.#options.onEnvVars;
+      const values = ask
+        ? await ask({
+            method: {
+              id: method.id,
+              name: method.name,
+              description: method.description,
+              link: method.link,
+            },
+            vars: method.vars,
+            missing,
+          })
+        : undefined;
+      if (signal?.aborted) throw new AcpCancelledError("The login was cancelled.");
+      const declared = new Set(method.vars.map((v) => v.name));
+      for (const [name, value] of Object.entries(values ?? {})) {
+        if (!declared.has(name) || !value) continue;
+        this.#envOverlay.set(name, typeof value === "string" ? secret(value) : value);
+      }
+      const still = missing.filter((name) => !this.#envOverlay.has(name));
+      if (still.length > 0) {
+        throw new AcpEnvVarsMissingError(
+          `The auth method "${clip(method.id, 60)}" needs ${still.join(", ")}; set ${still.length === 1 ? "it" : "them"} ` +
+            "in the agent's environment or supply a value when asked.",
+          still,
+        );
+      }
+      await this.reconnect();
+    }
+    await this.#agentLogin(method, { signal });
+  }
+
+  /**
+   * `logout` (v1) / `auth/logout` (v2), only when allowed: v1 "Clients MUST NOT call logout unless
+   * agentCapabilities.auth.logout is advertised"; v2 "An empty or omitted list means clients MUST NOT call either".
+   * Returns the state afterwards.
+   */
+  async logout(options: { signal?: AbortSignal } = {}): Promise<AuthStatus> {
+    const connection = this.#live();
+    if (!connection.profile.capabilities.logout) {
+      throw new AcpLogoutUnsupportedError(
+        this.protocolVersion === 1
+          ? "The agent does not support logout (it does not advertise agentCapabilities.auth.logout, and ACP " +
+              "forbids calling it then); sign out with the agent's own tools."
+          : "The agent does not support logout (it advertises no authMethods, and ACP forbids auth/logout then); " +
+              "sign out with the agent's own tools.",
+      );
+    }
+    try {
+      await connection.call(
+        AUTH_METHODS[this.protocolVersion].logout,
+        {},
+        {
+          what: "logout",
+          signal: options.signal,
+          timeoutMs: this.#timeouts.requestMs,
+        },
+      );
+    } catch (error) {
+      throw requestError("logout", error);
+    }
+    // Values we supplied for env_var methods would sign the agent in again at its next start.
+    this.#envOverlay.clear();
+    return this.status(options);
+  }
+
+  /**
+   * Any agent request. On `auth_required` (−32000) the journey runs once (`login()`) and the request is retried
+   * once; a second `auth_required` is `AcpAuthRequiredError`, never another login. After a terminal or env_var
+   * login the agent process is new, so a retried session-scoped request may name a session it does not know.
+   */
+  async request<T = unknown>(
+    method: string,
+    params: unknown = {},
+    options: RequestOptions = {},
+  ): Promise<T> {
+    try {
+      return (await this.#call(method, params, options)) as T;
+    } catch (error) {
+      if (!isAuthRequired(error) || options.login === false) throw requestError(method, error);
+    }
+    const outcome = await this.login(undefined, { signal: options.signal });
+    try {
+      return (await this.#call(method, params, options)) as T;
+    } catch (error) {
+      if (!isAuthRequired(error)) throw requestError(method, error);
+      throw new AcpAuthRequiredError(
+        `The agent still requires authentication for ${clip(method, 60)} after signing in with ` +
+          `"${clip(outcome.method.id, 60)}"; check the account, or sign in with another method.`,
+      );
+    }
+  }
+
+  /** `session/new` with no MCP servers, through `request()` (so it signs in once if needed). */
+  async newSession(cwd: string, options: RequestOptions = {}): Promise<{ sessionId: string }> {
+    const response = await this.request<{ sessionId?: unknown }>(
+      "session/new",
+      { cwd, mcpServers: [] },
+      options,
+    );
+    if (typeof response?.sessionId !== "string") {
+      throw new AcpRequestError("The agent answered session/new without a sessionId.", {
+        rpcCode: 0,
+      });
+    }
+    return { sessionId: response.sessionId };
+  }
+
+  /** One text `session/prompt`, through `request()`. */
+  prompt(
+    sessionId: string,
+    text: string,
+    options: RequestOptions = {},
+  ): Promise<{ stopReason?: string }> {
+    return this.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] }, options);
+  }
+
+  /** Stops the current agent process (if any) and starts and initializes a new one. */
+  async reconnect(): Promise<void> {
+    if (this.#closed) throw new AcpClosedError();
+    await this.#connection?.close();
+    this.#connection = undefined;
+    this.#connection = await openConnection(this.#launch(), {
+      version: this.protocolVersion,
+      abilities: {
+        runTerminal: Boolean(this.#options.runTerminal),
+        showUrl: Boolean(this.#options.onUrl),
+      },
+      clientInfo: this.#options.clientInfo ?? DEFAULT_CLIENT_INFO,
+      hooks: {
+        onUrl: this.#options.onUrl,
+        onStatusUpdate: (status) => this.#cache.notify(status),
+        onStatusHint: (hint) => this.#cache.hint(hint),
+      },
+      stderr: this.#options.stderr ?? "ignore",
+      maxMessageBytes: this.#options.maxMessageBytes ?? 32 * 1024 * 1024,
+      initializeTimeoutMs: this.#timeouts.initializeMs,
+      signal: this.#options.signal,
+    });
+    if (this.#closed) await this.#connection.close();
+  }
+
+  /** Ends the agent process: stdin closed first, then signals. Idempotent. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const connection = this.#connection;
+    this.#connection = undefined;
+    await connection?.close();
+  }
+
+  #call(method: string, params: unknown, options: RequestOptions): Promise<unknown> {
+    return this.#live().call(method, params, {
+      what: clip(method, 60),
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+    });
+  }
+
+  #live(): AgentConnection {
+    if (this.#closed || !this.#connection) throw new AcpClosedError();
+    return this.#connection;
+  }
+
+  #launch(): AgentLaunch {
+    const overlay = Object.fromEntries(
+      [...this.#envOverlay].map(([name, value]) => [name, value.reveal()]),
+    );
+    return {
+      command: this.#command,
+      args: this.#args,
+      env: { ...(this.#options.env ?? process.env), ...overlay },
+      cwd: this.#options.cwd,
+    };
+  }
+
+  #abilities(): CallerAbilities {
+    const env = this.#launch().env;
+    return {
+      showUrl: Boolean(this.#options.onUrl),
+      runTerminal: Boolean(this.#options.runTerminal),
+      askEnvVars: Boolean(this.#options.onEnvVars),
+      envHas: (name) => Boolean(env[name]),
+    };
+  }
+}

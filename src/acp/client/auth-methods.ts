@@ -1,0 +1,116 @@
+/**
+ * The `authMethods` an agent advertises in `initialize`, read into one shape whatever the wire said: ACP v1 (`id`,
+ * no `type` means `agent`, terminal `env` an object), ACP v2 (`methodId`, `type` required, terminal `env` an array
+ * of `{name, value}`), and the removed `env_var` type some agents still send (dirac, glm-acp-agent). Pure.
+ */
+
+/** A method type: `agent`, `terminal`, the legacy `env_var`, or a custom/future one (kept, never run). */
+export type AuthMethodType = "agent" | "terminal" | "env_var" | (string & {});
+
+/** One variable of a legacy `env_var` method (unstable v1 `AuthEnvVar`: `secret` defaults true, `optional` false). */
+export interface EnvVarSpec {
+  name: string;
+  label?: string;
+  secret: boolean;
+  optional: boolean;
+}
+
+export interface AdvertisedAuthMethod {
+  id: string;
+  name: string;
+  description?: string;
+  type: AuthMethodType;
+  /** `terminal`: arguments appended to the configured agent invocation. */
+  args: readonly string[];
+  /** `terminal`: variables overlaid on the configured environment (v1 object or v2 array, normalised). */
+  env: Readonly<Record<string, string>>;
+  /** `env_var`: the variables the person supplies. */
+  vars: readonly EnvVarSpec[];
+  /** `env_var`: where the person gets the credential. */
+  link?: string;
+}
+
+/** Variable names a process environment can carry: no `=`, no NUL, not empty. */
+const ENV_NAME = /^[^=\0]+$/;
+
+/**
+ * Reads `authMethods`. Entries that are not objects or have no id are dropped, and so are repeated ids (the first
+ * wins): a client cannot pick between two methods with one id. Both id spellings are accepted in both versions,
+ * because agents mid-migration send either.
+ */
+export function readAuthMethods(raw: unknown, version: 1 | 2): AdvertisedAuthMethod[] {
+  if (!Array.isArray(raw)) return [];
+  const seen = new Set<string>();
+  const methods: AdvertisedAuthMethod[] = [];
+  for (const entry of raw) {
+    const method = readAuthMethod(entry, version);
+    if (!method || seen.has(method.id)) continue;
+    seen.add(method.id);
+    methods.push(method);
+  }
+  return methods;
+}
+
+function readAuthMethod(entry: unknown, version: 1 | 2): AdvertisedAuthMethod | undefined {
+  if (!isRecord(entry)) return undefined;
+  const primary = version === 2 ? entry.methodId : entry.id;
+  const fallback = version === 2 ? entry.id : entry.methodId;
+  const id = nonEmpty(primary) ?? nonEmpty(fallback);
+  if (!id) return undefined;
+  // v1: "When no `type` is present, the method is treated as `agent`." v2 requires `type`; we read a missing one the
+  // same way rather than drop the method.
+  const type = nonEmpty(entry.type) ?? "agent";
+  return {
+    id,
+    name: nonEmpty(entry.name) ?? id,
+    description: nonEmpty(entry.description),
+    type,
+    args: type === "terminal" ? readArgs(entry.args) : [],
+    env: type === "terminal" ? readEnv(entry.env) : {},
+    vars: type === "env_var" ? readVars(entry.vars) : [],
+    link: type === "env_var" ? nonEmpty(entry.link) : undefined,
+  };
+}
+
+function readArgs(raw: unknown): string[] {
+  return Array.isArray(raw) ? raw.filter((arg): arg is string => typeof arg === "string") : [];
+}
+
+/** v1: `{NAME: value}`; v2: `[{name, value}]` (names unique). Either shape is accepted in either version. */
+function readEnv(raw: unknown): Record<string, string> {
+  const env: Record<string, string> = {};
+  const put = (name: unknown, value: unknown) => {
+    if (typeof name === "string" && ENV_NAME.test(name) && typeof value === "string") {
+      env[name] = value;
+    }
+  };
+  if (Array.isArray(raw)) {
+    for (const item of raw) if (isRecord(item)) put(item.name, item.value);
+  } else if (isRecord(raw)) {
+    for (const [name, value] of Object.entries(raw)) put(name, value);
+  }
+  return env;
+}
+
+function readVars(raw: unknown): EnvVarSpec[] {
+  if (!Array.isArray(raw)) return [];
+  const vars: EnvVarSpec[] = [];
+  for (const item of raw) {
+    if (!isRecord(item) || typeof item.name !== "string" || !ENV_NAME.test(item.name)) continue;
+    vars.push({
+      name: item.name,
+      label: nonEmpty(item.label),
+      secret: item.secret !== false,
+      optional: item.optional === true,
+    });
+  }
+  return vars;
+}
+
+function nonEmpty(value: unknown): string | undefined {
+  return typeof value === "string" && value.length > 0 ? value : undefined;
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,56 @@
+/** The ACP client journey (`agentauth/acp`, client side): sign in to any ACP agent an editor launches over stdio. */
+
+export type { AgentExit, AgentStderr } from "./agent-process.ts";
+export type { AgentProfile } from "./agent-profile.ts";
+export { readInitializeResponse } from "./agent-profile.ts";
+export { AcpAuthClient, connectAgent } from "./auth-client.ts";
+export {
+  type AdvertisedAuthMethod,
+  type AuthMethodType,
+  type EnvVarSpec,
+  readAuthMethods,
+} from "./auth-methods.ts";
+export {
+  type AuthAccount,
+  type AuthStatus,
+  AuthStatusCache,
+  type AuthStatusHint,
+  type AuthStatusSource,
+  readAuthStatus,
+  readGetAuthState,
+  readStatusHint,
+} from "./auth-status.ts";
+export {
+  AcpAgentExitedError,
+  AcpAuthRequiredError,
+  AcpCancelledError,
+  AcpClosedError,
+  AcpEnvVarsMissingError,
+  AcpInitializeError,
+  AcpLoginError,
+  AcpLogoutUnsupportedError,
+  AcpMethodNotAdvertisedError,
+  AcpMethodUnsupportedError,
+  AcpProtocolError,
+  AcpRequestError,
+  AcpSpawnError,
+  AcpTerminalLoginError,
+  AcpTimeoutError,
+} from "./errors.ts";
+export { type CallerAbilities, chooseAuthMethod } from "./method-choice.ts";
+export type {
+  ConnectAgentOptions,
+  EnvVarRequest,
+  LoginOptions,
+  LoginOutcome,
+  RequestOptions,
+} from "./options.ts";
+export { type ClientIdentity, initializeParams, type ProtocolVersion } from "./protocol.ts";
+export {
+  runInheritedTerminal,
+  type TerminalInvocation,
+  type TerminalResult,
+  type TerminalRunner,
+  terminalInvocation,
+} from "./terminal.ts";
+export { isOpenableUrl, type UrlPrompt } from "./url-prompt.ts";

@@ -1,0 +1,78 @@
+/**
+ * Where the agent tells the person to go during an `agent`-type login, from either carrier: URL-mode
+ * `elicitation/create` (ACP elicitation RFD, stabilised 2026-07-22) or our `_agentauth/login_prompt` extension
+ * notification (wire.ts). Both become one `UrlPrompt` for the caller's `onUrl` hook. Pure.
+ */
+
+import { LoginPromptSchema } from "../wire.ts";
+import { isRecord } from "./auth-methods.ts";
+import { CONTROL_CHARS } from "./errors.ts";
+
+export interface UrlPrompt {
+  /** https, or http on a loopback host only (the same policy as the OAuth engine). */
+  url: string;
+  /** The agent's words for the person; control characters removed. */
+  message: string;
+  /** A device flow's user code (the person types it; not a secret). */
+  userCode?: string;
+  expiresInSeconds?: number;
+  methodId?: string;
+  via: "elicitation" | "login_prompt";
+}
+
+/** URL-mode `elicitation/create` params, or undefined for other modes and URLs a person should not be sent to. */
+export function promptFromElicitation(params: unknown): UrlPrompt | undefined {
+  if (!isRecord(params) || params.mode !== "url" || typeof params.url !== "string")
+    return undefined;
+  if (!isOpenableUrl(params.url)) return undefined;
+  return {
+    url: params.url,
+    message: displayText(typeof params.message === "string" ? params.message : ""),
+    via: "elicitation",
+  };
+}
+
+/** `_agentauth/login_prompt` params (`LoginPromptSchema`), or undefined when malformed or not openable. */
+export function promptFromLoginPrompt(params: unknown): UrlPrompt | undefined {
+  const parsed = LoginPromptSchema.safeParse(params);
+  if (!parsed.success || !isOpenableUrl(parsed.data.url)) return undefined;
+  const { url, message, userCode, expiresInSeconds, methodId } = parsed.data;
+  return {
+    url,
+    message: displayText(message),
+    ...(userCode ? { userCode: displayText(userCode, 64) } : {}),
+    ...(expiresInSeconds ? { expiresInSeconds } : {}),
+    methodId,
+    via: "login_prompt",
+  };
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/**
+ * A page a person may be sent to: https anywhere, http only on loopback (RFC 8252 §7.3 redirects, local
+ * development servers). Never `javascript:`, `file:`, `data:` or custom schemes an agent could abuse.
+ */
+export function isOpenableUrl(url: string): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  if (parsed.username || parsed.password) return false;
+  return (
+    parsed.protocol === "https:" || (parsed.protocol === "http:" && LOOPBACK.has(parsed.hostname))
+  );
+}
+
+/** Agent text shown in a terminal or UI: no control characters (no escape sequences), bounded. */
+function displayText(text: string, max = 1000): string {
+  // Newlines survive (a message may have several lines); every other control character goes.
+  const clean = text
+    .split("\n")
+    .map((line) => line.replace(CONTROL_CHARS, ""))
+    .join("\n")
+    .trim();
+  return clean.length > max ? `${clean.slice(0, max)}…` : clean;
+}
