@@ -41,7 +41,7 @@ test("[ACP-e2e-cli] acp login -- agentauth acp example-agent signs in; status sa
   const login = startCli(["acp", "login", "--", ...agent], env);
   const [, url] = await login.waitFor("stderr", /Open: (\S+)/);
   assert.ok(url?.startsWith(idp.issuer), "the URL points at the authorization server");
-  await (await fetch(url)).arrayBuffer(); // the person approves (auto-approve plays them)
+  await (await fetch(url as string)).arrayBuffer(); // the person approves (auto-approve plays them)
   const done = await login.exited;
   assert.equal(done.code, 0, done.stderr);
 
