@@ -77,7 +77,11 @@ test(
       assertResult(response, {
         protocolVersion: 1,
         agentInfo: AGENT_INFO,
-        agentCapabilities: { auth: { logout: {}, status: {} }, getAuthState: true },
+        agentCapabilities: {
+          auth: { logout: {}, status: {} },
+          getAuthState: true,
+          _meta: { agentauth: { version: 1 } },
+        },
         authMethods: [OAUTH_METHOD, API_KEY_METHOD],
       });
     }
@@ -94,6 +98,7 @@ test(
     assert.deepEqual(result.agentCapabilities, {
       auth: { logout: {}, status: {} },
       getAuthState: true,
+      _meta: { agentauth: { version: 1 } },
     });
   },
 );

@@ -64,7 +64,7 @@ test(
       protocolVersion: 2,
       info: INFO,
       // v2 has no logout marker: a non-empty authMethods obliges auth/login and auth/logout.
-      capabilities: { auth: { status: {} } },
+      capabilities: { auth: { status: {} }, _meta: { agentauth: { version: 1 } } },
       authMethods: [OAUTH, API_KEY, TERMINAL],
     });
   },
