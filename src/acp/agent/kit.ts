@@ -165,7 +165,10 @@ export class AgentAuth {
         this.#options.sessionPolicy === "keep" &&
         sessionId !== undefined &&
         this.#sessions.has(sessionId);
-      if (!kept && !(await this.isAuthenticated())) {
+      // Hot path: a recent positive answer is checked synchronously, without a vault read or an extra await.
+      const cached = this.#authCache;
+      const fresh = cached?.value === true && Date.now() - cached.at < AUTH_CACHE_MS;
+      if (!kept && !fresh && !(await this.isAuthenticated())) {
         throw acp.RequestError.authRequired(
           undefined,
           "sign in with one of the advertised authMethods (see auth/status)",

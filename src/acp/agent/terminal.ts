@@ -49,7 +49,10 @@ export async function runTerminalLoginIfRequested(
       signal: controller.signal,
       onDevicePrompt: (p) => {
         io.stderr(
-          `To sign in to ${method.name}, open\n\n  ${p.verificationUri}\n\nand enter the code\n\n  ${p.userCode}\n\n`,
+          `To sign in to ${method.name}, open\n\n  ${p.verificationUri}\n\nand enter the code\n\n  ${p.userCode}\n\n` +
+            (p.verificationUriComplete
+              ? `(or open ${p.verificationUriComplete} directly)\n\n`
+              : ""),
         );
         spinner = startSpinner(
           io.stderr,
