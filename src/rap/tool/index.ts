@@ -1,0 +1,28 @@
+/** The RAP tool side: a tool server from a set of operations, with OAuth for the operations that need it. */
+export {
+  DEFAULT_DELIVERY,
+  type DeliveryOptions,
+  type DeliveryOutcome,
+  deliverCallback,
+} from "./delivery.ts";
+export { OperationError, TokenRejectedError, ToolConfigError } from "./errors.ts";
+export { secureCallbackUrl } from "./invocation.ts";
+export type {
+  Annotations,
+  DisplayItem,
+  OAuthProviderConfig,
+  OperationContext,
+  OperationDefinition,
+  OperationOutput,
+  PendingCall,
+  PendingCallAuthorization,
+  ToolServerOptions,
+} from "./options.ts";
+export {
+  createToolServer,
+  DEFAULT_AUTHORIZATION_TIMEOUT_MS,
+  INVOKE_PATH,
+  type ListeningToolServer,
+  OAUTH_CALLBACK_PATH,
+  type ToolServer,
+} from "./server.ts";

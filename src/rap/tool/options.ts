@@ -1,0 +1,113 @@
+/** The tool server's public configuration types: operations, their handlers' context, OAuth providers. */
+
+import type { z } from "zod";
+import type { Logger } from "../../core/log.ts";
+import type { Secret } from "../../core/secret.ts";
+import type {
+  DiscoveryOptions,
+  OAuthClient,
+  PendingAuthorization,
+  PendingStore,
+} from "../../oauth/index.ts";
+import type { CredentialStore } from "../../vault/index.ts";
+import type { AnnotationsSchema, DisplayItemSchema } from "../wire.ts";
+import type { DeliveryOptions } from "./delivery.ts";
+
+export type Annotations = z.infer<typeof AnnotationsSchema>;
+export type DisplayItem = z.infer<typeof DisplayItemSchema>;
+
+/** What a handler receives. Field names map to the invocation: `id` is its `id`, `callId` its `call_id`. */
+export interface OperationContext {
+  operation: string;
+  arguments: Record<string, unknown>;
+  id: string;
+  callId: string | null;
+  groupId: string;
+  threadAncestors: string[];
+  userId: string | null;
+  /** Present exactly when the operation `requiresAuth`: a fresh token for `userId` at that provider. */
+  accessToken?: Secret;
+  /** Aborted when the runtime cancels the call or closes its thread; nothing is sent after that. */
+  signal: AbortSignal;
+  logger: Logger;
+}
+
+/** A handler's answer: the `tool_result` text, optionally with UI hints (`display_as`). */
+export type OperationOutput = string | { text: string; display_as?: DisplayItem[] };
+
+export interface OperationDefinition {
+  /** 1–128 characters, `[A-Za-z0-9_-]` recommended; unique in the toolset. */
+  name: string;
+  description: string;
+  /** JSON Schema (draft 2020-12) for `arguments`; compiled once at startup, an invalid one is a startup error. */
+  inputSchema: Record<string, unknown>;
+  annotations?: Annotations;
+  displayScript?: string;
+  /** The provider id (a key of `providers`) whose token the handler needs; advertised as `annotations.requiresAuth`. */
+  requiresAuth?: string;
+  /**
+   * Does the work. Throw `OperationError` for a failure the user should read, `TokenRejectedError` when the
+   * provider refused the token; anything else becomes a generic error result (and is logged).
+   */
+  handler: (ctx: OperationContext) => Promise<OperationOutput>;
+}
+
+export interface OAuthProviderConfig {
+  /** The authorization server's issuer URL (HTTPS, or HTTP on loopback only). */
+  issuer: string;
+  /** Registered with the redirect URI `${publicBaseUrl}/oauth/callback`. */
+  client: OAuthClient;
+  /** Request the minimum the operations need (RAP §OAuth: SHOULD use minimum scopes). */
+  scope?: string;
+  /** RFC 8707 resource indicator of the provider's API; part of the vault key ("" when absent). */
+  resource?: string;
+  /** Shown to the person in error messages and pages; default: the provider id. */
+  displayName?: string;
+  /** Extra authorization request parameters (`prompt`, …); cannot override the protected ones. */
+  extraParams?: Record<string, string>;
+}
+
+/** A pending authorization, as kept in the `PendingStore` under its `state`: serialisable apart from the verifier. */
+export interface PendingCallAuthorization {
+  authorization: PendingAuthorization;
+  call: PendingCall;
+}
+
+/** Everything needed to run the call again once the person has authorized. */
+export interface PendingCall {
+  /** Random per attempt: a late redirect for an attempt that timed out or was cancelled finds nothing. */
+  attempt: string;
+  provider: string;
+  operation: string;
+  arguments: Record<string, unknown>;
+  callbackUrl: string;
+  groupId: string;
+  id: string;
+  callId: string | null;
+  threadAncestors: string[];
+  userId: string;
+}
+
+export interface ToolServerOptions {
+  toolset: { name: string; description?: string };
+  operations: OperationDefinition[];
+  providers?: Record<string, OAuthProviderConfig>;
+  /** Where tokens are kept, keyed {subject: user_id, issuer, resource}. Required when an operation needs OAuth. */
+  store?: CredentialStore;
+  /**
+   * The URL the runtime and browsers reach this server at (no trailing slash needed). Default: the `listen()`
+   * address. The toolset endpoint is `${base}/invoke`, the OAuth redirect URI `${base}/oauth/callback`.
+   */
+  publicBaseUrl?: string;
+  /** How long an `oauth` message's link stays valid; after it the call ends with an error result. Default 10 min. */
+  authorizationTimeoutMs?: number;
+  delivery?: DeliveryOptions;
+  /** Which callback URLs the server will POST to. Default: https, or http on loopback. */
+  callbackUrlAllowed?: (url: URL) => boolean;
+  /** Calls running or awaiting authorization at once; more are refused with an error result. Default 1,000. */
+  maxActiveCalls?: number;
+  /** Where pending authorizations live; default an in-memory store expiring after `authorizationTimeoutMs`. */
+  pending?: PendingStore<PendingCallAuthorization>;
+  discovery?: DiscoveryOptions;
+  logger?: Logger;
+}

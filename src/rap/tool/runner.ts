@@ -1,0 +1,252 @@
+/**
+ * Runs accepted calls to their one final message: the operation's `tool_result`, an error `tool_result`, or an
+ * `oauth` message (the call then waits for the person, and ends with a `tool_result` after the redirect, or with
+ * an error after the authorization timeout). A cancelled call sends nothing more.
+ */
+
+import type { Logger } from "../../core/log.ts";
+import type { Secret } from "../../core/secret.ts";
+import type { CallbackMessage } from "../wire.ts";
+import type { ActiveCall, CallRegistry } from "./calls.ts";
+import { type DeliveryOptions, deliverCallback } from "./delivery.ts";
+import { OperationError, TokenRejectedError } from "./errors.ts";
+import {
+  type CallTarget,
+  carriesSecret,
+  errorResult,
+  oauthMessage,
+  outputResult,
+} from "./messages.ts";
+import type { ProviderAuth } from "./oauth-flow.ts";
+import type { OperationOutput } from "./options.ts";
+import type { OperationTable } from "./toolset.ts";
+
+export interface CallRunnerOptions {
+  operations: OperationTable;
+  calls: CallRegistry;
+  auth?: ProviderAuth;
+  authorizationTimeoutMs: number;
+  delivery: DeliveryOptions;
+  logger: Logger;
+}
+
+export class CallRunner {
+  readonly #o: CallRunnerOptions;
+  /** Every delivery still under way, so tests and shutdown can wait for quiet. */
+  readonly #sending = new Set<Promise<unknown>>();
+
+  constructor(options: CallRunnerOptions) {
+    this.#o = options;
+  }
+
+  /**
+   * Runs the call. `authorized` is true right after the person authorized for it: a second authorization
+   * request would loop, so the call then ends with an error instead.
+   */
+  async run(call: ActiveCall, authorized = false): Promise<void> {
+    const { spec } = call;
+    const definition = this.#o.operations.get(spec.operation)?.definition;
+    if (!definition)
+      return this.#fail(call, `The operation ${spec.operation} is no longer available.`);
+    const provider = definition.requiresAuth;
+    let token: { accessToken: Secret; secrets: string[] } | undefined;
+    const auth = this.#o.auth;
+    if (provider !== undefined && auth) {
+      const name = auth.displayName(provider);
+      if (!spec.userId) {
+        return this.#fail(
+          call,
+          `${spec.operation} needs access to ${name} on behalf of a user, but the invocation carries no user_id. The runtime must send the user's id so the tool can ask that user to authorize and remember it.`,
+        );
+      }
+      const lookup = await auth.token(provider, spec.userId);
+      if (lookup.kind === "login") return this.#requestAuthorization(call, provider, authorized);
+      if (lookup.kind === "error") return this.#fail(call, lookup.message);
+      token = lookup;
+    }
+    for (let round = 0; ; round++) {
+      if (call.controller.signal.aborted) return;
+      try {
+        const output = await definition.handler({
+          operation: spec.operation,
+          arguments: spec.arguments,
+          id: spec.id,
+          callId: spec.callId,
+          groupId: spec.groupId,
+          threadAncestors: spec.threadAncestors,
+          userId: spec.userId,
+          accessToken: token?.accessToken,
+          signal: call.controller.signal,
+          logger: this.#o.logger.child({
+            group_id: spec.groupId,
+            id: spec.id,
+            operation: spec.operation,
+          }),
+        });
+        return this.#succeed(call, output, token?.secrets ?? []);
+      } catch (error) {
+        if (call.controller.signal.aborted) return;
+        if (
+          !(error instanceof TokenRejectedError) ||
+          provider === undefined ||
+          !auth ||
+          !spec.userId
+        ) {
+          return this.#fail(call, this.#describeFailure(call, error, token?.secrets ?? []));
+        }
+        // The provider refused the token: refresh once, then ask the person again (once per call).
+        const refreshed = round === 0 ? await auth.token(provider, spec.userId, true) : undefined;
+        if (refreshed?.kind === "token") {
+          token = refreshed;
+          continue;
+        }
+        if (refreshed?.kind === "error") return this.#fail(call, refreshed.message);
+        if (!authorized) return this.#requestAuthorization(call, provider, false);
+        return this.#fail(
+          call,
+          `${auth.displayName(provider)} refused access even after you authorized. Check that your account may use ${spec.operation}, then ask again.`,
+        );
+      }
+    }
+  }
+
+  /** Ends the call with an error `tool_result` (for callers outside a run: denial, failed exchange). */
+  fail(call: ActiveCall, message: string): void {
+    this.#fail(call, message);
+  }
+
+  /** Answers a call that was never registered (bad arguments, unknown operation, busy). */
+  reject(target: CallTarget, message: string): void {
+    this.#send(target, errorResult(target, message));
+  }
+
+  /** Resolves once every delivery started so far has ended. */
+  async settled(): Promise<void> {
+    while (this.#sending.size > 0) await Promise.allSettled([...this.#sending]);
+  }
+
+  async #requestAuthorization(
+    call: ActiveCall,
+    provider: string,
+    authorized: boolean,
+  ): Promise<void> {
+    const auth = this.#o.auth;
+    const { spec } = call;
+    if (!auth || !spec.userId) return;
+    const name = auth.displayName(provider);
+    if (authorized) {
+      return this.#fail(
+        call,
+        `${name} did not grant usable access. Ask again and approve the requested access.`,
+      );
+    }
+    if (call.controller.signal.aborted) return;
+    let url: URL;
+    try {
+      url = await auth.authorizationUrl({
+        ...spec,
+        userId: spec.userId,
+        provider,
+        attempt: call.attempt,
+      });
+    } catch (error) {
+      this.#o.logger.error("rap.oauth.start_failed", { provider, error });
+      return this.#fail(
+        call,
+        `Signing in to ${name} could not be started (the sign-in service is unreachable or misconfigured). Try again later.`,
+      );
+    }
+    if (call.controller.signal.aborted) return;
+    this.#o.calls.authorizing(call, provider, this.#o.authorizationTimeoutMs, () => {
+      this.#o.logger.info("rap.oauth.timeout", { provider, group_id: spec.groupId, id: spec.id });
+      this.#send(
+        call.target,
+        errorResult(
+          call.target,
+          `Authorization for ${name} was not completed within ${duration(this.#o.authorizationTimeoutMs)}, so ${spec.operation} did not run. Ask again to get a new sign-in link.`,
+        ),
+        call,
+      );
+    });
+    this.#o.logger.info("rap.oauth.requested", { provider, group_id: spec.groupId, id: spec.id });
+    this.#send(call.target, oauthMessage(call.target, url), call);
+  }
+
+  #succeed(call: ActiveCall, output: OperationOutput, secrets: string[]): void {
+    const result = outputResult(call.target, output);
+    if (!result) {
+      this.#o.logger.error("rap.call.bad_output", { operation: call.spec.operation });
+      this.#fail(
+        call,
+        `${call.spec.operation} produced no valid result. Report this to the tool's operator.`,
+      );
+      return;
+    }
+    if (carriesSecret(result, secrets)) {
+      this.#o.logger.error("rap.call.secret_in_output", { operation: call.spec.operation });
+      this.#fail(
+        call,
+        `${call.spec.operation}'s result was withheld because it contained a credential. Report this to the tool's operator.`,
+      );
+      return;
+    }
+    this.#o.calls.finish(call);
+    this.#o.logger.info("rap.call.completed", { group_id: call.spec.groupId, id: call.spec.id });
+    this.#send(call.target, result, call);
+  }
+
+  #fail(call: ActiveCall, message: string): void {
+    this.#o.calls.finish(call);
+    if (call.controller.signal.aborted) return;
+    this.#o.logger.info("rap.call.failed", { group_id: call.spec.groupId, id: call.spec.id });
+    this.#send(call.target, errorResult(call.target, message), call);
+  }
+
+  #describeFailure(call: ActiveCall, error: unknown, secrets: string[]): string {
+    const operation = call.spec.operation;
+    if (error instanceof OperationError && !carriesSecret(error.message, secrets))
+      return error.message;
+    if (error instanceof TokenRejectedError)
+      return `${operation} was refused by the provider. Try again later.`;
+    this.#o.logger.error("rap.call.handler_threw", {
+      operation,
+      error: carriesSecret(String((error as Error)?.message), secrets)
+        ? { name: (error as Error).name }
+        : error,
+    });
+    return `${operation} failed unexpectedly. Try again later; if it keeps failing, contact the tool's operator.`;
+  }
+
+  /** Delivers in the background; a call's messages go out one after another, and none after cancellation. */
+  #send(target: CallTarget, message: CallbackMessage, call?: ActiveCall): void {
+    const signal = call?.controller.signal;
+    const deliver = async () => {
+      if (signal?.aborted) return;
+      const outcome = await deliverCallback(target.callbackUrl, message, {
+        ...this.#o.delivery,
+        signal,
+      });
+      const fields = {
+        type: message.type,
+        group_id: target.groupId,
+        id: target.id,
+        attempts: outcome.attempts,
+        status: outcome.status,
+        callback_origin: new URL(target.callbackUrl).origin,
+      };
+      if (outcome.delivered) this.#o.logger.info("rap.callback.delivered", fields);
+      else this.#o.logger.warn("rap.callback.failed", { ...fields, reason: outcome.reason });
+    };
+    const promise = call ? call.outbox.then(deliver) : deliver();
+    if (call) call.outbox = promise;
+    this.#sending.add(promise);
+    void promise.finally(() => this.#sending.delete(promise));
+  }
+}
+
+/** "10 minutes", "1 minute", "30 seconds": how the timeout is stated to the person. */
+function duration(ms: number): string {
+  const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? "" : "s"}`;
+  if (ms >= 60_000) return plural(Math.round(ms / 60_000), "minute");
+  return plural(Math.max(1, Math.round(ms / 1000)), "second");
+}

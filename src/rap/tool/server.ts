@@ -1,0 +1,389 @@
+/**
+ * The RAP tool server: routing for discovery (`/.well-known/rap-toolset`), invocation (`/invoke`), thread closure
+ * and call cancellation (always 200, empty), and the tool's own OAuth redirect endpoint (`/oauth/callback`).
+ * Everything protocol-shaped lives in the modules it wires together; this file only speaks HTTP.
+ */
+
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type Logger, silentLogger } from "../../core/log.ts";
+import { assertSecureUrl } from "../../oauth/index.ts";
+import {
+  CANCEL_TOOL_CALL_PATH,
+  CancelToolCallSchema,
+  CLOSE_THREAD_PATH,
+  CloseThreadSchema,
+  MAX_BODY_BYTES,
+  TOOLSET_PATH,
+  type Toolset,
+} from "../wire.ts";
+import { CallRegistry } from "./calls.ts";
+import { ToolConfigError } from "./errors.ts";
+import { readJsonBody } from "./http-body.ts";
+import { judgeInvocation, secureCallbackUrl } from "./invocation.ts";
+import { ProviderAuth } from "./oauth-flow.ts";
+import type { ToolServerOptions } from "./options.ts";
+import {
+  deniedPage,
+  failedPage,
+  invalidStatePage,
+  PAGE_HEADERS,
+  type Page,
+  signedInPage,
+} from "./pages.ts";
+import { PendingAuthorizations } from "./pending-calls.ts";
+import { CallRunner } from "./runner.ts";
+import { buildToolset, compileOperations } from "./toolset.ts";
+
+export const INVOKE_PATH = "/invoke";
+export const OAUTH_CALLBACK_PATH = "/oauth/callback";
+export const DEFAULT_AUTHORIZATION_TIMEOUT_MS = 10 * 60_000;
+
+export interface ToolServer {
+  /** The request listener, for `node:http` (or any server that speaks its req/res). Needs a base URL. */
+  handler: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Listens on `host` (default 127.0.0.1) and `port` (default: a free one). */
+  listen(options?: { port?: number; host?: string }): Promise<ListeningToolServer>;
+  /** The validated toolset document (throws until the base URL is known). */
+  toolset(): Toolset;
+  /** Resolves once every callback started so far has been delivered or given up. */
+  settled(): Promise<void>;
+  /** Cancels every running call and pending authorization; nothing more is sent. */
+  shutdown(): void;
+}
+
+export interface ListeningToolServer {
+  /** The base URL: `publicBaseUrl` when given, else the listening address. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds a RAP tool server from operations. Every configuration problem (an invalid inputSchema, an unknown
+ * provider, an insecure issuer or redirect URL) throws `ToolConfigError` here, before anything is served.
+ *
+ * @example
+ * const tool = createToolServer({
+ *   toolset: { name: "notes" },
+ *   operations: [{ name: "echo", description: "Echo", inputSchema: { type: "object" },
+ *     handler: async ({ arguments: args }) => JSON.stringify(args) }],
+ * });
+ * const { url } = await tool.listen({ port: 8080 });
+ */
+export function createToolServer(options: ToolServerOptions): ToolServer {
+  const logger: Logger = options.logger ?? silentLogger;
+  const providers = options.providers ?? {};
+  const operations = compileOperations(options.operations, providers);
+  const needsAuth = [...operations.values()].some((op) => op.definition.requiresAuth !== undefined);
+  if (needsAuth && !options.store) {
+    throw new ToolConfigError(
+      "store_missing",
+      "Operations that require OAuth need a credential `store` to keep the users' tokens.",
+    );
+  }
+  for (const [id, provider] of Object.entries(providers)) {
+    const issuer = URL.parse(provider.issuer);
+    if (!issuer)
+      throw new ToolConfigError("provider_invalid", `Provider "${id}": issuer is not a URL.`);
+    secure(issuer, `provider "${id}" issuer`);
+  }
+  const timeoutMs = options.authorizationTimeoutMs ?? DEFAULT_AUTHORIZATION_TIMEOUT_MS;
+  if (!(timeoutMs > 0)) {
+    throw new ToolConfigError(
+      "timeout_invalid",
+      "authorizationTimeoutMs must be a positive number.",
+    );
+  }
+
+  let base: Base | undefined;
+  let toolset: Toolset | undefined;
+  const setBase = (value: string) => {
+    const url = baseUrl(value);
+    // The redirect URI receives authorization codes: https, or plain http on loopback only (RFC 8252 §8.3).
+    if (needsAuth) secure(new URL(`${url.href}${OAUTH_CALLBACK_PATH}`), "OAuth redirect URI");
+    toolset = buildToolset(options.toolset, operations, `${url.href}${INVOKE_PATH}`);
+    base = url;
+  };
+  if (options.publicBaseUrl !== undefined) setBase(options.publicBaseUrl);
+
+  const calls = new CallRegistry(options.maxActiveCalls ?? 1000);
+  const pending = new PendingAuthorizations(timeoutMs, options.pending);
+  const auth =
+    needsAuth && options.store
+      ? new ProviderAuth({
+          providers,
+          store: options.store,
+          pending,
+          redirectUri: () => `${base?.href}${OAUTH_CALLBACK_PATH}`,
+          discovery: options.discovery,
+          logger,
+        })
+      : undefined;
+  const runner = new CallRunner({
+    operations,
+    calls,
+    auth,
+    authorizationTimeoutMs: timeoutMs,
+    delivery: options.delivery ?? {},
+    logger,
+  });
+  const callbackUrlAllowed = options.callbackUrlAllowed ?? secureCallbackUrl;
+
+  async function invoke(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readJsonBody(req, MAX_BODY_BYTES);
+    if (!body.ok) {
+      logger.info("rap.invoke.refused", { status: body.status });
+      return json(res, body.status, { error: "invalid_request", message: body.message }, true);
+    }
+    const verdict = judgeInvocation(body.value, operations, callbackUrlAllowed);
+    if (verdict.kind === "refuse") {
+      logger.info("rap.invoke.refused", { status: 400 });
+      return json(res, 400, { error: "invalid_request", message: verdict.message });
+    }
+    // RAP transport: acknowledge at once; everything else, errors included, goes to callback_url.
+    res.writeHead(200, { "content-length": "0" }).end();
+    const { target } = verdict;
+    if (verdict.kind === "error") {
+      logger.info("rap.invoke.rejected", { group_id: target.groupId, id: target.id });
+      return runner.reject(target, verdict.message);
+    }
+    const { invocation } = verdict;
+    const call = calls.open({
+      operation: invocation.operation,
+      arguments: invocation.arguments,
+      callbackUrl: target.callbackUrl,
+      groupId: target.groupId,
+      id: target.id,
+      callId: target.callId,
+      threadAncestors: invocation.thread_ancestors ?? [],
+      userId: invocation.user_id ?? null,
+    });
+    if (call === "duplicate") {
+      // A redelivered invocation: the first one will answer; answering twice would confuse the runtime.
+      logger.info("rap.invoke.duplicate", { group_id: target.groupId, id: target.id });
+      return;
+    }
+    if (call === "full") {
+      return runner.reject(
+        target,
+        "The tool is busy with too many calls right now. Try again in a minute.",
+      );
+    }
+    logger.info("rap.invoke.accepted", {
+      group_id: target.groupId,
+      id: target.id,
+      operation: invocation.operation,
+    });
+    runner.run(call).catch((error) => {
+      logger.error("rap.call.crashed", { error });
+      runner.fail(call, `${invocation.operation} failed unexpectedly. Try again later.`);
+    });
+  }
+
+  async function cancel(req: IncomingMessage, res: ServerResponse, thread: boolean): Promise<void> {
+    // RAP: always 200 with an empty body, whether or not anything was cancelled; the body is untrusted.
+    const body = await readJsonBody(req, MAX_BODY_BYTES);
+    res
+      .writeHead(200, { "content-length": "0", ...(body.ok ? {} : { connection: "close" }) })
+      .end();
+    if (!body.ok) return;
+    if (thread) {
+      const parsed = CloseThreadSchema.safeParse(body.value);
+      if (!parsed.success) return;
+      const count = calls.cancel(parsed.data.thread_id);
+      logger.info("rap.thread.closed", { group_id: parsed.data.thread_id, cancelled: count });
+    } else {
+      const parsed = CancelToolCallSchema.safeParse(body.value);
+      if (!parsed.success) return;
+      const count = calls.cancel(parsed.data.thread_id, parsed.data.tool_call_id);
+      logger.info("rap.call.cancelled", {
+        group_id: parsed.data.thread_id,
+        id: parsed.data.tool_call_id,
+        cancelled: count,
+      });
+    }
+  }
+
+  async function oauthRedirect(url: URL, res: ServerResponse): Promise<void> {
+    const params = url.searchParams;
+    const state = params.get("state");
+    let entry: ReturnType<PendingAuthorizations["take"]>;
+    try {
+      entry = pending.take(state);
+    } catch {
+      logger.warn("rap.oauth.state_refused", { reason: "unknown, used or expired" });
+      return page(res, invalidStatePage());
+    }
+    const { call: spec } = entry;
+    const call = calls.awaiting(spec.groupId, spec.id, spec.attempt);
+    if (!call || !auth || state === null) {
+      logger.warn("rap.oauth.state_refused", { reason: "call no longer pending" });
+      return page(res, invalidStatePage());
+    }
+    calls.resume(call);
+    const outcome = await auth.exchange(state, entry, params);
+    const name = auth.displayName(spec.provider);
+    if (outcome.kind === "denied") {
+      page(res, deniedPage(name));
+      return runner.fail(
+        call,
+        `${name} authorization was denied by the user. To use ${spec.operation}, ask again and grant the requested permissions.`,
+      );
+    }
+    if (outcome.kind === "failed") {
+      page(res, failedPage(name));
+      return runner.fail(call, outcome.message);
+    }
+    page(res, signedInPage(name));
+    // One authorization serves every call of this user waiting on this provider.
+    const waiting = [call, ...calls.awaitingUser(spec.userId, spec.provider)];
+    for (const next of waiting) {
+      calls.resume(next);
+      runner.run(next, true).catch((error) => {
+        logger.error("rap.call.crashed", { error });
+        runner.fail(next, `${next.spec.operation} failed unexpectedly. Try again later.`);
+      });
+    }
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = URL.parse(req.url ?? "/", "http://tool.invalid");
+    if (!base || !toolset) {
+      return json(res, 503, {
+        error: "not_ready",
+        message: "Set publicBaseUrl or call listen() first.",
+      });
+    }
+    const path = url?.pathname.startsWith(base.path)
+      ? url.pathname.slice(base.path.length)
+      : undefined;
+    const method = req.method ?? "GET";
+    const allow = (methods: string) => {
+      if (methods.split(",").includes(method)) return true;
+      json(res, 405, { error: "method_not_allowed" }, true, { allow: methods });
+      return false;
+    };
+    switch (path) {
+      case TOOLSET_PATH:
+        if (allow("GET")) json(res, 200, toolset);
+        return;
+      case INVOKE_PATH:
+        if (allow("POST")) await invoke(req, res);
+        return;
+      case CLOSE_THREAD_PATH:
+        if (allow("POST")) await cancel(req, res, true);
+        return;
+      case CANCEL_TOOL_CALL_PATH:
+        if (allow("POST")) await cancel(req, res, false);
+        return;
+      case OAUTH_CALLBACK_PATH:
+        if (auth && url && allow("GET")) return oauthRedirect(url, res);
+        break;
+    }
+    json(res, 404, { error: "not_found" }, true);
+  }
+
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    route(req, res).catch((error) => {
+      logger.error("rap.http.failed", { error });
+      if (!res.headersSent) json(res, 500, { error: "internal_error" }, true);
+      else res.destroy();
+    });
+  };
+
+  const shutdown = () => calls.cancelAll();
+
+  return {
+    handler,
+    shutdown,
+    settled: () => runner.settled(),
+    toolset: () => {
+      if (!toolset) throw new ToolConfigError("not_ready", "The base URL is not known yet.");
+      return toolset;
+    },
+    async listen(listenOptions = {}) {
+      const host = listenOptions.host ?? "127.0.0.1";
+      if (!base && (host === "0.0.0.0" || host === "::")) {
+        throw new ToolConfigError(
+          "public_base_url_missing",
+          "Listening on every interface needs publicBaseUrl: the toolset and the redirect URI name it.",
+        );
+      }
+      const server = createServer(handler);
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(listenOptions.port ?? 0, host, () => resolve());
+      });
+      const { port } = server.address() as AddressInfo;
+      if (!base) {
+        try {
+          setBase(`http://${host.includes(":") ? `[${host}]` : host}:${port}`);
+        } catch (error) {
+          server.close();
+          throw error;
+        }
+      }
+      logger.info("rap.tool.listening", { url: base?.href, toolset: toolset?.name });
+      return {
+        url: (base as Base).href,
+        close: () =>
+          new Promise<void>((resolve) => {
+            shutdown();
+            server.close(() => resolve());
+            server.closeAllConnections();
+          }),
+      };
+    },
+  };
+}
+
+interface Base {
+  /** Without a trailing slash, so `${href}/invoke` is well formed. */
+  href: string;
+  /** The path prefix routes live under ("" at the root). */
+  path: string;
+}
+
+function baseUrl(value: string): Base {
+  const url = URL.parse(value);
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:") || url.search || url.hash) {
+    throw new ToolConfigError(
+      "base_url_invalid",
+      "publicBaseUrl must be an http(s) URL without query or fragment.",
+    );
+  }
+  const path = url.pathname.replace(/\/+$/, "");
+  return { href: `${url.origin}${path}`, path };
+}
+
+function secure(url: URL, what: string): void {
+  try {
+    assertSecureUrl(url, what);
+  } catch (error) {
+    throw new ToolConfigError("insecure_url", (error as Error).message, { cause: error });
+  }
+}
+
+function json(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  close = false,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
+    ...(close ? { connection: "close" } : {}),
+    ...headers,
+  });
+  res.end(text);
+}
+
+function page(res: ServerResponse, { status, html }: Page): void {
+  res.writeHead(status, { ...PAGE_HEADERS, "content-length": Buffer.byteLength(html) });
+  res.end(html);
+}
