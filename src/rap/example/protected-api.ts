@@ -14,7 +14,10 @@ export interface ProtectedApi {
   close(): Promise<void>;
 }
 
-export async function startProtectedApi(options: { issuer: string; port?: number }): Promise<ProtectedApi> {
+export async function startProtectedApi(options: {
+  issuer: string;
+  port?: number;
+}): Promise<ProtectedApi> {
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -29,7 +32,11 @@ export async function startProtectedApi(options: { issuer: string; port?: number
   server.on("request", async (req, res) => {
     const path = new URL(req.url ?? "/", url).pathname;
     const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-      res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store", ...headers });
+      res.writeHead(status, {
+        "content-type": "application/json",
+        "cache-control": "no-store",
+        ...headers,
+      });
       res.end(JSON.stringify(body));
     };
     if (req.method === "GET" && path === "/.well-known/oauth-protected-resource/api") {
@@ -44,10 +51,18 @@ export async function startProtectedApi(options: { issuer: string; port?: number
     if (req.method === "GET" && path === "/api/me") {
       try {
         const token = await verifier.verify(req.headers.authorization);
-        return json(200, { subject: token.subject, scopes: token.scopes, client_id: token.clientId });
+        return json(200, {
+          subject: token.subject,
+          scopes: token.scopes,
+          client_id: token.clientId,
+        });
       } catch (error) {
         if (error instanceof TokenVerificationError) {
-          return json(error.challenge.status, { error: error.bearerError ?? "unauthorized" }, { "www-authenticate": error.challenge.header });
+          return json(
+            error.challenge.status,
+            { error: error.bearerError ?? "unauthorized" },
+            { "www-authenticate": error.challenge.header },
+          );
         }
         return json(503, { error: "temporarily_unavailable" });
       }

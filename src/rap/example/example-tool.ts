@@ -1,0 +1,110 @@
+/**
+ * The example RAP tool (`agentauth rap tool serve --example --issuer URL`): `echo` needs nothing; `whoami` needs the
+ * `demo` provider and calls the protected API with the user's token. With no client id given it registers itself
+ * at the authorization server (RFC 7591) as a native public client with a loopback redirect URI (RFC 8252 §7.3).
+ */
+
+import type { Logger } from "../../core/log.ts";
+import { discoverAuthorizationServer, registerClient } from "../../oauth/index.ts";
+import type { CredentialStore } from "../../vault/types.ts";
+import { createToolServer, OperationError, TokenRejectedError } from "../tool/index.ts";
+import { type ProtectedApi, startProtectedApi } from "./protected-api.ts";
+
+export interface ExampleToolOptions {
+  issuer: string;
+  store: CredentialStore;
+  port?: number;
+  clientId?: string;
+  authorizationTimeoutMs?: number;
+  logger?: Logger;
+}
+
+export interface RunningExampleTool {
+  url: string;
+  api: ProtectedApi;
+  clientId: string;
+  close(): Promise<void>;
+}
+
+export async function startExampleTool(options: ExampleToolOptions): Promise<RunningExampleTool> {
+  const api = await startProtectedApi({ issuer: options.issuer });
+  const clientId = options.clientId ?? (await registerExampleClient(options.issuer));
+  const server = createToolServer({
+    toolset: {
+      name: "agentauth-example",
+      description: "Example RAP tool: echo, and whoami against a protected API",
+    },
+    store: options.store,
+    authorizationTimeoutMs: options.authorizationTimeoutMs,
+    logger: options.logger,
+    providers: {
+      demo: {
+        issuer: options.issuer,
+        client: { clientId },
+        scope: "read",
+        resource: api.resource,
+        displayName: "the demo API",
+      },
+    },
+    operations: [
+      {
+        name: "echo",
+        description: "Repeats the text it is given.",
+        inputSchema: {
+          type: "object",
+          properties: { text: { type: "string", maxLength: 10000 } },
+          required: ["text"],
+          additionalProperties: false,
+        },
+        annotations: { readOnly: true },
+        handler: async ({ arguments: args }) => `echo: ${String(args.text)}`,
+      },
+      {
+        name: "whoami",
+        description: "Tells who the user is at the demo API (needs the user's authorization).",
+        inputSchema: { type: "object", properties: {}, additionalProperties: false },
+        annotations: { readOnly: true },
+        requiresAuth: "demo",
+        handler: async ({ accessToken, signal }) => {
+          const response = await fetch(`${api.url}/api/me`, {
+            headers: { authorization: `Bearer ${accessToken?.reveal() ?? ""}` },
+            signal,
+          });
+          if (response.status === 401) throw new TokenRejectedError();
+          if (!response.ok)
+            throw new OperationError(
+              `the demo API answered HTTP ${response.status}; try again later.`,
+            );
+          const me = (await response.json()) as { subject?: string; scopes?: string[] };
+          return `You are ${me.subject} at the demo API (scopes: ${(me.scopes ?? []).join(" ") || "none"}).`;
+        },
+      },
+    ],
+  });
+  const listening = await server.listen({ port: options.port ?? 0, host: "127.0.0.1" });
+  return {
+    url: listening.url,
+    api,
+    clientId,
+    close: async () => {
+      await listening.close();
+      await api.close();
+    },
+  };
+}
+
+async function registerExampleClient(issuer: string): Promise<string> {
+  const as = await discoverAuthorizationServer(issuer);
+  const registered = await registerClient({
+    as,
+    metadata: {
+      client_name: "agentauth example RAP tool",
+      application_type: "native",
+      token_endpoint_auth_method: "none",
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      redirect_uris: ["http://127.0.0.1/oauth/callback"],
+    },
+  });
+  return registered.clientId;
+}

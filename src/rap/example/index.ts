@@ -1,0 +1,7 @@
+/** Reference RAP components: the example tool and the protected API it calls. */
+export {
+  type ExampleToolOptions,
+  type RunningExampleTool,
+  startExampleTool,
+} from "./example-tool.ts";
+export { type ProtectedApi, startProtectedApi } from "./protected-api.ts";
