@@ -1,0 +1,114 @@
+/**
+ * Sending one invocation: `POST {endpoint}` with the JSON invocation, 200 expected. Network errors and 5xx are
+ * retried with exponential backoff (bounded); 4xx never (RAP §Transport); anything but 200 is a refusal.
+ */
+
+import type { Invocation } from "../wire.ts";
+import { describeEndpoint, networkReason } from "./http.ts";
+
+export interface RetryPolicy {
+  /** Total attempts, first one included. */
+  attempts: number;
+  /** Delay before the second attempt; doubles each time, with ±50% jitter so retrying runtimes do not align. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** Per attempt. */
+  timeoutMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = {
+  attempts: 4,
+  baseDelayMs: 250,
+  maxDelayMs: 4000,
+  timeoutMs: 10_000,
+};
+
+export type DispatchOutcome =
+  | { ok: true; attempts: number }
+  | { ok: false; attempts: number; status: number; text: string }
+  | { ok: false; attempts: number; status: undefined; text: string };
+
+export interface DispatchOptions {
+  retry?: Partial<RetryPolicy>;
+  fetch?: typeof fetch;
+  signal?: AbortSignal;
+  /** Test hook: replaces the backoff sleep. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** The RAP error text for a refused invocation, in the reference runtime's words, so models see one phrasing. */
+export function refusedText(operation: string, endpoint: string, status: number): string {
+  return (
+    `Error: RAP tool '${operation}' failed: the server at ${describeEndpoint(endpoint)} responded with ` +
+    `HTTP ${status}. No result will arrive for this call.`
+  );
+}
+
+export function unreachableText(
+  operation: string,
+  endpoint: string,
+  reason: string,
+  attempts: number,
+): string {
+  return (
+    `Error: RAP tool '${operation}' failed: the server at ${describeEndpoint(endpoint)} could not be reached ` +
+    `(${reason}; ${attempts} attempt${attempts === 1 ? "" : "s"}). No result will arrive for this call.`
+  );
+}
+
+/**
+ * Posts `invocation` to `endpoint`. Never throws for transport problems: the outcome says what the model should be
+ * told. Redirects are not followed (a 3xx is a refusal): the callback capability goes to the configured endpoint
+ * only.
+ */
+export async function dispatchInvocation(
+  endpoint: string,
+  invocation: Invocation,
+  options: DispatchOptions = {},
+): Promise<DispatchOutcome> {
+  const policy = { ...DEFAULT_RETRY, ...options.retry };
+  const doFetch = options.fetch ?? fetch;
+  const sleep = options.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
+  const body = JSON.stringify(invocation);
+  let lastReason = "network error";
+  for (let attempt = 1; attempt <= policy.attempts; attempt++) {
+    if (attempt > 1) {
+      const base = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 2));
+      await sleep(Math.round(base * (0.5 + Math.random())));
+    }
+    if (options.signal?.aborted) break;
+    const timeout = AbortSignal.timeout(policy.timeoutMs);
+    let response: Response;
+    try {
+      response = await doFetch(endpoint, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body,
+        redirect: "manual",
+        signal: options.signal ? AbortSignal.any([options.signal, timeout]) : timeout,
+      });
+    } catch (error) {
+      lastReason = networkReason(error);
+      continue;
+    }
+    // The runtime does not read the acknowledgement's body (RAP §Transport), but must release the connection.
+    await response.body?.cancel().catch(() => {});
+    if (response.status === 200) return { ok: true, attempts: attempt };
+    if (response.status >= 500 && attempt < policy.attempts) {
+      lastReason = `HTTP ${response.status}`;
+      continue;
+    }
+    return {
+      ok: false,
+      attempts: attempt,
+      status: response.status,
+      text: refusedText(invocation.operation, endpoint, response.status),
+    };
+  }
+  return {
+    ok: false,
+    attempts: policy.attempts,
+    status: undefined,
+    text: unreachableText(invocation.operation, endpoint, lastReason, policy.attempts),
+  };
+}

@@ -1,0 +1,549 @@
+/**
+ * `createRuntime`: the RAP runtime, ready to embed or serve. It discovers toolsets, checks and dispatches
+ * invocations, keeps every call in a durable store until its terminal result, receives callbacks on per-call
+ * capability URLs, times out calls that never answer, and reports through hooks and `waitForResult`.
+ * No model inside: the caller plays the model.
+ */
+
+import { randomBytes, randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { dirname, join } from "node:path";
+import { ensureHome } from "../../core/home.ts";
+import { type Logger, silentLogger } from "../../core/log.ts";
+import type { Secret } from "../../core/secret.ts";
+import { CANCEL_TOOL_CALL_PATH, CLOSE_THREAD_PATH, type Invocation } from "../wire.ts";
+import { type CallbackContext, processCallback, syntheticResult } from "./callbacks.ts";
+import { callbackUrl, keyFrom, loadOrCreateKeyFile, signCallToken } from "./capability.ts";
+import {
+  type PreparedCall,
+  type PrepareRequest,
+  prepareCall,
+  type ToolInfo,
+  toolInfo,
+} from "./catalog.ts";
+import {
+  type Discovery,
+  discoverToolsets,
+  type LoadedToolset,
+  type NameClash,
+} from "./discovery.ts";
+import { InvocationRefusedError, WaitError } from "./errors.ts";
+import { callHook, type RuntimeHooks } from "./hooks.ts";
+import { describeEndpoint, joinBase } from "./http.ts";
+import { dispatchInvocation, type RetryPolicy } from "./invoke.ts";
+import { sendNotice } from "./notices.ts";
+import { createCallbackHandler } from "./receiver.ts";
+import { SerialQueue } from "./serial-queue.ts";
+import { SqliteRuntimeStore } from "./sqlite-store.ts";
+import type { CallRecord, CallResult, CallStatus, RuntimeStore, ThreadEntry } from "./store.ts";
+import { DEFAULT_CALL_TIMEOUT_MS, DeadlineTimer, timeoutText } from "./timeouts.ts";
+import { ResultWaiters } from "./waiters.ts";
+
+/** 7 days: callback URLs must outlive subscriptions, which continue after the call's own result. */
+export const DEFAULT_CALLBACK_TTL_MS = 7 * 24 * 3_600_000;
+export const DB_FILE = "rap-runtime.db";
+export const KEY_FILE = "rap-runtime.key";
+
+export interface RuntimeOptions {
+  /** Tool server base URLs; each serves `{base}/.well-known/rap-toolset`. */
+  toolsetUrls: readonly string[];
+  /** A store of your own (e.g. `new MemoryRuntimeStore()` in tests). Default: SQLite at `dbPath`. */
+  store?: RuntimeStore;
+  /** Default `<AGENTAUTH_HOME>/rap-runtime.db`. */
+  dbPath?: string;
+  /**
+   * The key that signs callback capabilities (≥ 32 bytes). Default: `keyPath`, created owner-only on first use.
+   * Keep it with the database: a new key invalidates every callback URL already handed to tools.
+   */
+  secretKey?: Uint8Array | Secret;
+  /** Default: `rap-runtime.key` next to the database. With a custom store and no key, a random one per process. */
+  keyPath?: string;
+  /**
+   * The URL tools reach this runtime at (callback URLs are `{publicBaseUrl}/callback/{token}`). Default: the
+   * address `listen()` binds. Set it when the runtime sits behind a proxy, or must keep its URLs across restarts
+   * on another port.
+   */
+  publicBaseUrl?: string;
+  /** How long an open call waits for its result (OAuth detour included). Default 15 minutes. */
+  callTimeoutMs?: number;
+  /** Lifetime of a callback URL (at least `callTimeoutMs`). Default 7 days, for subscriptions. */
+  callbackTtlMs?: number;
+  hooks?: RuntimeHooks;
+  logger?: Logger;
+  /** Accept plain http to non-loopback tool servers and auth URLs (a trusted private network only). */
+  allowInsecureHttp?: boolean;
+  retry?: Partial<RetryPolicy>;
+  env?: NodeJS.ProcessEnv;
+  fetch?: typeof fetch;
+  now?: () => number;
+}
+
+export interface InvokeRequest extends PrepareRequest {
+  groupId: string;
+  /** RAP `id`; usually the model's tool-call id. Default: a fresh `call_<uuid>`. */
+  id?: string;
+  /** RAP `call_id`: an optional secondary id the tool echoes. */
+  callId?: string | null;
+  userId?: string | null;
+  threadAncestors?: string[];
+}
+
+export interface InvokeOutcome {
+  groupId: string;
+  id: string;
+  /** True when the tool acknowledged with 200; otherwise the call already has its error result. */
+  accepted: boolean;
+  requiresAuth?: string;
+}
+
+export type SettledCall = CallRecord & { result: CallResult };
+
+export interface ThreadHistory {
+  groupId: string;
+  calls: CallRecord[];
+  entries: ThreadEntry[];
+  views: Record<string, unknown>;
+}
+
+export interface Listening {
+  /** The address bound (`http://127.0.0.1:PORT`). */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface RapRuntime {
+  /** Where callback URLs point; undefined until `listen()` unless configured. */
+  readonly publicBaseUrl: string | undefined;
+  listTools(): ToolInfo[];
+  toolsets(): { name: string; baseUrl: string; endpoint: string; tools: string[] }[];
+  /** Toolsets that failed to load and names exposed by no one because of a clash. */
+  problems(): {
+    failures: { baseUrl: string; code: string; message: string }[];
+    clashes: NameClash[];
+  };
+  /** Fetches every toolset again (a new session SHOULD); a failing one keeps its cached definition. */
+  refreshToolsets(): Promise<void>;
+  /** The local checks `invoke` makes, without sending: throws InvocationRefusedError, flags `requiresAuth`. */
+  prepare(request: PrepareRequest): PreparedCall;
+  invoke(request: InvokeRequest): Promise<InvokeOutcome>;
+  /** Resolves with the call once it has its terminal result (the tool's or a synthetic error). */
+  waitForResult(
+    groupId: string,
+    id: string,
+    options?: { signal?: AbortSignal },
+  ): Promise<SettledCall>;
+  getCall(groupId: string, id: string): Promise<CallRecord | undefined>;
+  thread(groupId: string): Promise<ThreadHistory>;
+  /** Ends the call locally (synthetic error result, subscription dropped) and tells its tool server, once. */
+  cancelCall(groupId: string, id: string): Promise<CallRecord | undefined>;
+  /** Cancels the thread's open calls locally and notifies every tool server (best effort, no retry). */
+  closeThread(groupId: string): Promise<void>;
+  /** Times out overdue calls now (it also happens on start and on a timer). Returns how many. */
+  sweepTimeouts(): Promise<number>;
+  /** The callback receiver, to mount in a server of your own at `publicBaseUrl`'s path. */
+  handleCallback(req: IncomingMessage, res: ServerResponse): void;
+  listen(options?: { port?: number; host?: string }): Promise<Listening>;
+  close(): Promise<void>;
+}
+
+export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime> {
+  const logger = options.logger ?? silentLogger;
+  const now = options.now ?? Date.now;
+  const hooks = options.hooks ?? {};
+  const allowInsecureHttp = options.allowInsecureHttp ?? false;
+  const callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  const callbackTtlMs = Math.max(callTimeoutMs, options.callbackTtlMs ?? DEFAULT_CALLBACK_TTL_MS);
+  if (!(callTimeoutMs > 0))
+    throw new RangeError("callTimeoutMs must be a positive number of milliseconds");
+  for (const url of [
+    ...options.toolsetUrls,
+    ...(options.publicBaseUrl ? [options.publicBaseUrl] : []),
+  ]) {
+    if (!URL.canParse(url)) throw new RangeError(`not a URL: ${describeEndpoint(url)}`);
+  }
+
+  const dbPath = options.store
+    ? undefined
+    : (options.dbPath ?? join(ensureHome(options.env), DB_FILE));
+  const store = options.store ?? new SqliteRuntimeStore(dbPath as string);
+  let key: Uint8Array;
+  try {
+    if (options.secretKey) key = keyFrom(options.secretKey);
+    else if (options.keyPath || dbPath)
+      key = loadOrCreateKeyFile(options.keyPath ?? join(dirname(dbPath as string), KEY_FILE));
+    else {
+      logger.warn("rap.runtime.ephemeral_key", {
+        why: "custom store without secretKey or keyPath",
+      });
+      key = randomBytes(32);
+    }
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+
+  const queue = new SerialQueue();
+  const waiters = new ResultWaiters();
+  const servers = new Set<Listening>();
+  let publicBaseUrl = options.publicBaseUrl?.replace(/\/+$/, "");
+  let closed = false;
+  let discovery: Discovery = { toolsets: [], tools: new Map(), clashes: [], failures: [] };
+
+  const refreshToolsets = async () => {
+    const previous = new Map<string, LoadedToolset>(discovery.toolsets.map((t) => [t.baseUrl, t]));
+    discovery = await discoverToolsets(
+      options.toolsetUrls,
+      { fetch: options.fetch, allowInsecureHttp },
+      previous,
+    );
+    for (const failure of discovery.failures) {
+      logger.warn("rap.runtime.toolset_failed", { baseUrl: failure.baseUrl, error: failure });
+    }
+    for (const clash of discovery.clashes) logger.warn("rap.runtime.name_clash", { ...clash });
+    logger.info("rap.runtime.toolsets", {
+      toolsets: discovery.toolsets.map((t) => t.toolset.name),
+      tools: discovery.tools.size,
+    });
+  };
+
+  /** Reports a terminal call: waiters first (they only resolve), then the hook. */
+  const settle = async (call: CallRecord) => {
+    waiters.settle(call);
+    if (call.result) {
+      await callHook(logger, "onToolResult", hooks.onToolResult, {
+        groupId: call.groupId,
+        id: call.id,
+        call,
+        result: call.result,
+      });
+    }
+  };
+
+  const addStatus = async (groupId: string, id: string | null, text: string) => {
+    const entry = await store.appendEntry(groupId, { kind: "status", at: now(), id, text });
+    await callHook(logger, "onStatus", hooks.onStatus, { groupId, id, text, entry });
+  };
+
+  /** Ends an open call with a runtime-made error, inside the thread's queue; no-op if it already ended. */
+  const endCall = (
+    groupId: string,
+    id: string,
+    to: CallStatus,
+    text: string,
+    endSubscription = false,
+  ) =>
+    queue.run(groupId, async () => {
+      const ended = await store.transition(groupId, id, {
+        from: ["pending", "authorizing"],
+        to,
+        result: syntheticResult(text),
+        at: now(),
+      });
+      if (endSubscription) await store.setSubscription(groupId, id, "active", "ended", now());
+      if (ended) await settle(ended);
+      return ended;
+    });
+
+  const sweepTimeouts = async () => {
+    let count = 0;
+    for (;;) {
+      const overdue = await store.overdueCalls(now(), 100);
+      if (overdue.length === 0) return count;
+      for (const call of overdue) {
+        const ended = await endCall(
+          call.groupId,
+          call.id,
+          "timed_out",
+          timeoutText(call.deadline - call.createdAt),
+        );
+        if (ended) {
+          count++;
+          logger.warn("rap.runtime.timeout", { groupId: call.groupId, id: call.id });
+        }
+      }
+    }
+  };
+
+  const timer = new DeadlineTimer({
+    now,
+    sweep: async () => {
+      try {
+        await sweepTimeouts();
+      } catch (error) {
+        logger.error("rap.runtime.sweep_failed", { error });
+      }
+    },
+    next: () => store.nextDeadline().catch(() => undefined),
+  });
+
+  const context: CallbackContext = {
+    store,
+    hooks,
+    logger,
+    now,
+    settle,
+    status: addStatus,
+    surfaced: new Map(),
+    allowInsecureHttp,
+    postChoice: async (responseUrl, id, selected) => {
+      const outcome = await sendNotice(responseUrl, { id, selected }, { fetch: options.fetch });
+      if (!outcome.ok)
+        logger.warn("rap.runtime.user_choice_failed", { id, reason: outcome.reason });
+      return outcome.ok;
+    },
+  };
+
+  const handleCallback = createCallbackHandler({
+    key,
+    now,
+    logger,
+    basePath: () => (publicBaseUrl ? new URL(publicBaseUrl).pathname : ""),
+    process: (message, respond) =>
+      queue.run(message.group_id, () => processCallback(context, message, respond)),
+  });
+
+  const prepare = (request: PrepareRequest) => prepareCall(discovery, request);
+
+  const invoke = async (request: InvokeRequest): Promise<InvokeOutcome> => {
+    if (closed)
+      throw new InvocationRefusedError("rap_runtime_closed", "The RAP runtime is closed.");
+    const prepared = prepare(request);
+    if (!publicBaseUrl) {
+      throw new InvocationRefusedError(
+        "rap_no_callback_url",
+        "The RAP runtime has no callback URL to give tools: call listen() first or set publicBaseUrl.",
+      );
+    }
+    const { tool } = prepared;
+    const id = request.id ?? `call_${randomUUID()}`;
+    const createdAt = now();
+    const deadline = createdAt + callTimeoutMs;
+    // Recorded before anything is sent: a result can arrive before the acknowledgement, and a crash after the
+    // send must still find the call.
+    await store.createCall({
+      groupId: request.groupId,
+      id,
+      callId: request.callId ?? null,
+      operation: tool.name,
+      arguments: request.arguments,
+      userId: request.userId ?? null,
+      toolset: tool.toolset,
+      baseUrl: tool.baseUrl,
+      requiresAuth: tool.requiresAuth ?? null,
+      createdAt,
+      deadline,
+    });
+    timer.arm(deadline);
+    const log = { groupId: request.groupId, id, operation: tool.name, toolset: tool.toolset };
+    if (tool.requiresAuth) {
+      await callHook(logger, "onRequiresAuth", hooks.onRequiresAuth, {
+        groupId: request.groupId,
+        id,
+        operation: tool.name,
+        toolset: tool.toolset,
+        provider: tool.requiresAuth,
+      });
+    }
+    const token = signCallToken(key, {
+      groupId: request.groupId,
+      id,
+      exp: Math.max(deadline, createdAt + callbackTtlMs),
+    });
+    const invocation: Invocation = {
+      operation: tool.name,
+      arguments: request.arguments,
+      id,
+      call_id: request.callId ?? null,
+      callback_url: callbackUrl(publicBaseUrl, token),
+      group_id: request.groupId,
+      ...(request.threadAncestors?.length ? { thread_ancestors: request.threadAncestors } : {}),
+      user_id: request.userId ?? null,
+    };
+    const outcome = await dispatchInvocation(tool.endpoint, invocation, {
+      retry: options.retry,
+      fetch: options.fetch,
+    });
+    if (outcome.ok) {
+      logger.info("rap.runtime.invoked", { ...log, attempts: outcome.attempts });
+    } else {
+      logger.warn("rap.runtime.invoke_failed", {
+        ...log,
+        status: outcome.status,
+        attempts: outcome.attempts,
+      });
+      await endCall(request.groupId, id, "failed", outcome.text);
+    }
+    return {
+      groupId: request.groupId,
+      id,
+      accepted: outcome.ok,
+      ...(tool.requiresAuth ? { requiresAuth: tool.requiresAuth } : {}),
+    };
+  };
+
+  const waitForResult = async (
+    groupId: string,
+    id: string,
+    waitOptions: { signal?: AbortSignal } = {},
+  ) => {
+    const waiting = waiters.add(groupId, id, waitOptions.signal);
+    const current = await store.getCall(groupId, id).catch((error) => {
+      waiting.cancel();
+      throw error;
+    });
+    if (!current) {
+      waiting.cancel();
+      throw new WaitError(
+        "rap_unknown_call",
+        `No RAP call ${JSON.stringify(id)} in thread ${JSON.stringify(groupId)}.`,
+      );
+    }
+    if (current.result) {
+      waiting.cancel();
+      return current as SettledCall;
+    }
+    return (await waiting.promise) as SettledCall;
+  };
+
+  const cancelCall = async (groupId: string, id: string) => {
+    const call = await store.getCall(groupId, id);
+    if (!call) return undefined;
+    const ended = await endCall(
+      groupId,
+      id,
+      "cancelled",
+      "Error: the tool call was cancelled.",
+      true,
+    );
+    const outcome = await sendNotice(
+      joinBase(call.baseUrl, CANCEL_TOOL_CALL_PATH),
+      { thread_id: groupId, tool_call_id: id },
+      { fetch: options.fetch },
+    );
+    if (!outcome.ok)
+      logger.warn("rap.runtime.cancel_notice_failed", { groupId, id, reason: outcome.reason });
+    return ended ?? (await store.getCall(groupId, id));
+  };
+
+  const closeThread = async (groupId: string) => {
+    for (const call of await store.listCalls(groupId)) {
+      if (call.result === null || call.subscription === "active") {
+        await endCall(
+          groupId,
+          call.id,
+          "cancelled",
+          "Error: the thread was closed before the tool answered.",
+          true,
+        );
+      }
+    }
+    // RAP §Thread closure: to every configured tool server, no retry, not blocking the closure (done above).
+    await Promise.all(
+      [...new Set(options.toolsetUrls)].map(async (base) => {
+        const outcome = await sendNotice(
+          joinBase(base, CLOSE_THREAD_PATH),
+          { thread_id: groupId },
+          { fetch: options.fetch },
+        );
+        if (!outcome.ok)
+          logger.warn("rap.runtime.close_notice_failed", {
+            groupId,
+            baseUrl: describeEndpoint(base),
+            reason: outcome.reason,
+          });
+      }),
+    );
+  };
+
+  const thread = async (groupId: string): Promise<ThreadHistory> => ({
+    groupId,
+    calls: await store.listCalls(groupId),
+    entries: await store.listEntries(groupId),
+    views: await store.listViews(groupId),
+  });
+
+  const listen = async (
+    listenOptions: { port?: number; host?: string } = {},
+  ): Promise<Listening> => {
+    const host = listenOptions.host ?? "127.0.0.1";
+    const server = createServer(handleCallback);
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(listenOptions.port ?? 0, host, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+    const port = (server.address() as AddressInfo).port;
+    const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+    if (!publicBaseUrl) publicBaseUrl = url;
+    const listening: Listening = {
+      url,
+      port,
+      close: () =>
+        new Promise<void>((resolve) => {
+          servers.delete(listening);
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    };
+    servers.add(listening);
+    logger.info("rap.runtime.listening", { url, port });
+    return listening;
+  };
+
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    timer.stop();
+    await Promise.all([...servers].map((s) => s.close()));
+    await queue.drain();
+    waiters.rejectAll(new WaitError("rap_wait_aborted", "The RAP runtime closed."));
+    await store.close();
+  };
+
+  // Start: the catalog, then whatever fell due while the runtime was down, then the timer for the rest.
+  try {
+    await refreshToolsets();
+    await timer.fire();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+
+  return {
+    get publicBaseUrl() {
+      return publicBaseUrl;
+    },
+    listTools: () => [...discovery.tools.values()].map(toolInfo),
+    toolsets: () =>
+      discovery.toolsets.map((t) => ({
+        name: t.toolset.name,
+        baseUrl: t.baseUrl,
+        endpoint: t.toolset.endpoint,
+        tools: t.tools.map((tool) => tool.name),
+      })),
+    problems: () => ({
+      failures: discovery.failures.map((f) => ({
+        baseUrl: f.baseUrl,
+        code: f.code,
+        message: f.message,
+      })),
+      clashes: discovery.clashes,
+    }),
+    refreshToolsets,
+    prepare,
+    invoke,
+    waitForResult,
+    getCall: (groupId, id) => store.getCall(groupId, id),
+    thread,
+    cancelCall,
+    closeThread,
+    sweepTimeouts,
+    handleCallback,
+    listen,
+    close,
+  };
+}

@@ -1,0 +1,321 @@
+/**
+ * The default RuntimeStore: one SQLite file (node:sqlite), WAL, `synchronous=FULL`, a busy timeout, owner-only.
+ * A callback is answered 200 only after its transition is committed here, so a result the tool saw accepted
+ * survives kill -9 and power loss; a crash before the commit makes the tool retry (RAP: retry on 5xx/timeouts).
+ */
+
+import { closeSync, openSync } from "node:fs";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { AgentAuthError } from "../../core/errors.ts";
+import { callExists, RuntimeStoreError } from "./errors.ts";
+import type {
+  CallRecord,
+  CallResult,
+  CallStatus,
+  NewCall,
+  NewThreadEntry,
+  RuntimeStore,
+  SubscriptionState,
+  ThreadEntry,
+  Transition,
+} from "./store.ts";
+
+const SCHEMA_VERSION = 1;
+export const BUSY_TIMEOUT_MS = 5000;
+
+const SCHEMA = `
+CREATE TABLE calls (
+  group_id      TEXT    NOT NULL,
+  id            TEXT    NOT NULL,
+  call_id       TEXT,
+  operation     TEXT    NOT NULL,
+  arguments     TEXT    NOT NULL,
+  user_id       TEXT,
+  toolset       TEXT    NOT NULL,
+  base_url      TEXT    NOT NULL,
+  requires_auth TEXT,
+  status        TEXT    NOT NULL,
+  subscription  TEXT    NOT NULL,
+  result        TEXT,
+  created_at    INTEGER NOT NULL,
+  updated_at    INTEGER NOT NULL,
+  deadline      INTEGER NOT NULL,
+  PRIMARY KEY (group_id, id)
+);
+CREATE INDEX calls_open_deadline ON calls (deadline) WHERE status IN ('pending', 'authorizing');
+CREATE TABLE entries (
+  seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+  group_id TEXT    NOT NULL,
+  at       INTEGER NOT NULL,
+  body     TEXT    NOT NULL
+);
+CREATE INDEX entries_by_group ON entries (group_id, seq);
+CREATE TABLE views (
+  group_id   TEXT    NOT NULL,
+  view_type  TEXT    NOT NULL,
+  content    TEXT    NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (group_id, view_type)
+);
+`;
+
+const OPEN = "status IN ('pending', 'authorizing')";
+
+const SQL = {
+  create: `INSERT INTO calls (group_id, id, call_id, operation, arguments, user_id, toolset, base_url,
+      requires_auth, status, subscription, result, created_at, updated_at, deadline)
+    VALUES ($group_id, $id, $call_id, $operation, $arguments, $user_id, $toolset, $base_url, $requires_auth,
+      'pending', 'none', NULL, $created_at, $created_at, $deadline)
+    ON CONFLICT DO NOTHING RETURNING *`,
+  get: "SELECT * FROM calls WHERE group_id = $group_id AND id = $id",
+  // The status test and the write are one statement: a duplicate delivery, a timeout and a result racing
+  // (even from two processes) can only ever apply one transition.
+  transition: `UPDATE calls SET status = $to, result = COALESCE($result, result),
+      subscription = COALESCE($subscription, subscription), updated_at = $at
+    WHERE group_id = $group_id AND id = $id AND status IN (SELECT value FROM json_each($from))
+    RETURNING *`,
+  setSubscription: `UPDATE calls SET subscription = $to, updated_at = $at
+    WHERE group_id = $group_id AND id = $id AND subscription = $from`,
+  list: "SELECT * FROM calls WHERE group_id = $group_id ORDER BY created_at, rowid",
+  overdue: `SELECT * FROM calls WHERE ${OPEN} AND deadline <= $now ORDER BY deadline LIMIT $limit`,
+  nextDeadline: `SELECT MIN(deadline) AS deadline FROM calls WHERE ${OPEN}`,
+  appendEntry:
+    "INSERT INTO entries (group_id, at, body) VALUES ($group_id, $at, $body) RETURNING seq",
+  listEntries: "SELECT seq, body FROM entries WHERE group_id = $group_id ORDER BY seq",
+  putView: `INSERT INTO views (group_id, view_type, content, updated_at) VALUES ($group_id, $view_type, $content, $at)
+    ON CONFLICT (group_id, view_type) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at`,
+  listViews: "SELECT view_type, content FROM views WHERE group_id = $group_id ORDER BY view_type",
+} as const;
+
+type Row = Record<string, unknown>;
+
+export class SqliteRuntimeStore implements RuntimeStore {
+  readonly path: string;
+  readonly #db: DatabaseSync;
+  readonly #sql: { [K in keyof typeof SQL]: StatementSync };
+
+  constructor(path: string) {
+    this.path = path;
+    this.#db = openRuntimeDatabase(path);
+    try {
+      this.#sql = Object.fromEntries(
+        Object.entries(SQL).map(([name, sql]) => [name, this.#db.prepare(sql)]),
+      ) as { [K in keyof typeof SQL]: StatementSync };
+    } catch (error) {
+      this.#db.close();
+      throw new RuntimeStoreError(
+        "rap_store_io",
+        `The file at ${path} is not an agentauth RAP runtime database (${(error as Error).message}). Move it ` +
+          "aside to start an empty one.",
+        { cause: error },
+      );
+    }
+  }
+
+  async createCall(call: NewCall): Promise<CallRecord> {
+    const row = this.#io(() =>
+      this.#sql.create.get({
+        group_id: call.groupId,
+        id: call.id,
+        call_id: call.callId,
+        operation: call.operation,
+        arguments: JSON.stringify(call.arguments),
+        user_id: call.userId,
+        toolset: call.toolset,
+        base_url: call.baseUrl,
+        requires_auth: call.requiresAuth,
+        created_at: call.createdAt,
+        deadline: call.deadline,
+      }),
+    );
+    if (!row) throw callExists(call.groupId, call.id);
+    return this.#record(row);
+  }
+
+  async getCall(groupId: string, id: string): Promise<CallRecord | undefined> {
+    const row = this.#io(() => this.#sql.get.get({ group_id: groupId, id }));
+    return row ? this.#record(row) : undefined;
+  }
+
+  async transition(groupId: string, id: string, change: Transition) {
+    const row = this.#io(() =>
+      this.#sql.transition.get({
+        group_id: groupId,
+        id,
+        from: JSON.stringify(change.from),
+        to: change.to,
+        result: change.result ? JSON.stringify(change.result) : null,
+        subscription: change.subscription ?? null,
+        at: change.at,
+      }),
+    );
+    return row ? this.#record(row) : undefined;
+  }
+
+  async setSubscription(
+    groupId: string,
+    id: string,
+    from: SubscriptionState,
+    to: SubscriptionState,
+    at: number,
+  ): Promise<boolean> {
+    const info = this.#io(() =>
+      this.#sql.setSubscription.run({ group_id: groupId, id, from, to, at }),
+    );
+    return Number(info.changes) === 1;
+  }
+
+  async listCalls(groupId: string): Promise<CallRecord[]> {
+    return this.#io(() => this.#sql.list.all({ group_id: groupId })).map((r) => this.#record(r));
+  }
+
+  async overdueCalls(now: number, limit = 100): Promise<CallRecord[]> {
+    return this.#io(() => this.#sql.overdue.all({ now, limit })).map((r) => this.#record(r));
+  }
+
+  async nextDeadline(): Promise<number | undefined> {
+    const value = this.#io(() => this.#sql.nextDeadline.get())?.deadline;
+    return typeof value === "number" ? value : undefined;
+  }
+
+  async appendEntry(groupId: string, entry: NewThreadEntry): Promise<ThreadEntry> {
+    const row = this.#io(() =>
+      this.#sql.appendEntry.get({ group_id: groupId, at: entry.at, body: JSON.stringify(entry) }),
+    );
+    return { ...entry, seq: Number(row?.seq) } as ThreadEntry;
+  }
+
+  async listEntries(groupId: string): Promise<ThreadEntry[]> {
+    return this.#io(() => this.#sql.listEntries.all({ group_id: groupId })).map(
+      (row) =>
+        ({ ...(this.#json(row.body, "entry") as object), seq: Number(row.seq) }) as ThreadEntry,
+    );
+  }
+
+  async putView(groupId: string, viewType: string, content: unknown, at: number): Promise<void> {
+    this.#io(() =>
+      this.#sql.putView.run({
+        group_id: groupId,
+        view_type: viewType,
+        content: JSON.stringify(content ?? null),
+        at,
+      }),
+    );
+  }
+
+  async listViews(groupId: string): Promise<Record<string, unknown>> {
+    const rows = this.#io(() => this.#sql.listViews.all({ group_id: groupId }));
+    return Object.fromEntries(
+      rows.map((r) => [String(r.view_type), this.#json(r.content, "view")]),
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.isOpen) this.#db.close();
+  }
+
+  #record(row: Row): CallRecord {
+    const text = (v: unknown) => (typeof v === "string" ? v : null);
+    const num = (v: unknown) => {
+      if (typeof v !== "number") throw this.#corrupt("a numeric column is not a number");
+      return v;
+    };
+    return {
+      groupId: String(row.group_id),
+      id: String(row.id),
+      callId: text(row.call_id),
+      operation: String(row.operation),
+      arguments: this.#json(row.arguments, "arguments") as Record<string, unknown>,
+      userId: text(row.user_id),
+      toolset: String(row.toolset),
+      baseUrl: String(row.base_url),
+      requiresAuth: text(row.requires_auth),
+      status: String(row.status) as CallStatus,
+      subscription: String(row.subscription) as SubscriptionState,
+      result: row.result === null ? null : (this.#json(row.result, "result") as CallResult),
+      createdAt: num(row.created_at),
+      updatedAt: num(row.updated_at),
+      deadline: num(row.deadline),
+    };
+  }
+
+  #json(value: unknown, what: string): unknown {
+    try {
+      return JSON.parse(String(value));
+    } catch (error) {
+      throw this.#corrupt(`the ${what} column is not JSON`, error);
+    }
+  }
+
+  #corrupt(why: string, cause?: unknown): RuntimeStoreError {
+    return new RuntimeStoreError(
+      "rap_store_corrupt",
+      `The RAP runtime database at ${this.path} has a bad row (${why}). Restore it from a backup or move it aside.`,
+      { cause },
+    );
+  }
+
+  #io<T>(run: () => T): T {
+    try {
+      return run();
+    } catch (error) {
+      if (error instanceof AgentAuthError) throw error;
+      throw new RuntimeStoreError(
+        "rap_store_io",
+        `The RAP runtime database at ${this.path} failed (${(error as Error).message}). Check the disk and ` +
+          "that no other program holds the file.",
+        { cause: error },
+      );
+    }
+  }
+}
+
+/** Opens (creating owner-only if needed) a runtime database with the same pragmas as the vault. */
+function openRuntimeDatabase(path: string): DatabaseSync {
+  let db: DatabaseSync | undefined;
+  try {
+    if (path !== ":memory:") closeSync(openSync(path, "a", 0o600));
+    db = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS });
+    db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    const mode = db.prepare("PRAGMA journal_mode = WAL").get()?.journal_mode;
+    if (path !== ":memory:" && mode !== "wal") {
+      throw new Error(`journal_mode is ${String(mode)}, expected wal`);
+    }
+    // FULL: a result acknowledged with 200 will never be sent again by the tool; losing it to a power cut would
+    // lose the call's outcome for good.
+    db.exec("PRAGMA synchronous = FULL");
+    migrate(db, path);
+    return db;
+  } catch (error) {
+    db?.close();
+    if (error instanceof AgentAuthError) throw error;
+    throw new RuntimeStoreError(
+      "rap_store_io",
+      `Cannot open the RAP runtime database at ${path} (${(error as Error).message}). Check that the path is ` +
+        "a writable file and not another program's database.",
+      { cause: error },
+    );
+  }
+}
+
+function migrate(db: DatabaseSync, path: string): void {
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    const version = Number(db.prepare("PRAGMA user_version").get()?.user_version ?? 0);
+    if (version > SCHEMA_VERSION) {
+      throw new RuntimeStoreError(
+        "rap_store_schema_unsupported",
+        `The RAP runtime database at ${path} has schema version ${version}, newer than this agentauth ` +
+          `understands (${SCHEMA_VERSION}). Upgrade agentauth.`,
+      );
+    }
+    if (version === 0) {
+      db.exec(SCHEMA);
+      db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+    }
+    db.exec("COMMIT");
+  } catch (error) {
+    if (db.isTransaction) db.exec("ROLLBACK");
+    throw error;
+  }
+}
