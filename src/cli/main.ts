@@ -6,13 +6,14 @@ import { ACP_USAGE, acpCommand } from "./commands/acp.ts";
 import { DEMO_USAGE, demoCommand } from "./commands/demo.ts";
 import { IDP_USAGE, idpCommand } from "./commands/idp.ts";
 import { LOGIN_USAGE, loginCommand } from "./commands/login.ts";
+import { RAP_USAGE, rapCommand } from "./commands/rap.ts";
 import { VAULT_USAGE, vaultCommand } from "./commands/vault.ts";
 import { type CliIo, EXIT, processIo, reportError, UsageError } from "./io.ts";
 
 export const USAGE = `agentauth: authentication for agent protocols (ACP, AHP, RAP)
 
 Usage:
-${[DEMO_USAGE, LOGIN_USAGE, VAULT_USAGE, ACP_USAGE, IDP_USAGE].join("\n\n")}
+${[DEMO_USAGE, LOGIN_USAGE, VAULT_USAGE, ACP_USAGE, RAP_USAGE, IDP_USAGE].join("\n\n")}
 
 All local state lives under $AGENTAUTH_HOME (default: the platform's data directory).
 The vault key comes from $AGENTAUTH_VAULT_KEY (32 bytes, base64) or a key file created there (mode 0600).
@@ -25,6 +26,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> =
   vault: vaultCommand,
   idp: idpCommand,
   acp: acpCommand,
+  rap: rapCommand,
 };
 
 export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
