@@ -34,6 +34,7 @@ import {
 import { PendingAuthorizations } from "./pending-calls.ts";
 import { CallRunner } from "./runner.ts";
 import { buildToolset, compileOperations } from "./toolset.ts";
+import { WorkQueue } from "./work-queue.ts";
 
 export const INVOKE_PATH = "/invoke";
 export const OAUTH_CALLBACK_PATH = "/oauth/callback";
@@ -119,6 +120,8 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
           logger,
         })
       : undefined;
+  // Processing after the ack, bounded (see work-queue.ts); `workConcurrency` tunes it.
+  const work = new WorkQueue(options.workConcurrency ?? 32);
   const runner = new CallRunner({
     operations,
     calls,
@@ -174,10 +177,12 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
       id: target.id,
       operation: invocation.operation,
     });
-    runner.run(call).catch((error) => {
-      logger.error("rap.call.crashed", { error });
-      runner.fail(call, `${invocation.operation} failed unexpectedly. Try again later.`);
-    });
+    work.enqueue(() =>
+      runner.run(call).catch((error) => {
+        logger.error("rap.call.crashed", { error });
+        runner.fail(call, `${invocation.operation} failed unexpectedly. Try again later.`);
+      }),
+    );
   }
 
   async function cancel(req: IncomingMessage, res: ServerResponse, thread: boolean): Promise<void> {

@@ -1,0 +1,192 @@
+/**
+ * RAP, measured against baselines in the same run:
+ * 1. Invocation acknowledgement: 1,000 concurrent invocations to the tool server (validated, acked, then answered
+ *    by callback) vs a bare node:http handler that answers 200. Latency p50/p99 and throughput; the target is at
+ *    least 0.7 of the bare throughput.
+ * 2. Durable callback ingestion in the runtime (capability check, validation, per-thread queue, SQLite commit) vs a
+ *    node:http handler that inserts the same messages into plain SQLite with the same pragmas.
+ * Every server runs in its own process. Medians over rounds whose order alternates.
+ *
+ * Run: node_modules/.bin/node bench/rap.bench.ts
+ */
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const ROUNDS = 5;
+const INVOCATIONS = 1000;
+const CALLBACKS = 1000;
+const CALLBACK_CONCURRENCY = 16;
+
+const children: ChildProcess[] = [];
+function start(mode: string, env: Record<string, string> = {}): Promise<Record<string, string>> {
+  const child = spawn(
+    process.execPath,
+    ["--no-warnings", join(import.meta.dirname, "fixtures", "rap-server.ts")],
+    {
+      env: { ...process.env, MODE: mode, ...env },
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+      out += chunk;
+      const line = out.split("\n").find((l) => l.includes('"ready"'));
+      if (line) resolve(JSON.parse(line));
+    });
+    child.once("exit", (code) => reject(new Error(`${mode} exited ${code}`)));
+  });
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] ?? 0) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
+};
+const percentile = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? 0;
+const post = (url: string, body: unknown) =>
+  fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  }).then(async (r) => {
+    await r.arrayBuffer();
+    return r.status;
+  });
+
+async function burst(endpoint: string, sink: string, round: number) {
+  const latencies: number[] = [];
+  const start = performance.now();
+  const statuses = await Promise.all(
+    Array.from({ length: INVOCATIONS }, async (_, i) => {
+      const t0 = performance.now();
+      const status = await post(endpoint, {
+        operation: "echo",
+        arguments: { text: `hello ${i}` },
+        id: `call-${round}-${i}`,
+        group_id: `thread-${i % 50}`,
+        callback_url: `${sink}/callback`,
+      });
+      latencies.push(performance.now() - t0);
+      return status;
+    }),
+  );
+  const seconds = (performance.now() - start) / 1000;
+  if (statuses.some((s) => s !== 200))
+    throw new Error(`non-200 acknowledgements: ${statuses.filter((s) => s !== 200).length}`);
+  return {
+    throughput: INVOCATIONS / seconds,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+  };
+}
+
+async function ingest(targets: { url: string; body: unknown }[]) {
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: CALLBACK_CONCURRENCY }, async () => {
+      while (next < targets.length) {
+        const target = targets[next++];
+        if (!target) break;
+        const status = await post(target.url, target.body);
+        if (status !== 200) throw new Error(`callback answered ${status}`);
+      }
+    }),
+  );
+  return targets.length / ((performance.now() - start) / 1000);
+}
+
+const dir = mkdtempSync(join(tmpdir(), "agentauth-rap-bench-"));
+try {
+  const sink = (await start("sink")).url as string;
+  const tool = (await start("tool")).url as string;
+  const bare = (await start("bare")).url as string;
+  const toolEndpoint = `${tool}/invoke`;
+  const results = {
+    tool: [] as Awaited<ReturnType<typeof burst>>[],
+    bare: [] as Awaited<ReturnType<typeof burst>>[],
+  };
+  await burst(toolEndpoint, sink, -1); // warm-up
+  await burst(bare, sink, -2);
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? (["tool", "bare"] as const) : (["bare", "tool"] as const);
+    for (const which of order) {
+      results[which].push(await burst(which === "tool" ? toolEndpoint : bare, sink, round));
+      await new Promise((r) => setTimeout(r, 300)); // let the tool's callbacks drain before the next burst
+    }
+  }
+
+  const standIn = (await start("stand-in")).url as string;
+  const runtime = await start("runtime", { TOOLSET: standIn, DIR: dir });
+  const plain = (await start("plain-sqlite", { DIR: dir })).url as string;
+  const runtimeRates: number[] = [];
+  const plainRates: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    await post(String(runtime.control), { count: CALLBACKS, group: `g${round}` });
+    const seen = (await (await fetch(`${standIn}/seen`)).json()) as string[];
+    const calls = seen.map(
+      (s) => JSON.parse(s) as { id: string; group_id: string; callback_url: string },
+    );
+    const message = (c: { id: string; group_id: string }) => ({
+      type: "tool_result",
+      group_id: c.group_id,
+      id: c.id,
+      text: "done",
+    });
+    const runtimeTargets = calls.map((c) => ({ url: c.callback_url, body: message(c) }));
+    const plainTargets = calls.map((c) => ({ url: plain, body: message(c) }));
+    if (round % 2 === 0) {
+      runtimeRates.push(await ingest(runtimeTargets));
+      plainRates.push(await ingest(plainTargets));
+    } else {
+      plainRates.push(await ingest(plainTargets));
+      runtimeRates.push(await ingest(runtimeTargets));
+    }
+  }
+
+  const t = {
+    throughput: median(results.tool.map((r) => r.throughput)),
+    p50: median(results.tool.map((r) => r.p50)),
+    p99: median(results.tool.map((r) => r.p99)),
+  };
+  const b = {
+    throughput: median(results.bare.map((r) => r.throughput)),
+    p50: median(results.bare.map((r) => r.p50)),
+    p99: median(results.bare.map((r) => r.p99)),
+  };
+  const ri = median(runtimeRates);
+  const pi = median(plainRates);
+  console.log(
+    `rap bench: ${ROUNDS} rounds; ${INVOCATIONS} concurrent invocations; ${CALLBACKS} callbacks, ${CALLBACK_CONCURRENCY} in flight`,
+  );
+  console.log("measure                               tool/runtime     baseline      ratio");
+  console.log(
+    `ack throughput (invocations/s)      ${t.throughput.toFixed(0).padStart(12)} ${b.throughput.toFixed(0).padStart(12)} ${(t.throughput / b.throughput).toFixed(3).padStart(10)}`,
+  );
+  console.log(
+    `ack latency p50 (ms)                ${t.p50.toFixed(1).padStart(12)} ${b.p50.toFixed(1).padStart(12)} ${(t.p50 / b.p50).toFixed(3).padStart(10)}`,
+  );
+  console.log(
+    `ack latency p99 (ms)                ${t.p99.toFixed(1).padStart(12)} ${b.p99.toFixed(1).padStart(12)} ${(t.p99 / b.p99).toFixed(3).padStart(10)}`,
+  );
+  console.log(
+    `durable callback ingestion (msg/s)  ${ri.toFixed(0).padStart(12)} ${pi.toFixed(0).padStart(12)} ${(ri / pi).toFixed(3).padStart(10)}`,
+  );
+  console.log(
+    JSON.stringify({
+      bench: "rap",
+      rounds: ROUNDS,
+      ack: { tool: t, bare: b, throughputRatio: t.throughput / b.throughput },
+      ingestion: { runtime: ri, plainSqlite: pi, ratio: ri / pi },
+    }),
+  );
+} finally {
+  for (const child of children) child.kill();
+  rmSync(dir, { recursive: true, force: true });
+}
