@@ -7,7 +7,10 @@ test("[RAP-tool-work-bounded] accepted calls run at most `concurrency` at once, 
   let running = 0;
   let peak = 0;
   const order: number[] = [];
-  const done = Promise.withResolvers<void>();
+  let finish: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
   for (let i = 0; i < 20; i++) {
     queue.enqueue(async () => {
       running++;
@@ -15,11 +18,11 @@ test("[RAP-tool-work-bounded] accepted calls run at most `concurrency` at once, 
       order.push(i);
       await new Promise((r) => setTimeout(r, 2));
       running--;
-      if (order.length === 20 && running === 0) done.resolve();
+      if (order.length === 20 && running === 0) finish();
       if (i === 5) throw new Error("a failing task does not stop the queue");
     });
   }
-  await done.promise;
+  await done;
   assert.equal(peak, 3);
   assert.deepEqual(
     order,
