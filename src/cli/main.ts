@@ -3,6 +3,7 @@
 
 import { createLogger } from "../core/log.ts";
 import { ACP_USAGE, acpCommand } from "./commands/acp.ts";
+import { AHP_USAGE, ahpCommand } from "./commands/ahp.ts";
 import { DEMO_USAGE, demoCommand } from "./commands/demo.ts";
 import { IDP_USAGE, idpCommand } from "./commands/idp.ts";
 import { LOGIN_USAGE, loginCommand } from "./commands/login.ts";
@@ -13,7 +14,7 @@ import { type CliIo, EXIT, processIo, reportError, UsageError } from "./io.ts";
 export const USAGE = `agentauth: authentication for agent protocols (ACP, AHP, RAP)
 
 Usage:
-${[DEMO_USAGE, LOGIN_USAGE, VAULT_USAGE, ACP_USAGE, RAP_USAGE, IDP_USAGE].join("\n\n")}
+${[DEMO_USAGE, LOGIN_USAGE, VAULT_USAGE, ACP_USAGE, AHP_USAGE, RAP_USAGE, IDP_USAGE].join("\n\n")}
 
 All local state lives under $AGENTAUTH_HOME (default: the platform's data directory).
 The vault key comes from $AGENTAUTH_VAULT_KEY (32 bytes, base64) or a key file created there (mode 0600).
@@ -27,6 +28,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> =
   idp: idpCommand,
   acp: acpCommand,
   rap: rapCommand,
+  ahp: ahpCommand,
 };
 
 export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {

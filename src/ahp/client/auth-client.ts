@@ -1,0 +1,398 @@
+/**
+ * The AHP client: connects, negotiates a dialect, reads what the host protects, authenticates with tokens from
+ * the OAuth engine and the vault, retries a command once after `-32007`, and renews on expiry notices (and, when
+ * asked, shortly before expiry) without ever replaying a challenged token.
+ */
+
+import { randomUUID } from "node:crypto";
+import type { CredentialRecord } from "../../vault/index.ts";
+import { AhpErrorCodes, AhpMethods, ROOT_CHANNEL, SubscribeResultSchema } from "../wire.ts";
+import {
+  type AuthenticationOutcome,
+  authenticateParams,
+  outcomeOf,
+  readAuthenticateResult,
+} from "./authenticate.ts";
+import { ResourceCredentials, type ResourceCredentialsOptions } from "./credentials.ts";
+import {
+  AhpAuthRequiredError,
+  AhpProtocolError,
+  AhpRequestError,
+  AhpUnknownResourceError,
+  clip,
+} from "./errors.ts";
+import { remainingSeconds } from "./expires-in.ts";
+import { negotiate } from "./negotiate.ts";
+import { renewalDelayMs } from "./renewal.ts";
+import {
+  type AhpResource,
+  type Dialect,
+  readAuthNotification,
+  readAuthRequiredData,
+  resourcesFromRootState,
+} from "./resources.ts";
+import { RpcErrorAnswer, type RpcSocket, type RpcSocketOptions } from "./rpc-socket.ts";
+import { type ResourceStatus, resourceStatus } from "./status.ts";
+
+export type RenewalTrigger = "expired" | "required" | "challenge" | "scheduled";
+
+/** One line of `ahp login --stay`: which resource was re-authenticated, why, and for how long. Never a token. */
+export interface RenewalEvent {
+  event: "renewed";
+  resource: string;
+  trigger: RenewalTrigger;
+  expiresIn?: number;
+}
+
+export interface ConnectAhpOptions extends ResourceCredentialsOptions, RpcSocketOptions {
+  /** Dialects to try, in order. Default `["1.x", "seed"]`. */
+  dialects?: readonly Dialect[];
+  /** Default: a random UUID per connection. */
+  clientId?: string;
+  /** Renew each token shortly before it expires (for long-lived connections). Default false: on notices only. */
+  renewBeforeExpiry?: boolean;
+  onRenewal?: (event: RenewalEvent) => void;
+  /** A background renewal failed (the host will send `-32007` or a new notice later). */
+  onRenewalError?: (error: Error, resource: string) => void;
+  /** The connection ended without `close()`. */
+  onDisconnect?: (error: Error) => void;
+  now?: () => number;
+}
+
+interface Authenticated {
+  outcome: AuthenticationOutcome;
+  /** Kept so a renewal knows which token the host holds (and must never get again after a challenge). */
+  credential: CredentialRecord;
+  timer?: NodeJS.Timeout;
+}
+
+export class AhpClient {
+  readonly url: string;
+  readonly dialect: Dialect;
+  readonly protocolVersion: string | number;
+  readonly #socket: RpcSocket;
+  readonly #credentials: ResourceCredentials;
+  readonly #options: ConnectAhpOptions;
+  readonly #resources = new Map<string, AhpResource>();
+  readonly #authenticated = new Map<string, Authenticated>();
+  readonly #inflight = new Map<string, Promise<AuthenticationOutcome>>();
+  #closed = false;
+
+  /** Use `connectAhpHost`. */
+  constructor(
+    url: string,
+    socket: RpcSocket,
+    dialect: Dialect,
+    protocolVersion: string | number,
+    options: ConnectAhpOptions,
+  ) {
+    this.url = url;
+    this.#socket = socket;
+    this.dialect = dialect;
+    this.protocolVersion = protocolVersion;
+    this.#options = options;
+    this.#credentials = new ResourceCredentials(options);
+    socket.onNotification((method, params) => this.#onNotification(method, params));
+    socket.onClose((error) => {
+      this.#stopTimers();
+      this.#closed = true;
+      options.onDisconnect?.(error);
+    });
+  }
+
+  /** What the host protects, as advertised so far (root state, -32007 data, auth/required). */
+  resources(): AhpResource[] {
+    return [...this.#resources.values()];
+  }
+
+  /** Ids (1.x `resource`, seed `schemeId`) this connection has authenticated and not since been told expired. */
+  authenticatedResources(): string[] {
+    return [...this.#authenticated.keys()];
+  }
+
+  /** Per resource: the vault's credential (no secrets) and whether this connection is authenticated for it. */
+  async status(): Promise<ResourceStatus[]> {
+    const now = this.#now();
+    return Promise.all(
+      this.resources().map(async (resource) =>
+        resourceStatus(
+          resource,
+          await this.#credentials.find(resource),
+          this.#authenticated.has(resource.id),
+          now,
+        ),
+      ),
+    );
+  }
+
+  /**
+   * Authenticates for `ids` (default: every advertised resource), all at once. Rejects with the first failure
+   * after every attempt has settled; resources that succeeded stay authenticated.
+   */
+  async authenticate(ids?: readonly string[]): Promise<AuthenticationOutcome[]> {
+    const targets = (ids ?? this.resources().map((r) => r.id)).map((id) => this.#resource(id));
+    const settled = await Promise.allSettled(
+      targets.map((resource) => this.#authenticateFlight(resource, "initial")),
+    );
+    const failure = settled.find((s) => s.status === "rejected");
+    if (failure) throw failure.reason;
+    return settled.map((s) => (s as PromiseFulfilledResult<AuthenticationOutcome>).value);
+  }
+
+  /** Any host command; on `-32007` authenticates what the host names and retries exactly once. */
+  async request(method: string, params?: unknown): Promise<unknown> {
+    try {
+      return await this.#socket.request(method, params ?? {});
+    } catch (error) {
+      const ids = this.#challengeIds(error);
+      if (!ids) throw mapError(error, method);
+      await Promise.all(ids.map((id) => this.#authenticateFlight(this.#resource(id), "challenge")));
+      try {
+        return await this.#socket.request(method, params ?? {});
+      } catch (retryError) {
+        const again = this.#challengeIds(retryError);
+        if (!again) throw mapError(retryError, method);
+        for (const id of again) this.#forget(id);
+        throw new AhpAuthRequiredError(
+          `The host still requires authentication for ${again.join(", ")} after one sign-in and one retry of ${method}.`,
+          again,
+        );
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#stopTimers();
+    await this.#socket.close();
+  }
+
+  /** Reads the 1.x root state: from the initialize snapshot, else by subscribing. */
+  async loadRootState(snapshotState?: unknown): Promise<void> {
+    let state = snapshotState;
+    if (state === undefined) {
+      const result = SubscribeResultSchema.safeParse(
+        await this.#socket.request(AhpMethods.subscribe, { channel: ROOT_CHANNEL }),
+      );
+      if (!result.success || !result.data.snapshot) {
+        throw new AhpProtocolError("The host's root-state subscription answered no snapshot.");
+      }
+      state = result.data.snapshot.state;
+    }
+    for (const resource of resourcesFromRootState(state))
+      this.#resources.set(resource.id, resource);
+  }
+
+  addResources(resources: AhpResource[]): void {
+    for (const resource of resources) {
+      if (!this.#resources.has(resource.id)) this.#resources.set(resource.id, resource);
+    }
+  }
+
+  /** The ids a `-32007` answer names (merging any metadata it carries), or undefined for any other error. */
+  #challengeIds(error: unknown): string[] | undefined {
+    if (!(error instanceof RpcErrorAnswer) || error.rpc.code !== AhpErrorCodes.AuthRequired) {
+      return undefined;
+    }
+    const read = readAuthRequiredData(this.dialect, error.rpc.data);
+    this.addResources(read.metadata);
+    if (read.ids.length === 0) {
+      throw new AhpProtocolError("The host answered -32007 without naming any resource.");
+    }
+    return read.ids;
+  }
+
+  #resource(id: string): AhpResource {
+    const resource = this.#resources.get(id);
+    if (!resource) {
+      throw new AhpUnknownResourceError(
+        `The host never advertised ${clip(id)}; no token will be sent for it. Known: ${
+          this.resources()
+            .map((r) => r.id)
+            .join(", ") || "none"
+        }.`,
+      );
+    }
+    return resource;
+  }
+
+  /** One authentication per resource at a time: an expiry notice and a -32007 arriving together share it. */
+  #authenticateFlight(
+    resource: AhpResource,
+    trigger: RenewalTrigger | "initial",
+  ): Promise<AuthenticationOutcome> {
+    const existing = this.#inflight.get(resource.id);
+    if (existing) return existing;
+    const promise = this.#authenticateOne(resource, trigger).finally(() =>
+      this.#inflight.delete(resource.id),
+    );
+    this.#inflight.set(resource.id, promise);
+    return promise;
+  }
+
+  async #authenticateOne(
+    resource: AhpResource,
+    trigger: RenewalTrigger | "initial",
+  ): Promise<AuthenticationOutcome> {
+    const previous = this.#authenticated.get(resource.id)?.credential;
+    this.#forget(resource.id);
+    // A challenge or expiry notice names the token this connection sent: never send it again.
+    let record =
+      trigger === "expired" || trigger === "challenge"
+        ? previous
+          ? await this.#credentials.renew(resource, previous, true)
+          : await this.#credentials.obtain(resource)
+        : trigger === "scheduled" && previous
+          ? await this.#credentials.renew(resource, previous, false)
+          : await this.#credentials.obtain(resource);
+    for (let attempt = 0; ; attempt++) {
+      // Computed at send time from the stored expiry: a token that is (nearly) gone is renewed, not sent.
+      if (remainingSeconds(record.expiresAt, this.#now()) === 0) {
+        record = await this.#credentials.renew(resource, record, false);
+      }
+      const expiresIn = remainingSeconds(record.expiresAt, this.#now());
+      const params = authenticateParams(this.dialect, resource, record, expiresIn);
+      let accepted: boolean;
+      try {
+        accepted = readAuthenticateResult(
+          this.dialect,
+          await this.#socket.request(AhpMethods.authenticate, params),
+        );
+      } catch (error) {
+        if (!(error instanceof RpcErrorAnswer) || error.rpc.code !== AhpErrorCodes.AuthRequired) {
+          throw mapError(error, AhpMethods.authenticate);
+        }
+        accepted = false;
+      }
+      if (accepted) {
+        const outcome = outcomeOf(resource, record, expiresIn);
+        this.#remember(resource, outcome, record);
+        if (trigger !== "initial") {
+          this.#options.onRenewal?.({
+            event: "renewed",
+            resource: resource.id,
+            trigger,
+            expiresIn,
+          });
+        }
+        return outcome;
+      }
+      if (attempt >= 1) {
+        throw new AhpAuthRequiredError(
+          `The host refused the token for ${resource.label} twice (after a renewal); sign in again with 'agentauth ahp login'.`,
+          [resource.id],
+        );
+      }
+      record = await this.#credentials.renew(resource, record, true);
+    }
+  }
+
+  #remember(
+    resource: AhpResource,
+    outcome: AuthenticationOutcome,
+    credential: CredentialRecord,
+  ): void {
+    const entry: Authenticated = { outcome, credential };
+    const delay = this.#options.renewBeforeExpiry
+      ? renewalDelayMs(credential.expiresAt, this.#now())
+      : undefined;
+    if (delay !== undefined && !this.#closed) {
+      entry.timer = setTimeout(() => this.#background(resource.id, "scheduled"), delay);
+      entry.timer.unref();
+    }
+    this.#authenticated.set(resource.id, entry);
+  }
+
+  #forget(id: string): void {
+    const entry = this.#authenticated.get(id);
+    if (entry?.timer) clearTimeout(entry.timer);
+    this.#authenticated.delete(id);
+  }
+
+  #onNotification(method: string, params: unknown): void {
+    let notice: ReturnType<typeof readAuthNotification>;
+    try {
+      notice = readAuthNotification(this.dialect, method, params);
+    } catch (error) {
+      this.#options.onRenewalError?.(error as Error, "");
+      return;
+    }
+    if (!notice) return;
+    if (notice.metadata) this.addResources([notice.metadata]);
+    if (notice.reason === "expired") {
+      this.#background(notice.id, "expired");
+    } else if (notice.reason === "required") {
+      const wasAuthenticated = this.#authenticated.has(notice.id);
+      this.#forget(notice.id);
+      if (wasAuthenticated || this.#options.renewBeforeExpiry)
+        this.#background(notice.id, "required");
+    }
+  }
+
+  #background(id: string, trigger: RenewalTrigger): void {
+    if (this.#closed) return;
+    let resource: AhpResource;
+    try {
+      resource = this.#resource(id);
+    } catch (error) {
+      this.#options.onRenewalError?.(error as Error, id);
+      return;
+    }
+    this.#authenticateFlight(resource, trigger).catch((error: Error) => {
+      if (!this.#closed) this.#options.onRenewalError?.(error, id);
+    });
+  }
+
+  #stopTimers(): void {
+    for (const entry of this.#authenticated.values()) if (entry.timer) clearTimeout(entry.timer);
+  }
+
+  #now(): number {
+    return this.#options.now?.() ?? Date.now();
+  }
+}
+
+/**
+ * Connects to an AHP host, negotiates a dialect and reads what it protects.
+ *
+ * @example
+ * ```ts
+ * const client = await connectAhpHost("ws://127.0.0.1:7000", { store: openVault() });
+ * await client.authenticate();          // stored credentials, refreshed when due
+ * await client.request("whoami", {});   // -32007 → authenticate → one retry
+ * await client.close();
+ * ```
+ */
+export async function connectAhpHost(url: string, options: ConnectAhpOptions): Promise<AhpClient> {
+  const { socket, negotiated } = await negotiate(url, {
+    ...options,
+    clientId: options.clientId ?? randomUUID(),
+  });
+  const client = new AhpClient(
+    url,
+    socket,
+    negotiated.dialect,
+    negotiated.protocolVersion,
+    options,
+  );
+  try {
+    if (negotiated.dialect === "1.x") await client.loadRootState(negotiated.rootSnapshot?.state);
+    else client.addResources(negotiated.resources);
+  } catch (error) {
+    await client.close();
+    throw mapError(error, "subscribe");
+  }
+  return client;
+}
+
+function mapError(error: unknown, method: string): Error {
+  if (error instanceof RpcErrorAnswer) {
+    return new AhpRequestError(
+      `The host refused ${method}: ${clip(error.rpc.message)} (${error.rpc.code}).`,
+      {
+        rpcCode: error.rpc.code,
+      },
+    );
+  }
+  return error as Error;
+}

@@ -1,0 +1,89 @@
+/**
+ * The AHP client's typed errors: one class per kind of failure, a stable `code`, a message that says what to do
+ * next. Messages may quote what the host said (its JSON-RPC error message, clipped), never its `data` or a token.
+ */
+
+import { AgentAuthError } from "../../core/errors.ts";
+
+/** The WebSocket could not be opened, or it closed while a request was outstanding. */
+export class AhpConnectError extends AgentAuthError {
+  declare readonly code: "ahp_connect_failed";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("ahp_connect_failed", message, options);
+  }
+}
+
+/** No dialect both sides speak: the host refused every version offered (-32005) or answered none usably. */
+export class AhpVersionError extends AgentAuthError {
+  declare readonly code: "ahp_version_unsupported";
+  /** What the host said it supports, when it said (`data.supportedVersions`). */
+  readonly supportedVersions: readonly (string | number)[];
+  constructor(message: string, supportedVersions: readonly (string | number)[] = []) {
+    super("ahp_version_unsupported", message);
+    this.supportedVersions = supportedVersions;
+  }
+}
+
+/** Still `AuthRequired` (-32007) after one authentication and one retry, or no credential could be obtained. */
+export class AhpAuthRequiredError extends AgentAuthError {
+  declare readonly code: "ahp_auth_required";
+  /** The resources (1.x `resource`, seed `schemeId`) the host still wants. */
+  readonly resources: readonly string[];
+  constructor(message: string, resources: readonly string[], options?: { cause?: unknown }) {
+    super("ahp_auth_required", message, options);
+    this.resources = resources;
+  }
+}
+
+/** A resource was named that the host never advertised: the client will not send a token for it. */
+export class AhpUnknownResourceError extends AgentAuthError {
+  declare readonly code: "ahp_unknown_resource";
+  constructor(message: string) {
+    super("ahp_unknown_resource", message);
+  }
+}
+
+/** The host broke the protocol: malformed JSON, a shape that fails validation, a binary frame. */
+export class AhpProtocolError extends AgentAuthError {
+  declare readonly code: "ahp_protocol_error";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("ahp_protocol_error", message, options);
+  }
+}
+
+/** Any other JSON-RPC error answer from the host. */
+export class AhpRequestError extends AgentAuthError {
+  declare readonly code: "ahp_request_failed";
+  readonly rpcCode: number;
+  constructor(message: string, options: { rpcCode: number; cause?: unknown }) {
+    super("ahp_request_failed", message, options);
+    this.rpcCode = options.rpcCode;
+  }
+}
+
+/** A request got no answer within its time limit. */
+export class AhpTimeoutError extends AgentAuthError {
+  declare readonly code: "ahp_timeout";
+  constructor(message: string) {
+    super("ahp_timeout", message);
+  }
+}
+
+/** The connection was closed by this side; connect again. */
+export class AhpClosedError extends AgentAuthError {
+  declare readonly code: "ahp_closed";
+  constructor(message = "The AHP connection is closed; connect again.") {
+    super("ahp_closed", message);
+  }
+}
+
+/** Host-supplied text in our messages: one line, bounded, so a hostile host cannot flood a terminal. */
+export function clip(text: unknown, max = 200): string {
+  const line = String(text).replace(CONTROL_CHARS, " ").trim();
+  return line.length > max ? `${line.slice(0, max)}…` : line;
+}
+
+/** C0 and C1 control characters (terminal escape sequences start with them), newlines and tabs included. */
+const CONTROL_CHARS =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point.
+  /[\u0000-\u001f\u007f-\u009f]+/g;

@@ -1,0 +1,62 @@
+/** One resource's state from this client's side, pure: the vault's credential (never a secret) and this connection. */
+
+import type { CredentialSummary } from "../../vault/index.ts";
+import { remainingSeconds } from "./expires-in.ts";
+import type { AhpResource } from "./resources.ts";
+
+export interface ResourceStatus {
+  id: string;
+  resource: string;
+  label: string;
+  required: boolean;
+  authorizationServers: string[];
+  scopes: string[];
+  agents: string[];
+  credential: {
+    present: boolean;
+    status?: "active" | "login_required";
+    vaultId?: string;
+    subject?: string;
+    issuer?: string;
+    account?: string;
+    /** ms since the epoch; absent when unknown. */
+    expiresAt?: number;
+    expiresIn?: number;
+    expired?: boolean;
+    refreshable?: boolean;
+  };
+  authenticated: boolean;
+}
+
+export function resourceStatus(
+  resource: AhpResource,
+  found: CredentialSummary | undefined,
+  authenticated: boolean,
+  now: number,
+): ResourceStatus {
+  const left = remainingSeconds(found?.expiresAt, now);
+  return {
+    id: resource.id,
+    resource: resource.resource,
+    label: resource.label,
+    required: resource.required,
+    authorizationServers: resource.authorizationServers,
+    scopes: resource.scopes,
+    agents: resource.agents,
+    credential: found
+      ? {
+          present: true,
+          status: found.status,
+          vaultId: found.id,
+          subject: found.subject,
+          issuer: found.issuer,
+          account: found.account.label ?? found.account.email ?? found.account.name,
+          expiresAt: found.expiresAt,
+          expiresIn: left,
+          expired: left === undefined ? undefined : left === 0,
+          refreshable: found.has.refreshToken,
+        }
+      : { present: false },
+    authenticated,
+  };
+}

@@ -1,0 +1,333 @@
+/**
+ * One client connection: JSON-RPC framing (one message per text frame), the `initialize` handshake that picks the
+ * dialect, root-state reads, `authenticate`, the deprecated `setAuthToken`, and gated commands. Every request gets
+ * a JSON-RPC answer, whatever it holds; params are never logged (they may carry a token).
+ */
+
+import type { Logger } from "../../core/log.ts";
+import {
+  AhpErrorCodes,
+  AhpMethods,
+  AuthenticateParams1xSchema,
+  AuthenticateParamsSeedSchema,
+  InitializeParams1xSchema,
+  InitializeParamsSeedSchema,
+  type JsonRpcError,
+  type JsonRpcId,
+  JsonRpcIncomingSchema,
+  ROOT_CHANNEL,
+  SetAuthTokenParamsSchema,
+  type Snapshot,
+  SubscribeParamsSchema,
+} from "../wire.ts";
+import { AuthSession } from "./auth-session.ts";
+import type { HostContext } from "./context.ts";
+import type { Notification } from "./dialect.ts";
+import {
+  type Dialect,
+  detectDialect,
+  negotiate1x,
+  negotiateSeed,
+  supportedVersions,
+} from "./negotiate.ts";
+import type { RegisteredResource } from "./resources.ts";
+
+/** What the transport gives a connection: send one message, close. */
+export interface Peer {
+  send(message: unknown): void;
+  /** Closes after pending sends. */
+  close(code: number, reason: string): void;
+}
+
+type Reply = { result: unknown } | { error: JsonRpcError };
+
+const RESERVED = new Set<string>(Object.values(AhpMethods));
+
+export function isReservedMethod(name: string): boolean {
+  return RESERVED.has(name);
+}
+
+export class AhpConnection {
+  readonly id: string;
+  readonly #host: HostContext;
+  readonly #peer: Peer;
+  readonly #log: Logger;
+  #dialect: Dialect | undefined;
+  #auth: AuthSession | undefined;
+  #warnedSetAuthToken = false;
+
+  constructor(id: string, host: HostContext, peer: Peer) {
+    this.id = id;
+    this.#host = host;
+    this.#peer = peer;
+    this.#log = host.logger.child({ connection: id });
+  }
+
+  /** One frame. Binary frames are refused: AHP carries one JSON-RPC message per *text* frame. */
+  async receive(data: string | Buffer, isBinary: boolean): Promise<void> {
+    if (isBinary) {
+      return this.#answer(
+        null,
+        invalid(
+          AhpErrorCodes.InvalidRequest,
+          "Binary frames are not accepted: send one JSON-RPC message per text frame.",
+        ),
+      );
+    }
+    const text = typeof data === "string" ? data : data.toString("utf8");
+    if (Buffer.byteLength(text) > this.#host.maxMessageBytes) {
+      return this.#answer(
+        null,
+        invalid(
+          AhpErrorCodes.InvalidRequest,
+          `Message too large (limit ${this.#host.maxMessageBytes} bytes).`,
+        ),
+      );
+    }
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      return this.#answer(
+        null,
+        invalid(AhpErrorCodes.ParseError, "Parse error: the frame is not valid JSON."),
+      );
+    }
+    const parsed = JsonRpcIncomingSchema.safeParse(raw);
+    if (!parsed.success) {
+      // Answer the sender's id when it is a usable one; JSON-RPC batches are not part of AHP.
+      if (isResponse(raw)) return; // a stray response: this host sends no requests
+      const id = idOf(raw);
+      return this.#answer(
+        id ?? null,
+        invalid(
+          AhpErrorCodes.InvalidRequest,
+          "Invalid Request: expected one JSON-RPC 2.0 request or notification object.",
+        ),
+      );
+    }
+    const { id, method, params } = parsed.data;
+    if (id === undefined) return this.#notification(method, params);
+    let reply: Reply;
+    try {
+      reply = await this.#request(method, params);
+    } catch (error) {
+      this.#log.error("ahp.request_failed", { method, error });
+      reply = invalid(AhpErrorCodes.InternalError, "Internal error.");
+    }
+    this.#answer(id, reply);
+  }
+
+  /** A resource registered after this connection initialized. */
+  resourceAdded(resource: RegisteredResource): void {
+    this.#auth?.announceRequired(resource);
+  }
+
+  closed(): void {
+    this.#auth?.close();
+    this.#log.info("ahp.disconnected");
+  }
+
+  async #request(method: string, params: unknown): Promise<Reply> {
+    if (method === AhpMethods.ping) return { result: {} };
+    if (method === AhpMethods.initialize) return this.#initialize(params);
+    const auth = this.#auth;
+    const dialect = this.#dialect;
+    if (!auth || !dialect) {
+      return invalid(AhpErrorCodes.InvalidRequest, "Send initialize first.");
+    }
+    if (method === AhpMethods.subscribe) return this.#subscribe(params);
+    if (method === AhpMethods.authenticate) return this.#authenticate(auth, dialect, params);
+    const command = this.#host.commands.get(method);
+    if (!command) return invalid(AhpErrorCodes.MethodNotFound, `Method not found: ${clip(method)}`);
+    const refusal = await auth.check(command.options);
+    if (refusal) return { error: refusal };
+    const result = await command.handler(params, {
+      connectionId: this.id,
+      dialect,
+      authenticated: auth.authenticated(),
+      logger: this.#log,
+    });
+    return { result: result ?? {} };
+  }
+
+  #initialize(params: unknown): Reply {
+    if (this.#dialect) return invalid(AhpErrorCodes.InvalidRequest, "Already initialized.");
+    const dialect = detectDialect(params);
+    if (!dialect) {
+      return invalid(
+        AhpErrorCodes.InvalidParams,
+        "initialize needs protocolVersions (string[], AHP 1.x) or a numeric protocolVersion.",
+      );
+    }
+    const root: Snapshot = {
+      resource: ROOT_CHANNEL,
+      state: this.#host.registry.rootState(),
+      fromSeq: 0,
+    };
+    if (dialect === "1.x") {
+      const p = InitializeParams1xSchema.safeParse(params);
+      if (!p.success) return invalidParams(p.error);
+      const version = negotiate1x(p.data.protocolVersions);
+      if (!version) return this.#unsupported(dialect);
+      this.#start(dialect, version);
+      return {
+        result: {
+          protocolVersion: version,
+          serverSeq: 0,
+          serverInfo: this.#host.serverInfo,
+          snapshots: (p.data.initialSubscriptions ?? []).includes(ROOT_CHANNEL) ? [root] : [],
+        },
+      };
+    }
+    const p = InitializeParamsSeedSchema.safeParse(params);
+    if (!p.success) return invalidParams(p.error);
+    const version = negotiateSeed(p.data.protocolVersion);
+    if (version === undefined) return this.#unsupported(dialect);
+    this.#start(dialect, String(version));
+    return {
+      result: {
+        protocolVersion: version,
+        serverSeq: 0,
+        snapshots: [],
+        resourceMetadata: {
+          resource: this.#host.hostResource(),
+          authSchemes: this.#host.registry.authSchemes(),
+        },
+      },
+    };
+  }
+
+  #start(dialect: Dialect, version: string): void {
+    this.#dialect = dialect;
+    this.#auth = new AuthSession(this.#host, dialect, (n) => this.#send(n), this.#log);
+    this.#log.info("ahp.initialized", { dialect, protocolVersion: version });
+  }
+
+  /** `-32005`, then the connection closes (lifecycle spec). */
+  #unsupported(dialect: Dialect): Reply {
+    this.#log.info("ahp.unsupported_version", { dialect });
+    setImmediate(() => this.#peer.close(1002, "unsupported protocol version"));
+    return invalid(AhpErrorCodes.UnsupportedProtocolVersion, "Unsupported protocol version.", {
+      supportedVersions: supportedVersions(dialect),
+    });
+  }
+
+  #subscribe(params: unknown): Reply {
+    const p = SubscribeParamsSchema.safeParse(params);
+    if (!p.success) return invalidParams(p.error);
+    if (p.data.channel !== ROOT_CHANNEL) return invalid(AhpErrorCodes.NotFound, "No such channel.");
+    return {
+      result: {
+        snapshot: { resource: ROOT_CHANNEL, state: this.#host.registry.rootState(), fromSeq: 0 },
+      },
+    };
+  }
+
+  async #authenticate(auth: AuthSession, dialect: Dialect, params: unknown): Promise<Reply> {
+    const limited = auth.takeRate();
+    if (limited) return { error: limited };
+    const registry = this.#host.registry;
+    let resource: RegisteredResource | undefined;
+    let token: string;
+    let expiresIn: number | undefined;
+    if (dialect === "1.x") {
+      const p = AuthenticateParams1xSchema.safeParse(params);
+      if (!p.success) return invalidParams(p.error);
+      resource = registry.byResource(p.data.resource);
+      if (!resource)
+        return invalid(
+          AhpErrorCodes.InvalidParams,
+          "Invalid params: resource is not one this host advertised.",
+        );
+      ({ token, expiresIn } = p.data);
+      if (token === "") expiresIn = undefined;
+    } else {
+      const p = AuthenticateParamsSeedSchema.safeParse(params);
+      if (!p.success) return invalidParams(p.error);
+      resource = registry.bySchemeId(p.data.schemeId);
+      if (!resource)
+        return invalid(
+          AhpErrorCodes.InvalidParams,
+          "Invalid params: schemeId is not one this host advertised.",
+        );
+      token = p.data.token;
+    }
+    const outcome = await auth.authenticate(resource, token, expiresIn);
+    if (!outcome.ok) return { error: outcome.error };
+    if (outcome.announce) {
+      const announce = outcome.announce;
+      // After the response, which is sent once this promise settles.
+      setImmediate(() => this.#send(announce));
+    }
+    return { result: dialect === "seed" ? { authenticated: token !== "" } : {} };
+  }
+
+  async #notification(method: string, params: unknown): Promise<void> {
+    if (method !== AhpMethods.setAuthToken || this.#dialect !== "seed" || !this.#auth) {
+      this.#log.debug("ahp.notification_ignored", { method: clip(method) });
+      return;
+    }
+    if (!this.#warnedSetAuthToken) {
+      this.#warnedSetAuthToken = true;
+      this.#log.warn("ahp.deprecated_set_auth_token", {
+        message:
+          "setAuthToken is deprecated and will be removed in the next protocol version; use authenticate.",
+      });
+    }
+    const p = SetAuthTokenParamsSchema.safeParse(params);
+    if (!p.success || this.#auth.takeRate()) return; // fire-and-forget: nothing to answer
+    const registry = this.#host.registry;
+    const targets = p.data.schemeId
+      ? [registry.bySchemeId(p.data.schemeId)].filter((r) => r !== undefined)
+      : registry.all();
+    // The old model fanned one token out to every provider; audience-bound tokens verify for one resource only.
+    for (const resource of targets) {
+      const outcome = await this.#auth.authenticate(resource, p.data.token, undefined);
+      if (outcome.ok && outcome.announce) this.#send(outcome.announce);
+    }
+  }
+
+  #answer(id: JsonRpcId | null, reply: Reply): void {
+    this.#send({ jsonrpc: "2.0", id, ...reply });
+  }
+
+  #send(message: Notification | Record<string, unknown>): void {
+    const framed =
+      "method" in message && !("jsonrpc" in message) ? { jsonrpc: "2.0", ...message } : message;
+    this.#peer.send(framed);
+  }
+}
+
+function invalid(code: number, message: string, data?: unknown): { error: JsonRpcError } {
+  return { error: { code, message, ...(data === undefined ? {} : { data }) } };
+}
+
+/** Paths and zod's reasons only: never the received values (one may be a token). */
+function invalidParams(error: { issues: Array<{ path: PropertyKey[]; message: string }> }): {
+  error: JsonRpcError;
+} {
+  const issues = error.issues
+    .slice(0, 10)
+    .map((i) => `${i.path.map(String).join(".") || "params"}: ${i.message}`);
+  return invalid(AhpErrorCodes.InvalidParams, `Invalid params: ${issues.join("; ")}`);
+}
+
+function idOf(raw: unknown): JsonRpcId | undefined {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return undefined;
+  const id = (raw as { id?: unknown }).id;
+  return typeof id === "string" || typeof id === "number" ? id : undefined;
+}
+
+function isResponse(raw: unknown): boolean {
+  return (
+    raw !== null &&
+    typeof raw === "object" &&
+    ("result" in raw || "error" in raw) &&
+    !("method" in raw)
+  );
+}
+
+function clip(text: string): string {
+  return text.length > 100 ? `${text.slice(0, 100)}…` : text;
+}

@@ -1,0 +1,52 @@
+/** The AHP host side: WebSocket JSON-RPC, both auth dialects (1.x and the seed), per-connection credentials. */
+export { AuthSession } from "./auth-session.ts";
+export type {
+  AuthenticatedResource,
+  CommandContext,
+  CommandHandler,
+  CommandOptions,
+} from "./context.ts";
+export {
+  type AcceptInput,
+  ConnectionCredentials,
+  type Credential,
+  type CredentialState,
+  effectiveExpiry,
+} from "./credentials.ts";
+export {
+  type AuthChange,
+  type AuthProblem,
+  authChangeNotification,
+  authRequiredError,
+  toChallenge,
+} from "./dialect.ts";
+export {
+  createExampleHost,
+  EXAMPLE_ALPHA,
+  EXAMPLE_BETA,
+  type ExampleHostOptions,
+  startExampleHost,
+} from "./example.ts";
+export { checkGate, type GateVerdict, type TransportGateOptions } from "./gate.ts";
+export { type AhpHost, type AhpHostOptions, createAhpHost } from "./host.ts";
+export {
+  type Dialect,
+  detectDialect,
+  negotiate1x,
+  negotiateSeed,
+  supportedVersions,
+} from "./negotiate.ts";
+export { type RateLimitOptions, TokenBucket } from "./rate-limit.ts";
+export {
+  type AgentSpec,
+  type ProtectedResourceSpec,
+  type RegisteredResource,
+  ResourceRegistry,
+} from "./resources.ts";
+export type { ListenOptions, RunningAhpHost } from "./server.ts";
+export {
+  type CustomVerifier,
+  TokenRejected,
+  type VerifierChoice,
+  VerifierUnavailable,
+} from "./verify.ts";

@@ -1,0 +1,287 @@
+/**
+ * AHP wire shapes, declared once (zod) for both dialects the host and client speak:
+ *
+ * - **1.x (mainline)**: `initialize {protocolVersions: string[]}` (SemVer negotiation), per-agent RFC 9728 metadata
+ *   (snake_case) in root state `AgentInfo.protectedResources`, `authenticate {channel, resource, token, expiresIn?,
+ *   scopes?}` → `{}`, `-32007` with `data.resources`, the `auth/required {channel, resource, reason?}` notification.
+ * - **seed** (VS Code `auth-rework.md`): `initialize {protocolVersion: number}` → `resourceMetadata {resource,
+ *   authSchemes[]}`, `authenticate {schemeId, scheme:"bearer", token}` → `{authenticated}`, `-32007` with
+ *   `data.challenges[]` (RFC 6750 error codes), the `notify/authRequired` notification, deprecated `setAuthToken`.
+ *
+ * Tokens appear only in request params (`authenticate`, `setAuthToken`): never in results, state, errors or
+ * notifications.
+ */
+
+import { z } from "zod";
+
+// ─── JSON-RPC 2.0 ────────────────────────────────────────────────────────────
+
+export const JsonRpcErrorCodes = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+} as const;
+
+/** AHP error codes (`types/common/errors.ts`), plus our one implementation-defined code. */
+export const AhpErrorCodes = {
+  ...JsonRpcErrorCodes,
+  /** `data.supportedVersions` is required (1.x); the seed dialect reuses it with numeric versions. */
+  UnsupportedProtocolVersion: -32005,
+  /** `AuthRequired` (1.x) / `AHP_AUTH_REQUIRED` (seed): `data.resources` (1.x) or `data.challenges` (seed). */
+  AuthRequired: -32007,
+  /** 1.x `NotFound`: e.g. `subscribe` to a channel this host does not have. */
+  NotFound: -32008,
+  /**
+   * agentauth extension: too many `authenticate` calls on this connection (threat model: "apply rate limits").
+   * AHP defines no code for it; picked from the JSON-RPC implementation-defined server range. `data.retryAfterMs`.
+   */
+  RateLimited: -32029,
+} as const;
+
+export const JsonRpcIdSchema = z.union([z.string(), z.number()]);
+export type JsonRpcId = z.infer<typeof JsonRpcIdSchema>;
+
+/** Any incoming message before routing: a request (with `id`) or a notification (without). */
+export const JsonRpcIncomingSchema = z.object({
+  jsonrpc: z.literal("2.0"),
+  id: JsonRpcIdSchema.optional(),
+  method: z.string().min(1),
+  params: z.unknown().optional(),
+});
+export type JsonRpcIncoming = z.infer<typeof JsonRpcIncomingSchema>;
+
+export const JsonRpcErrorSchema = z.object({
+  code: z.number().int(),
+  message: z.string(),
+  data: z.unknown().optional(),
+});
+export type JsonRpcError = z.infer<typeof JsonRpcErrorSchema>;
+
+export const JsonRpcResponseSchema = z.union([
+  z.object({ jsonrpc: z.literal("2.0"), id: JsonRpcIdSchema, result: z.unknown() }),
+  z.object({
+    jsonrpc: z.literal("2.0"),
+    id: JsonRpcIdSchema.nullable(),
+    error: JsonRpcErrorSchema,
+  }),
+]);
+export type JsonRpcResponse = z.infer<typeof JsonRpcResponseSchema>;
+
+export const JsonRpcNotificationSchema = z.object({
+  jsonrpc: z.literal("2.0"),
+  method: z.string(),
+  params: z.unknown().optional(),
+});
+
+// ─── Names ───────────────────────────────────────────────────────────────────
+
+export const ROOT_CHANNEL = "ahp-root://";
+
+export const AhpMethods = {
+  initialize: "initialize",
+  authenticate: "authenticate",
+  /** 1.x: `subscribe {channel:"ahp-root://"}` → `{snapshot}` (root state, where clients read auth requirements). */
+  subscribe: "subscribe",
+  ping: "ping",
+  /** 1.x server → client notification. */
+  authRequired: "auth/required",
+  /** seed server → client notification (method name = the seed's `type`). */
+  seedAuthRequired: "notify/authRequired",
+  /** seed client → server notification, deprecated: accepted for one version, logged as deprecated. */
+  setAuthToken: "setAuthToken",
+} as const;
+
+/** 1.x versions this host implements; negotiation accepts any offered version caret-compatible with a baseline. */
+export const AHP_PROTOCOL_VERSION = "1.1.0";
+export const AHP_VERSION_BASELINES = ["1.0.0"] as const;
+/** The seed dialect's numeric `protocolVersion`s. */
+export const SEED_PROTOCOL_VERSIONS = [1] as const;
+
+export const BearerErrorCodeSchema = z.enum([
+  "invalid_request",
+  "invalid_token",
+  "insufficient_scope",
+]);
+export type BearerErrorCode = z.infer<typeof BearerErrorCodeSchema>;
+
+// ─── 1.x shapes ──────────────────────────────────────────────────────────────
+
+/** RFC 9728 §2 metadata, snake_case, plus AHP's `required` (absent = `true`). Unknown fields kept. */
+export const ProtectedResourceMetadataSchema = z.looseObject({
+  resource: z.string().min(1),
+  resource_name: z.string().optional(),
+  authorization_servers: z.array(z.string()).optional(),
+  jwks_uri: z.string().optional(),
+  scopes_supported: z.array(z.string()).optional(),
+  bearer_methods_supported: z.array(z.string()).optional(),
+  resource_signing_alg_values_supported: z.array(z.string()).optional(),
+  resource_documentation: z.string().optional(),
+  resource_policy_uri: z.string().optional(),
+  resource_tos_uri: z.string().optional(),
+  required: z.boolean().optional(),
+});
+export type ProtectedResourceMetadata = z.infer<typeof ProtectedResourceMetadataSchema>;
+
+export const AgentInfoSchema = z.looseObject({
+  provider: z.string(),
+  displayName: z.string(),
+  description: z.string().optional(),
+  models: z.array(z.unknown()).optional(),
+  protectedResources: z.array(ProtectedResourceMetadataSchema).optional(),
+});
+export type AgentInfo = z.infer<typeof AgentInfoSchema>;
+
+export const RootStateSchema = z.looseObject({ agents: z.array(AgentInfoSchema) });
+export type RootState = z.infer<typeof RootStateSchema>;
+
+/** A channel snapshot (`resource` = the channel URI, as VS Code's `IStateSnapshot`). */
+export const SnapshotSchema = z.looseObject({
+  resource: z.string(),
+  state: z.unknown(),
+  fromSeq: z.number().int(),
+});
+export type Snapshot = z.infer<typeof SnapshotSchema>;
+
+export const ImplementationSchema = z.looseObject({
+  name: z.string(),
+  version: z.string().optional(),
+  title: z.string().optional(),
+});
+
+export const InitializeParams1xSchema = z.looseObject({
+  channel: z.literal(ROOT_CHANNEL).optional(),
+  protocolVersions: z.array(z.string().max(64)).min(1).max(32),
+  clientId: z.string().min(1).max(256),
+  clientInfo: ImplementationSchema.optional(),
+  initialSubscriptions: z.array(z.string().max(2048)).max(64).optional(),
+  _meta: z.record(z.string(), z.unknown()).optional(),
+});
+export type InitializeParams1x = z.infer<typeof InitializeParams1xSchema>;
+
+export const InitializeResult1xSchema = z.looseObject({
+  protocolVersion: z.string(),
+  serverSeq: z.number().int(),
+  serverInfo: ImplementationSchema.optional(),
+  /** One per `initialSubscriptions` entry this host knows (only `ahp-root://` here). */
+  snapshots: z.array(SnapshotSchema),
+});
+export type InitializeResult1x = z.infer<typeof InitializeResult1xSchema>;
+
+export const UnsupportedProtocolVersionDataSchema = z.object({
+  supportedVersions: z.array(z.union([z.string(), z.number()])),
+});
+
+export const SubscribeParamsSchema = z.looseObject({ channel: z.string().min(1).max(2048) });
+export const SubscribeResultSchema = z.looseObject({ snapshot: SnapshotSchema.optional() });
+
+export const AuthenticateParams1xSchema = z.looseObject({
+  channel: z.literal(ROOT_CHANNEL),
+  resource: z.string().min(1).max(2048),
+  /** Empty string revokes this connection's credential for `resource`. */
+  token: z.string().max(16_384),
+  /** RFC 6749 `expires_in`: seconds remaining when sent. */
+  expiresIn: z.number().int().min(1).optional(),
+  scopes: z.array(z.string().max(256)).max(256).optional(),
+  _meta: z.record(z.string(), z.unknown()).optional(),
+});
+export type AuthenticateParams1x = z.infer<typeof AuthenticateParams1xSchema>;
+
+export const AuthenticateResult1xSchema = z.object({});
+
+export const AuthRequiredErrorData1xSchema = z.looseObject({
+  resources: z.array(ProtectedResourceMetadataSchema),
+});
+export type AuthRequiredErrorData1x = z.infer<typeof AuthRequiredErrorData1xSchema>;
+
+/** `auth/required` params; `reason` is an open enum (unknown values decode unchanged). */
+export const AuthRequiredParams1xSchema = z.looseObject({
+  channel: z.string(),
+  resource: ProtectedResourceMetadataSchema,
+  reason: z.string().optional(),
+});
+export type AuthRequiredParams1x = z.infer<typeof AuthRequiredParams1xSchema>;
+export type AuthRequiredReason1x = "required" | "expired";
+
+// ─── seed shapes ─────────────────────────────────────────────────────────────
+
+export const AuthSchemeSchema = z.looseObject({
+  scheme: z.literal("bearer"),
+  id: z.string(),
+  label: z.string(),
+  authorizationServers: z.array(z.string()),
+  scopesSupported: z.array(z.string()).optional(),
+  required: z.boolean().optional(),
+  /**
+   * Our addition to the seed: the scheme's RFC 8707 resource identifier, so a client knows which audience to ask a
+   * token for (the seed's top-level `resource` names the host, and scopes alone cannot say it).
+   */
+  resource: z.string().optional(),
+});
+export type AuthScheme = z.infer<typeof AuthSchemeSchema>;
+
+export const ResourceMetadataSchema = z.looseObject({
+  resource: z.string(),
+  authSchemes: z.array(AuthSchemeSchema),
+});
+export type ResourceMetadata = z.infer<typeof ResourceMetadataSchema>;
+
+export const InitializeParamsSeedSchema = z.looseObject({
+  protocolVersion: z.number().int(),
+  clientId: z.string().min(1).max(256).optional(),
+});
+export type InitializeParamsSeed = z.infer<typeof InitializeParamsSeedSchema>;
+
+export const InitializeResultSeedSchema = z.looseObject({
+  protocolVersion: z.number().int(),
+  serverSeq: z.number().int(),
+  snapshots: z.array(SnapshotSchema),
+  resourceMetadata: ResourceMetadataSchema.optional(),
+});
+export type InitializeResultSeed = z.infer<typeof InitializeResultSeedSchema>;
+
+export const AuthenticateParamsSeedSchema = z.looseObject({
+  schemeId: z.string().min(1).max(256),
+  scheme: z.literal("bearer"),
+  token: z.string().max(16_384),
+});
+export type AuthenticateParamsSeed = z.infer<typeof AuthenticateParamsSeedSchema>;
+
+export const AuthenticateResultSeedSchema = z.object({ authenticated: z.boolean() });
+export type AuthenticateResultSeed = z.infer<typeof AuthenticateResultSeedSchema>;
+
+export const AuthChallengeSchema = z.looseObject({
+  schemeId: z.string(),
+  error: BearerErrorCodeSchema,
+  errorDescription: z.string().optional(),
+  /** Space-separated, as RFC 6750 §3 `scope`. */
+  scope: z.string().optional(),
+});
+export type AuthChallenge = z.infer<typeof AuthChallengeSchema>;
+
+export const AuthRequiredErrorDataSeedSchema = z.looseObject({
+  challenges: z.array(AuthChallengeSchema),
+});
+export type AuthRequiredErrorDataSeed = z.infer<typeof AuthRequiredErrorDataSeedSchema>;
+
+export const SeedAuthStateSchema = z.enum(["authenticated", "expired", "revoked", "required"]);
+export type SeedAuthState = z.infer<typeof SeedAuthStateSchema>;
+
+/** `notify/authRequired` params: the seed's `IAuthStateNotification`, `type` included as the seed declares it. */
+export const AuthStateNotificationSeedSchema = z.looseObject({
+  type: z.literal("notify/authRequired"),
+  schemeId: z.string(),
+  state: SeedAuthStateSchema,
+  challenge: AuthChallengeSchema.optional(),
+});
+export type AuthStateNotificationSeed = z.infer<typeof AuthStateNotificationSeedSchema>;
+
+/**
+ * Deprecated `setAuthToken` params. The seed names only `token`; `schemeId` is optional and, when absent, the
+ * host applies the token to the one scheme it fits (or ignores it: it is fire-and-forget).
+ */
+export const SetAuthTokenParamsSchema = z.looseObject({
+  token: z.string().max(16_384),
+  schemeId: z.string().max(256).optional(),
+});

@@ -1,0 +1,41 @@
+/** `agentauth ahp host serve --example --issuer URL [--port N]`: the example AHP host, with the ready-line convention. */
+
+import { parseArgs } from "node:util";
+import { startExampleHost } from "../../ahp/host/index.ts";
+import { createLogger } from "../../core/log.ts";
+import { type CliIo, EXIT, UsageError } from "../io.ts";
+import { untilTerminated } from "../lifecycle.ts";
+import { parseInteger } from "./idp.ts";
+
+export const AHP_HOST_USAGE = `agentauth ahp host serve --example --issuer URL [--port N]
+  Runs the example AHP host on ws://127.0.0.1: two agents (alpha, beta) needing https://alpha.example.test/ and
+  https://beta.example.test/ tokens from the authorization server at --issuer, and a gated 'whoami'. Speaks AHP 1.x
+  and the seed's dialect. Prints one JSON ready line on stdout, logs on stderr, exits on SIGTERM.`;
+
+export async function ahpHostCommand(argv: string[], io: CliIo): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub !== "serve") throw new UsageError(`unknown ahp host command '${sub ?? ""}'`);
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      example: { type: "boolean", default: false },
+      issuer: { type: "string" },
+      port: { type: "string", default: "0" },
+    },
+    strict: true,
+  });
+  if (!values.example) throw new UsageError("only the example host can be served: pass --example");
+  const issuer = values.issuer;
+  if (!issuer || !URL.canParse(issuer))
+    throw new UsageError("--issuer must be the authorization server's URL");
+  const port = parseInteger(values.port, "--port", 0, 65535);
+  const host = await startExampleHost({
+    issuer,
+    port,
+    logger: createLogger({ fields: { component: "ahp-host" }, write: (line) => io.stderr(line) }),
+  });
+  io.stdout(`${JSON.stringify({ event: "ready", url: host.url })}\n`);
+  await untilTerminated();
+  await host.close();
+  return EXIT.ok;
+}
