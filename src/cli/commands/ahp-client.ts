@@ -8,7 +8,7 @@ import {
   type AhpClient,
   type AuthenticationOutcome,
   connectAhpHost,
-  type Dialect,
+  type ClientDialect as Dialect,
   type RenewalEvent,
   type ResourceStatus,
 } from "../../ahp/client/index.ts";
