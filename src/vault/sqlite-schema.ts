@@ -1,14 +1,12 @@
 /** Opening the vault's SQLite file: permissions, pragmas for multi-process use, and the schema. */
 
-import { closeSync, openSync } from "node:fs";
-import { DatabaseSync } from "node:sqlite";
-import { AgentAuthError } from "../core/errors.ts";
+import type { DatabaseSync } from "node:sqlite";
+import { openSqliteDatabase } from "../core/sqlite.ts";
 import { VaultIoError } from "./errors.ts";
 
 const SCHEMA_VERSION = 1;
 
-/** Long enough to ride out another process's write (a few ms) and a WAL checkpoint, short enough to fail visibly. */
-export const BUSY_TIMEOUT_MS = 5000;
+export { BUSY_TIMEOUT_MS } from "../core/sqlite.ts";
 
 // Content columns are nullable on purpose: the row reader validates every column and reports a bad one as
 // vault_record_corrupt, which names the record so it can be deleted; a constraint would only move the failure.
@@ -43,52 +41,23 @@ CREATE TABLE leases (
 
 /** Opens (creating if needed) a vault database; every failure becomes a VaultIoError naming the path. */
 export function openVaultDatabase(path: string): DatabaseSync {
-  let db: DatabaseSync | undefined;
-  try {
-    // SQLite gives the -wal and -shm files the main file's permissions, so owner-only here covers all three.
-    if (path !== ":memory:") closeSync(openSync(path, "a", 0o600));
-    db = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS });
-    // WAL lets readers run while one process writes; the busy timeout makes writers queue instead of failing.
-    db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    const mode = db.prepare("PRAGMA journal_mode = WAL").get()?.journal_mode;
-    if (path !== ":memory:" && mode !== "wal")
-      throw new Error(`journal_mode is ${String(mode)}, expected wal`);
-    // FULL: a refresh token rotated by the server and then lost to a power cut means a new login; an fsync per
-    // commit is cheap next to that, and vault writes are rare (one per token refresh).
-    db.exec("PRAGMA synchronous = FULL");
-    migrate(db, path);
-    return db;
-  } catch (error) {
-    db?.close();
-    if (error instanceof AgentAuthError) throw error;
-    throw new VaultIoError(
-      "vault_io",
-      `Cannot open the credential vault at ${path} (${(error as Error).message}). Check that the path is a ` +
-        "writable file and not another program's database, or move it aside to start an empty vault.",
-      { cause: error },
-    );
-  }
-}
-
-function migrate(db: DatabaseSync, path: string): void {
-  // IMMEDIATE takes the write lock up front, so processes opening a fresh file at once create the schema once.
-  db.exec("BEGIN IMMEDIATE");
-  try {
-    const version = Number(db.prepare("PRAGMA user_version").get()?.user_version ?? 0);
-    if (version > SCHEMA_VERSION) {
-      throw new VaultIoError(
-        "vault_schema_unsupported",
-        `The credential vault at ${path} has schema version ${version}, newer than this agentauth understands ` +
-          `(${SCHEMA_VERSION}). Upgrade agentauth.`,
-      );
-    }
-    if (version === 0) {
-      db.exec(SCHEMA);
-      db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
-    }
-    db.exec("COMMIT");
-  } catch (error) {
-    if (db.isTransaction) db.exec("ROLLBACK");
-    throw error;
-  }
+  return openSqliteDatabase(
+    path,
+    { version: SCHEMA_VERSION, sql: SCHEMA },
+    {
+      io: (file, reason, cause) =>
+        new VaultIoError(
+          "vault_io",
+          `Cannot open the credential vault at ${file} (${reason}). Check that the path is a writable file and not ` +
+            "another program's database, or move it aside to start an empty vault.",
+          { cause },
+        ),
+      newerSchema: (file, version, supported) =>
+        new VaultIoError(
+          "vault_schema_unsupported",
+          `The credential vault at ${file} has schema version ${version}, newer than this agentauth understands ` +
+            `(${supported}). Upgrade agentauth.`,
+        ),
+    },
+  );
 }

@@ -4,9 +4,9 @@
  * survives kill -9 and power loss; a crash before the commit makes the tool retry (RAP: retry on 5xx/timeouts).
  */
 
-import { closeSync, openSync } from "node:fs";
-import { DatabaseSync, type StatementSync } from "node:sqlite";
+import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { AgentAuthError } from "../../core/errors.ts";
+import { openSqliteDatabase } from "../../core/sqlite.ts";
 import { callExists, RuntimeStoreError } from "./errors.ts";
 import type {
   CallRecord,
@@ -21,7 +21,6 @@ import type {
 } from "./store.ts";
 
 const SCHEMA_VERSION = 1;
-export const BUSY_TIMEOUT_MS = 5000;
 
 const SCHEMA = `
 CREATE TABLE calls (
@@ -272,50 +271,25 @@ export class SqliteRuntimeStore implements RuntimeStore {
 
 /** Opens (creating owner-only if needed) a runtime database with the same pragmas as the vault. */
 function openRuntimeDatabase(path: string): DatabaseSync {
-  let db: DatabaseSync | undefined;
-  try {
-    if (path !== ":memory:") closeSync(openSync(path, "a", 0o600));
-    db = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS });
-    db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    const mode = db.prepare("PRAGMA journal_mode = WAL").get()?.journal_mode;
-    if (path !== ":memory:" && mode !== "wal") {
-      throw new Error(`journal_mode is ${String(mode)}, expected wal`);
-    }
-    // FULL: a result acknowledged with 200 will never be sent again by the tool; losing it to a power cut would
-    // lose the call's outcome for good.
-    db.exec("PRAGMA synchronous = FULL");
-    migrate(db, path);
-    return db;
-  } catch (error) {
-    db?.close();
-    if (error instanceof AgentAuthError) throw error;
-    throw new RuntimeStoreError(
-      "rap_store_io",
-      `Cannot open the RAP runtime database at ${path} (${(error as Error).message}). Check that the path is ` +
-        "a writable file and not another program's database.",
-      { cause: error },
-    );
-  }
-}
-
-function migrate(db: DatabaseSync, path: string): void {
-  db.exec("BEGIN IMMEDIATE");
-  try {
-    const version = Number(db.prepare("PRAGMA user_version").get()?.user_version ?? 0);
-    if (version > SCHEMA_VERSION) {
-      throw new RuntimeStoreError(
-        "rap_store_schema_unsupported",
-        `The RAP runtime database at ${path} has schema version ${version}, newer than this agentauth ` +
-          `understands (${SCHEMA_VERSION}). Upgrade agentauth.`,
-      );
-    }
-    if (version === 0) {
-      db.exec(SCHEMA);
-      db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
-    }
-    db.exec("COMMIT");
-  } catch (error) {
-    if (db.isTransaction) db.exec("ROLLBACK");
-    throw error;
-  }
+  // FULL sync (in openSqliteDatabase): a result acknowledged with 200 is never sent again by the tool; losing it
+  // to a power cut would lose the call's outcome for good.
+  return openSqliteDatabase(
+    path,
+    { version: SCHEMA_VERSION, sql: SCHEMA },
+    {
+      io: (file, reason, cause) =>
+        new RuntimeStoreError(
+          "rap_store_io",
+          `Cannot open the RAP runtime database at ${file} (${reason}). Check that the path is a writable file ` +
+            "and not another program's database.",
+          { cause },
+        ),
+      newerSchema: (file, version, supported) =>
+        new RuntimeStoreError(
+          "rap_store_schema_unsupported",
+          `The RAP runtime database at ${file} has schema version ${version}, newer than this agentauth understands ` +
+            `(${supported}). Upgrade agentauth.`,
+        ),
+    },
+  );
 }
