@@ -106,7 +106,10 @@ export interface ToolServerOptions {
   callbackUrlAllowed?: (url: URL) => boolean;
   /** Calls running or awaiting authorization at once; more are refused with an error result. Default 1,000. */
   maxActiveCalls?: number;
-  /** How many accepted calls run at once after their acknowledgement (default 32); the rest wait in order. */
+  /**
+   * How many accepted calls run at once after their acknowledgement (default 16); the rest wait in order. Lower
+   * favours acknowledgement latency under bursts (bench/rap.bench.ts), higher favours slow, I/O-bound operations.
+   */
   workConcurrency?: number;
   /** Where pending authorizations live; default an in-memory store expiring after `authorizationTimeoutMs`. */
   pending?: PendingStore<PendingCallAuthorization>;

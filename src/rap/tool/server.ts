@@ -121,7 +121,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
         })
       : undefined;
   // Processing after the ack, bounded (see work-queue.ts); `workConcurrency` tunes it.
-  const work = new WorkQueue(options.workConcurrency ?? 32);
+  const work = new WorkQueue(options.workConcurrency ?? 16);
   const runner = new CallRunner({
     operations,
     calls,
