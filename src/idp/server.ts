@@ -112,7 +112,11 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
   const marker = randomBytes(32).toString("base64url");
   const handler = provider.callback();
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? "/", issuer);
+    const url = URL.parse(req.url ?? "/", issuer);
+    if (!url) {
+      res.writeHead(400, { "content-type": "text/plain" }).end("bad request target");
+      return;
+    }
     if (options.autoApproveAs && shouldEmulate(req, url) && !isMarked(req, marker)) {
       emulateBrowser({ origin: issuer, markerHeader: MARKER_HEADER, marker }, url, res).catch(
         (error) => {

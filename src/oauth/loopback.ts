@@ -26,14 +26,15 @@ export async function listenOnLoopback(
   options: { port?: number; path?: string } = {},
 ): Promise<LoopbackListener> {
   const path = options.path ?? "/callback";
-  let waiter: { state: Buffer; resolve: (url: URL) => void } | undefined;
+  let waiter: { state: Buffer; resolve: (url: URL) => void; cancel: () => void } | undefined;
   const server = createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    const state = url.searchParams.get("state");
+    // URL.parse, not new URL: Node's HTTP parser accepts request targets WHATWG URL rejects (`//[`).
+    const url = URL.parse(req.url ?? "/", "http://127.0.0.1");
+    const state = url?.searchParams.get("state");
     // Requests without the expected state (a stray tab, a hostile page probing the port) are refused and ignored.
     if (
       req.method !== "GET" ||
-      url.pathname !== path ||
+      url?.pathname !== path ||
       !waiter ||
       !state ||
       !sameState(waiter.state, state)
@@ -87,11 +88,14 @@ export async function listenOnLoopback(
             cleanup();
             resolve(url);
           },
+          // close() while waiting: end the wait (and its timer) instead of keeping the process alive.
+          cancel: onAbort,
         };
       });
     },
     close: () =>
       new Promise<void>((resolve) => {
+        waiter?.cancel();
         server.close(() => resolve());
         server.closeAllConnections();
       }),

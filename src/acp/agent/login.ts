@@ -30,10 +30,14 @@ export async function runOAuthLogin(
   const stop = () => controller.abort();
   signal.addEventListener("abort", stop, { once: true });
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    stop();
-  }, method.timeoutMs ?? DEFAULT_LOGIN_TIMEOUT_MS);
+  const timer = setTimeout(
+    () => {
+      timedOut = true;
+      stop();
+      // setTimeout fires at once above 2^31-1 ms; longer timeouts are capped at ~24.8 days.
+    },
+    Math.min(method.timeoutMs ?? DEFAULT_LOGIN_TIMEOUT_MS, 2_147_483_647),
+  );
   const deliver = async (prompt: LoginPrompt) => {
     channel.stderr(`${prompt.message}\n`);
     if (!channel.elicit) {

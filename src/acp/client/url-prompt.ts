@@ -26,7 +26,8 @@ export function promptFromElicitation(params: unknown): UrlPrompt | undefined {
     return undefined;
   if (!isOpenableUrl(params.url)) return undefined;
   return {
-    url: params.url,
+    // The parsed href: percent-encodes control characters, so a hostile agent cannot put escapes on a terminal.
+    url: new URL(params.url).href,
     message: displayText(typeof params.message === "string" ? params.message : ""),
     via: "elicitation",
   };
@@ -38,7 +39,7 @@ export function promptFromLoginPrompt(params: unknown): UrlPrompt | undefined {
   if (!parsed.success || !isOpenableUrl(parsed.data.url)) return undefined;
   const { url, message, userCode, expiresInSeconds, methodId } = parsed.data;
   return {
-    url,
+    url: new URL(url).href,
     message: displayText(message),
     ...(userCode ? { userCode: displayText(userCode, 64) } : {}),
     ...(expiresInSeconds ? { expiresInSeconds } : {}),

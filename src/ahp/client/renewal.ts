@@ -12,5 +12,9 @@ export function renewalDelayMs(expiresAt: number | undefined, now: number): numb
   if (expiresAt === undefined) return undefined;
   const remaining = expiresAt - now;
   const lead = Math.min(MAX_LEAD_MS, Math.max(MIN_LEAD_MS, remaining / 4));
-  return Math.max(MIN_DELAY_MS, Math.floor(remaining - lead));
+  // setTimeout fires at once for delays above 2^31-1 ms (~24.8 days): cap, and the timer re-arms when it fires early.
+  return Math.min(MAX_TIMER_MS, Math.max(MIN_DELAY_MS, Math.floor(remaining - lead)));
 }
+
+/** The longest delay setTimeout honours. */
+export const MAX_TIMER_MS = 2_147_483_647;

@@ -30,7 +30,7 @@ export async function startProtectedApi(options: {
     resourceMetadataUrl: metadataUrl,
   });
   server.on("request", async (req, res) => {
-    const path = new URL(req.url ?? "/", url).pathname;
+    const path = URL.parse(req.url ?? "/", url)?.pathname ?? "";
     const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       res.writeHead(status, {
         "content-type": "application/json",

@@ -199,7 +199,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
       previous,
     );
     for (const failure of discovery.failures) {
-      logger.warn("rap.runtime.toolset_failed", { baseUrl: failure.baseUrl, error: failure });
+      // Configured URLs may carry credentials (user:pass@, ?key=): log them the way every other line does.
+      logger.warn("rap.runtime.toolset_failed", {
+        baseUrl: describeEndpoint(failure.baseUrl),
+        code: failure.code,
+      });
     }
     for (const clash of discovery.clashes) logger.warn("rap.runtime.name_clash", { ...clash });
     logger.info("rap.runtime.toolsets", {

@@ -90,11 +90,15 @@ export class CallRegistry {
     clearTimeout(call.timer);
     call.phase = "authorizing";
     call.provider = provider;
-    call.timer = setTimeout(() => {
-      if (this.#calls.get(call.key) !== call || call.phase !== "authorizing") return;
-      this.finish(call);
-      onTimeout();
-    }, timeoutMs);
+    call.timer = setTimeout(
+      () => {
+        if (this.#calls.get(call.key) !== call || call.phase !== "authorizing") return;
+        this.finish(call);
+        onTimeout();
+        // setTimeout fires at once above 2^31-1 ms; longer timeouts are capped at ~24.8 days.
+      },
+      Math.min(timeoutMs, 2_147_483_647),
+    );
     call.timer.unref();
   }
 
