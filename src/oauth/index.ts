@@ -68,7 +68,7 @@ export {
   type RevokeOptions,
   revokeTokens,
 } from "./revoke.ts";
-export { accountFromClaims, type TokenSet, toTokenSet } from "./tokens.ts";
+export { accountFromClaims, credentialFromTokens, type TokenSet, toTokenSet } from "./tokens.ts";
 export {
   createTokenVerifier,
   TokenVerificationError,

@@ -14,7 +14,7 @@ import { LoginRequiredError } from "./errors.ts";
 import { listenOnLoopback } from "./loopback.ts";
 import { MemoryPendingStore } from "./pending.ts";
 import { type RevocationOutcome, revokeTokens } from "./revoke.ts";
-import type { TokenSet } from "./tokens.ts";
+import { credentialFromTokens, type TokenSet } from "./tokens.ts";
 
 export const DEFAULT_LOGIN_SCOPE = "openid profile email offline_access";
 
@@ -82,22 +82,14 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
       await listener.close();
     }
   }
-  const record = await options.store.put({
-    subject: options.subject ?? tokens.subject ?? "default",
-    issuer: as.issuer,
-    resource: options.resource ?? "",
-    clientId: options.client.clientId,
-    tokens: {
-      accessToken: tokens.accessToken,
-      refreshToken: tokens.refreshToken,
-      idToken: tokens.idToken,
-      tokenType: tokens.tokenType,
-    },
-    expiresAt: tokens.expiresAt,
-    scopes: tokens.scopes,
-    account: tokens.account,
-    status: "active",
-  });
+  const record = await options.store.put(
+    credentialFromTokens(tokens, {
+      subject: options.subject ?? tokens.subject ?? "default",
+      issuer: as.issuer,
+      resource: options.resource ?? "",
+      clientId: options.client.clientId,
+    }),
+  );
   log.info("oauth.login", {
     issuer: as.issuer,
     resource: record.resource,

@@ -3,7 +3,7 @@
 import type * as oauth from "oauth4webapi";
 import { getValidatedIdTokenClaims } from "oauth4webapi";
 import { type Secret, secret } from "../core/secret.ts";
-import type { AccountInfo } from "../vault/types.ts";
+import type { AccountInfo, CredentialInput } from "../vault/types.ts";
 
 export interface TokenSet {
   accessToken: Secret;
@@ -36,6 +36,26 @@ export function toTokenSet(
     scopes: scope.split(" ").filter(Boolean),
     subject: claims?.sub,
     account: claims ? accountFromClaims(claims) : {},
+  };
+}
+
+/** The vault record for tokens a grant returned, under `key`: one mapping for every login path. */
+export function credentialFromTokens(
+  tokens: TokenSet,
+  key: { subject: string; issuer: string; resource: string; clientId: string },
+): CredentialInput {
+  return {
+    ...key,
+    tokens: {
+      accessToken: tokens.accessToken,
+      refreshToken: tokens.refreshToken,
+      idToken: tokens.idToken,
+      tokenType: tokens.tokenType,
+    },
+    expiresAt: tokens.expiresAt,
+    scopes: tokens.scopes,
+    account: tokens.account,
+    status: "active",
   };
 }
 

@@ -1,15 +1,7 @@
 /** HTTP policy for the runtime's outgoing requests: which URLs are acceptable, how paths join, bounded bodies. */
 
-/** Loopback hosts: the only places plain HTTP is acceptable unless the runtime is told the network is trusted. */
-export function isLoopback(url: URL): boolean {
-  const host = url.hostname;
-  return (
-    host === "localhost" ||
-    host === "[::1]" ||
-    host === "::1" ||
-    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
-  );
-}
+// Loopback (the OAuth engine's rule) is the only place plain HTTP is acceptable unless the network is trusted.
+import { isLoopback } from "../../oauth/index.ts";
 
 /**
  * Invocations carry the call's callback capability, so they must not cross a network in clear: https, or http on

@@ -12,6 +12,7 @@ import {
   type AuthorizationServer,
   assertSecureUrl,
   completeAuthorization,
+  credentialFromTokens,
   type DiscoveryOptions,
   discoverAuthorizationServer,
   LoginRequiredError,
@@ -116,22 +117,14 @@ export class ProviderAuth {
         callback: params,
         pending: alreadyTaken(state, entry.authorization),
       });
-      await this.#options.store.put({
-        subject: call.userId,
-        issuer: as.issuer,
-        resource: config.resource ?? "",
-        clientId: config.client.clientId,
-        tokens: {
-          accessToken: tokens.accessToken,
-          refreshToken: tokens.refreshToken,
-          idToken: tokens.idToken,
-          tokenType: tokens.tokenType,
-        },
-        expiresAt: tokens.expiresAt,
-        scopes: tokens.scopes,
-        account: tokens.account,
-        status: "active",
-      });
+      await this.#options.store.put(
+        credentialFromTokens(tokens, {
+          subject: call.userId,
+          issuer: as.issuer,
+          resource: config.resource ?? "",
+          clientId: config.client.clientId,
+        }),
+      );
       log.info("rap.oauth.authorized", { provider: call.provider, user_id: call.userId });
       return { kind: "authorized" };
     } catch (error) {
