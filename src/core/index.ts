@@ -1,5 +1,6 @@
 /** Shared building blocks: typed errors, redacted secrets, structured logs, the agentauth home folder. */
 export { AgentAuthError } from "./errors.ts";
+export { type PeerTextOptions, peerText, peerUrl } from "./display.ts";
 export { agentauthHome, ensureHome } from "./home.ts";
 export {
   createLogger,
