@@ -1,0 +1,163 @@
+import assert from "node:assert/strict";
+import { createHash, createHmac } from "node:crypto";
+import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { Secret } from "../../src/core/secret.ts";
+import {
+  createReplayCache,
+  type InvocationAuth,
+  invocationAuthHeaders,
+  loadInvocationSecret,
+  verifyInvocationAuth,
+} from "../../src/rap/invocation-auth.ts";
+import { tempDir } from "../support/tmp.ts";
+
+const secret = new Secret("s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t-abc");
+const hmac: InvocationAuth = { scheme: "hmac-sha256", secret, replayWindowSeconds: 300 };
+const bearer: InvocationAuth = { scheme: "bearer", secret };
+const body = '{"id":"c1"}';
+const now = 1_800_000_000_000;
+
+function check(
+  auth: InvocationAuth,
+  headers: Record<string, string | string[] | undefined>,
+  options: {
+    path?: string;
+    body?: string;
+    now?: number;
+    cache?: ReturnType<typeof createReplayCache>;
+  } = {},
+) {
+  return verifyInvocationAuth(
+    auth,
+    {
+      method: "POST",
+      path: options.path ?? "/invoke",
+      headers,
+      body: Buffer.from(options.body ?? body),
+      now: options.now ?? now,
+    },
+    options.cache ?? createReplayCache(),
+  );
+}
+
+test("[RAP-invocation-hmac-wire] the signature is HMAC-SHA256 over v1, timestamp, method, path and the body's SHA-256, as documented", () => {
+  const headers = invocationAuthHeaders(hmac, { method: "POST", path: "/invoke", body, now });
+  const ts = String(now / 1000);
+  const mac = createHmac("sha256", secret.reveal())
+    .update(`v1\n${ts}\nPOST\n/invoke\n${createHash("sha256").update(body).digest("hex")}`)
+    .digest("hex");
+  assert.deepEqual(headers, { "x-rap-timestamp": ts, "x-rap-signature": `v1=${mac}` });
+  assert.deepEqual(check(hmac, headers), { ok: true });
+});
+
+test("[RAP-invocation-hmac-refusals] missing, malformed, forged, altered, stale and replayed requests are refused with their reason", () => {
+  const good = invocationAuthHeaders(hmac, { method: "POST", path: "/invoke", body, now });
+  assert.deepEqual(check(hmac, {}), { ok: false, reason: "missing" });
+  assert.deepEqual(check(hmac, { "x-rap-timestamp": good["x-rap-timestamp"] }), {
+    ok: false,
+    reason: "malformed",
+  });
+  assert.deepEqual(check(hmac, { ...good, "x-rap-timestamp": "yesterday" }), {
+    ok: false,
+    reason: "malformed",
+  });
+  assert.deepEqual(check(hmac, { ...good, "x-rap-signature": "v2=abc" }), {
+    ok: false,
+    reason: "malformed",
+  });
+  assert.deepEqual(check(hmac, { ...good, "x-rap-signature": `v1=${"a".repeat(5000)}` }), {
+    ok: false,
+    reason: "malformed",
+  });
+  assert.deepEqual(check(hmac, { ...good, "x-rap-signature": ["a", "b"] }), {
+    ok: false,
+    reason: "malformed",
+  });
+  assert.deepEqual(check(hmac, { ...good, "x-rap-signature": `v1=${"0".repeat(64)}` }), {
+    ok: false,
+    reason: "bad_signature",
+  });
+  assert.deepEqual(check(hmac, good, { body: '{"id":"c2"}' }), {
+    ok: false,
+    reason: "bad_signature",
+  });
+  assert.deepEqual(check(hmac, good, { path: "/close_thread" }), {
+    ok: false,
+    reason: "bad_signature",
+  });
+  const other: InvocationAuth = {
+    scheme: "hmac-sha256",
+    secret: new Secret("another-secret-another-secret-another-secret"),
+  };
+  assert.deepEqual(check(other, good), { ok: false, reason: "bad_signature" });
+  assert.deepEqual(check(hmac, good, { now: now + 301_000 }), { ok: false, reason: "stale" });
+  assert.deepEqual(check(hmac, good, { now: now - 301_000 }), { ok: false, reason: "stale" });
+  const cache = createReplayCache();
+  assert.deepEqual(check(hmac, good, { cache }), { ok: true });
+  assert.deepEqual(check(hmac, good, { cache, now: now + 10_000 }), {
+    ok: false,
+    reason: "replayed",
+  });
+});
+
+test("[RAP-invocation-replay-bounded] a full replay cache never lets an evicted signature through again", () => {
+  const cache = createReplayCache({ maxEntries: 2 });
+  const signed = [0, 1, 2].map((i) =>
+    invocationAuthHeaders(hmac, { method: "POST", path: "/invoke", body, now: now + i * 1000 }),
+  );
+  for (const [i, headers] of signed.entries()) {
+    assert.deepEqual(check(hmac, headers, { cache, now: now + i * 1000 }), { ok: true });
+  }
+  assert.ok(cache.size <= 2);
+  // The first was evicted to make room: it is refused (the floor), not accepted a second time.
+  assert.equal(
+    check(hmac, signed[0] as Record<string, string>, { cache, now: now + 3000 }).ok,
+    false,
+  );
+});
+
+test("[RAP-invocation-bearer] bearer accepts the exact secret only, constant-time over hashes", () => {
+  assert.deepEqual(check(bearer, { authorization: `Bearer ${secret.reveal()}` }), { ok: true });
+  assert.deepEqual(check(bearer, { authorization: `bearer ${secret.reveal()}` }), { ok: true });
+  assert.deepEqual(check(bearer, {}), { ok: false, reason: "missing" });
+  assert.deepEqual(check(bearer, { authorization: `Basic ${secret.reveal()}` }), {
+    ok: false,
+    reason: "malformed",
+  });
+  assert.deepEqual(check(bearer, { authorization: `Bearer ${"x".repeat(10_000)}` }), {
+    ok: false,
+    reason: "malformed",
+  });
+  assert.deepEqual(check(bearer, { authorization: "Bearer wrong" }), {
+    ok: false,
+    reason: "bad_signature",
+  });
+  assert.deepEqual(check(bearer, { authorization: `Bearer ${secret.reveal()}x` }), {
+    ok: false,
+    reason: "bad_signature",
+  });
+});
+
+test("[RAP-invocation-secret-file] created 0600 with 32 random bytes, read back the same, refused when exposed or not a secret", async () => {
+  const dir = tempDir();
+  const path = join(dir, "nested", "rap-invocation.secret");
+  const created = await loadInvocationSecret(path, { create: true });
+  assert.equal(statSync(path).mode & 0o777, 0o600);
+  assert.equal(Buffer.from(readFileSync(path, "utf8").trim(), "base64url").length, 32);
+  assert.equal((await loadInvocationSecret(path, { create: true })).reveal(), created.reveal());
+  assert.equal(String(created), "[redacted]");
+  chmodSync(path, 0o644);
+  await assert.rejects(
+    loadInvocationSecret(path),
+    (e: Error & { code?: string }) =>
+      e.code === "invocation_secret_exposed" && !e.message.includes(created.reveal()),
+  );
+  const bad = join(dir, "bad.secret");
+  writeFileSync(bad, "short\n", { mode: 0o600 });
+  await assert.rejects(loadInvocationSecret(bad), { code: "invocation_secret_invalid" });
+  await assert.rejects(loadInvocationSecret(join(dir, "absent")), {
+    code: "invocation_secret_missing",
+  });
+});
