@@ -11,6 +11,12 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export const TOOLSET_PATH = "/.well-known/rap-toolset";
 export const CLOSE_THREAD_PATH = "/close_thread";
 export const CANCEL_TOOL_CALL_PATH = "/cancel_tool_call";
+/**
+ * The deepest nesting of objects and arrays accepted in arguments and callback content. JSON.parse copes with any
+ * depth, but JSON.stringify (storing, sending) overflows the stack at a few thousand levels; real tool data is a
+ * few levels deep, so 100 is generous and still far from the stack.
+ */
+export const MAX_JSON_DEPTH = 100;
 
 const id = z.string().min(1).max(512);
 const nullableId = id.nullish();
@@ -120,6 +126,23 @@ export type CallbackMessage = z.infer<typeof CallbackMessageSchema>;
 
 export const CloseThreadSchema = z.object({ thread_id: id });
 export const CancelToolCallSchema = z.object({ thread_id: id, tool_call_id: id });
+
+/**
+ * Pure, iterative (a recursive walk would itself overflow): true when `value` nests objects/arrays deeper than
+ * `max` levels. A scalar is depth 0, `{}` and `[]` depth 1.
+ */
+export function nestedDeeperThan(value: unknown, max: number = MAX_JSON_DEPTH): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const [item, depth] = next;
+    if (item === null || typeof item !== "object") continue;
+    if (depth + 1 > max) return true;
+    for (const child of Object.values(item)) {
+      if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
 
 /** RAP's error form: a normal tool_result whose text starts with "Error: ". */
 export function errorText(message: string): string {

@@ -4,6 +4,7 @@
  * the `requiresAuth` flag so the caller can warn the user before anything is sent.
  */
 
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "../wire.ts";
 import type { Discovery, LoadedTool } from "./discovery.ts";
 import { InvocationRefusedError } from "./errors.ts";
 import { describeIssues } from "./input-schema.ts";
@@ -80,6 +81,16 @@ export function prepareCall(discovery: Discovery, request: PrepareRequest): Prep
       "rap_invalid_arguments",
       `The arguments for "${request.operation}" must be a JSON object.`,
       { issues: ["(arguments): must be object"] },
+    );
+  }
+  // Before the schema check and the store: past this depth, serialising the call would overflow the stack, which
+  // is the caller's input problem, not a disk failure.
+  if (nestedDeeperThan(args, MAX_JSON_DEPTH)) {
+    throw new InvocationRefusedError(
+      "rap_invalid_arguments",
+      `The arguments for "${request.operation}" are nested more than ${MAX_JSON_DEPTH} levels deep. Nothing was ` +
+        "sent to the tool; flatten the arguments and call again.",
+      { issues: [`(arguments): nested more than ${MAX_JSON_DEPTH} levels`] },
     );
   }
   if (!tool.validate(args)) {

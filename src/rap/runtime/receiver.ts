@@ -1,13 +1,19 @@
 /**
  * The callback receiver: a node:http handler for `POST {publicBaseUrl}/callback/{token}`. In order: route (404),
  * method (405), capability (403 forged or malformed, 410 expired), content type (415), size (413 above
- * MAX_BODY_BYTES), JSON and CallbackMessageSchema (400), binding of the message's ids to the capability (403), then
- * the thread's serial queue. Nothing here logs the URL or the token: log lines name the call.
+ * MAX_BODY_BYTES), JSON, nesting depth (MAX_JSON_DEPTH) and CallbackMessageSchema (400), binding of the message's
+ * ids to the capability (403), then the thread's serial queue. Nothing here logs the URL or the token: log lines name the call.
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../../core/log.ts";
-import { type CallbackMessage, CallbackMessageSchema, MAX_BODY_BYTES } from "../wire.ts";
+import {
+  type CallbackMessage,
+  CallbackMessageSchema,
+  MAX_BODY_BYTES,
+  MAX_JSON_DEPTH,
+  nestedDeeperThan,
+} from "../wire.ts";
 import type { Reply } from "./callbacks.ts";
 import { CALLBACK_PATH_PREFIX, type CallClaims, verifyCallToken } from "./capability.ts";
 
@@ -98,6 +104,17 @@ async function handle(
     json = JSON.parse(body.toString("utf8"));
   } catch {
     return reject(req, res, 400, "malformed_json", "The body is not JSON.");
+  }
+  // Invalid input, not a storage failure: a 4xx makes the tool stop retrying (RAP §Transport), a 500 would not.
+  if (nestedDeeperThan(json, MAX_JSON_DEPTH)) {
+    logger.warn("rap.callback.too_deep", { groupId: claims.groupId, id: claims.id });
+    return reject(
+      req,
+      res,
+      400,
+      "too_deep",
+      `The message is nested more than ${MAX_JSON_DEPTH} levels deep; flatten it and send it again.`,
+    );
   }
   const parsed = CallbackMessageSchema.safeParse(json);
   if (!parsed.success) {
