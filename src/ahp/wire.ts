@@ -1,7 +1,7 @@
 /**
  * AHP wire shapes, declared once (zod) for both dialects the host and client speak:
  *
- * - **1.x (mainline)**: `initialize {protocolVersions: string[]}` (SemVer negotiation), per-agent RFC 9728 metadata
+ * - **official (mainline)**: `initialize {protocolVersions: string[]}` (SemVer negotiation), per-agent RFC 9728 metadata
  *   (snake_case) in root state `AgentInfo.protectedResources`, `authenticate {channel, resource, token, expiresIn?,
  *   scopes?}` → `{}`, `-32007` with `data.resources`, the `auth/required {channel, resource, reason?}` notification.
  * - **seed** (VS Code `auth-rework.md`): `initialize {protocolVersion: number}` → `resourceMetadata {resource,
@@ -27,11 +27,11 @@ export const JsonRpcErrorCodes = {
 /** AHP error codes (`types/common/errors.ts`), plus our one implementation-defined code. */
 export const AhpErrorCodes = {
   ...JsonRpcErrorCodes,
-  /** `data.supportedVersions` is required (1.x); the seed dialect reuses it with numeric versions. */
+  /** `data.supportedVersions` is required (official); the seed dialect reuses it with numeric versions. */
   UnsupportedProtocolVersion: -32005,
-  /** `AuthRequired` (1.x) / `AHP_AUTH_REQUIRED` (seed): `data.resources` (1.x) or `data.challenges` (seed). */
+  /** `AuthRequired` (official) / `AHP_AUTH_REQUIRED` (seed): `data.resources` (official) or `data.challenges` (seed). */
   AuthRequired: -32007,
-  /** 1.x `NotFound`: e.g. `subscribe` to a channel this host does not have. */
+  /** official `NotFound`: e.g. `subscribe` to a channel this host does not have. */
   NotFound: -32008,
   /**
    * agentauth extension: too many `authenticate` calls on this connection (threat model: "apply rate limits").
@@ -82,10 +82,10 @@ export const ROOT_CHANNEL = "ahp-root://";
 export const AhpMethods = {
   initialize: "initialize",
   authenticate: "authenticate",
-  /** 1.x: `subscribe {channel:"ahp-root://"}` → `{snapshot}` (root state, where clients read auth requirements). */
+  /** official: `subscribe {channel:"ahp-root://"}` → `{snapshot}` (root state, where clients read auth requirements). */
   subscribe: "subscribe",
   ping: "ping",
-  /** 1.x server → client notification. */
+  /** official server → client notification. */
   authRequired: "auth/required",
   /** seed server → client notification (method name = the seed's `type`). */
   seedAuthRequired: "notify/authRequired",
@@ -93,7 +93,7 @@ export const AhpMethods = {
   setAuthToken: "setAuthToken",
 } as const;
 
-/** 1.x versions this host implements; negotiation accepts any offered version caret-compatible with a baseline. */
+/** official versions this host implements; negotiation accepts any offered version caret-compatible with a baseline. */
 export const AHP_PROTOCOL_VERSION = "1.1.0";
 export const AHP_VERSION_BASELINES = ["1.0.0"] as const;
 /** The seed dialect's numeric `protocolVersion`s. */
@@ -106,7 +106,7 @@ export const BearerErrorCodeSchema = z.enum([
 ]);
 export type BearerErrorCode = z.infer<typeof BearerErrorCodeSchema>;
 
-// ─── 1.x shapes ──────────────────────────────────────────────────────────────
+// ─── official shapes ──────────────────────────────────────────────────────────────
 
 /** RFC 9728 §2 metadata, snake_case, plus AHP's `required` (absent = `true`). Unknown fields kept. */
 export const ProtectedResourceMetadataSchema = z.looseObject({
@@ -150,7 +150,7 @@ export const ImplementationSchema = z.looseObject({
   title: z.string().optional(),
 });
 
-export const InitializeParams1xSchema = z.looseObject({
+export const InitializeParamsOfficialSchema = z.looseObject({
   channel: z.literal(ROOT_CHANNEL).optional(),
   protocolVersions: z.array(z.string().max(64)).min(1).max(32),
   clientId: z.string().min(1).max(256),
@@ -158,16 +158,16 @@ export const InitializeParams1xSchema = z.looseObject({
   initialSubscriptions: z.array(z.string().max(2048)).max(64).optional(),
   _meta: z.record(z.string(), z.unknown()).optional(),
 });
-export type InitializeParams1x = z.infer<typeof InitializeParams1xSchema>;
+export type InitializeParamsOfficial = z.infer<typeof InitializeParamsOfficialSchema>;
 
-export const InitializeResult1xSchema = z.looseObject({
+export const InitializeResultOfficialSchema = z.looseObject({
   protocolVersion: z.string(),
   serverSeq: z.number().int(),
   serverInfo: ImplementationSchema.optional(),
   /** One per `initialSubscriptions` entry this host knows (only `ahp-root://` here). */
   snapshots: z.array(SnapshotSchema),
 });
-export type InitializeResult1x = z.infer<typeof InitializeResult1xSchema>;
+export type InitializeResultOfficial = z.infer<typeof InitializeResultOfficialSchema>;
 
 export const UnsupportedProtocolVersionDataSchema = z.object({
   supportedVersions: z.array(z.union([z.string(), z.number()])),
@@ -176,7 +176,7 @@ export const UnsupportedProtocolVersionDataSchema = z.object({
 export const SubscribeParamsSchema = z.looseObject({ channel: z.string().min(1).max(2048) });
 export const SubscribeResultSchema = z.looseObject({ snapshot: SnapshotSchema.optional() });
 
-export const AuthenticateParams1xSchema = z.looseObject({
+export const AuthenticateParamsOfficialSchema = z.looseObject({
   channel: z.literal(ROOT_CHANNEL),
   resource: z.string().min(1).max(2048),
   /** Empty string revokes this connection's credential for `resource`. */
@@ -186,23 +186,23 @@ export const AuthenticateParams1xSchema = z.looseObject({
   scopes: z.array(z.string().max(256)).max(256).optional(),
   _meta: z.record(z.string(), z.unknown()).optional(),
 });
-export type AuthenticateParams1x = z.infer<typeof AuthenticateParams1xSchema>;
+export type AuthenticateParamsOfficial = z.infer<typeof AuthenticateParamsOfficialSchema>;
 
-export const AuthenticateResult1xSchema = z.object({});
+export const AuthenticateResultOfficialSchema = z.object({});
 
-export const AuthRequiredErrorData1xSchema = z.looseObject({
+export const AuthRequiredErrorDataOfficialSchema = z.looseObject({
   resources: z.array(ProtectedResourceMetadataSchema),
 });
-export type AuthRequiredErrorData1x = z.infer<typeof AuthRequiredErrorData1xSchema>;
+export type AuthRequiredErrorDataOfficial = z.infer<typeof AuthRequiredErrorDataOfficialSchema>;
 
 /** `auth/required` params; `reason` is an open enum (unknown values decode unchanged). */
-export const AuthRequiredParams1xSchema = z.looseObject({
+export const AuthRequiredParamsOfficialSchema = z.looseObject({
   channel: z.string(),
   resource: ProtectedResourceMetadataSchema,
   reason: z.string().optional(),
 });
-export type AuthRequiredParams1x = z.infer<typeof AuthRequiredParams1xSchema>;
-export type AuthRequiredReason1x = "required" | "expired";
+export type AuthRequiredParamsOfficial = z.infer<typeof AuthRequiredParamsOfficialSchema>;
+export type AuthRequiredReasonOfficial = "required" | "expired";
 
 // ─── seed shapes ─────────────────────────────────────────────────────────────
 

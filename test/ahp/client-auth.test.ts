@@ -101,7 +101,7 @@ test(
   },
 );
 
-for (const dialect of ["1.x", "seed"] as const) {
+for (const dialect of ["official", "seed"] as const) {
   test(
     `[AHP-client-retry-once] ${dialect}: -32007 → authenticate what it names → the command is retried once`,
     GUARD,
@@ -121,7 +121,7 @@ for (const dialect of ["1.x", "seed"] as const) {
       const client = await connectAhpHost(host.url, { store });
       try {
         const result = await client.request("whoami");
-        assert.deepEqual(result, { authenticated: [dialect === "1.x" ? ONE.resource : "one"] });
+        assert.deepEqual(result, { authenticated: [dialect === "official" ? ONE.resource : "one"] });
         assert.deepEqual(
           host.frames.filter((f) => f.message.method !== "initialize").map((f) => f.message.method),
           ["whoami", "authenticate", "whoami"],

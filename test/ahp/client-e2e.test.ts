@@ -26,7 +26,7 @@ async function until<T>(probe: () => T | undefined, ms = 20_000): Promise<T> {
   }
 }
 
-for (const dialect of ["1.x", "seed"] as const) {
+for (const dialect of ["official", "seed"] as const) {
   test(`[AHP-e2e] ${dialect}: login for both resources, expiry notice → renewal, gated whoami succeeds`, {
     ...GUARD,
   }, async () => {
@@ -110,7 +110,7 @@ test(
     });
     assert.equal(await new Promise((r) => status.once("close", r)), 0);
     const report = JSON.parse(out);
-    assert.equal(report.dialect, "1.x");
+    assert.equal(report.dialect, "official");
     assert.deepEqual(
       report.resources.map(
         (r: {

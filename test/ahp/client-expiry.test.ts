@@ -19,7 +19,7 @@ async function until<T>(probe: () => T | undefined, ms = 10_000): Promise<T> {
 }
 
 for (const [dialect, seedState] of [
-  ["1.x", undefined],
+  ["official", undefined],
   ["seed", "expired"],
   ["seed", "revoked"],
 ] as const) {
@@ -53,9 +53,9 @@ for (const [dialect, seedState] of [
         assert.equal(typeof first, "string");
         const refreshesBefore = idp.stats.byGrant.refresh_token?.success ?? 0;
         const sentBefore = host.authenticateFrames().length;
-        host.expire(dialect === "1.x" ? one.resource : "one", seedState);
+        host.expire(dialect === "official" ? one.resource : "one", seedState);
         const renewal = await until(() => renewals[0]);
-        const id = dialect === "1.x" ? one.resource : "one";
+        const id = dialect === "official" ? one.resource : "one";
         assert.equal(renewal.resource, id);
         assert.equal(renewal.trigger, "expired");
         const after = host.authenticateFrames().slice(sentBefore);

@@ -21,13 +21,13 @@ const RESOURCE: ScriptedResource = {
 };
 
 test(
-  "[AHP-client-negotiate] a 1.x host: protocolVersions [1.1.0, 1.0.0], root state read from initialize",
+  "[AHP-client-negotiate] a official host: protocolVersions [1.1.0, 1.0.0], root state read from initialize",
   GUARD,
   async () => {
     const host = await scriptedHost({ resources: [RESOURCE] });
     const client = await connectAhpHost(host.url, { store: new MemoryCredentialStore() });
     try {
-      assert.equal(client.dialect, "1.x");
+      assert.equal(client.dialect, "official");
       assert.equal(client.protocolVersion, "1.1.0");
       const init = host.frames[0]?.message;
       assert.equal(init?.method, "initialize");
@@ -55,7 +55,7 @@ test(
 );
 
 test(
-  "[AHP-client-negotiate-subscribe] 1.x root state not in initialize: the client subscribes to ahp-root://",
+  "[AHP-client-negotiate-subscribe] official root state not in initialize: the client subscribes to ahp-root://",
   GUARD,
   async () => {
     const host = await scriptedHost({ resources: [RESOURCE], rootViaSubscribe: true });
@@ -74,7 +74,7 @@ test(
 );
 
 test(
-  "[AHP-client-negotiate-fallback] a seed-only host refuses 1.x with -32005: a new connection speaks the seed",
+  "[AHP-client-negotiate-fallback] a seed-only host refuses official with -32005: a new connection speaks the seed",
   GUARD,
   async () => {
     const host = await scriptedHost({ resources: [RESOURCE], dialects: ["seed"] });
@@ -104,7 +104,7 @@ test("[AHP-client-negotiate-order] dialects option: seed first is tried first", 
   const host = await scriptedHost({ resources: [RESOURCE] });
   const client = await connectAhpHost(host.url, {
     store: new MemoryCredentialStore(),
-    dialects: ["seed", "1.x"],
+    dialects: ["seed", "official"],
   });
   try {
     assert.equal(client.dialect, "seed");
@@ -115,12 +115,12 @@ test("[AHP-client-negotiate-order] dialects option: seed first is tried first", 
 });
 
 test(
-  "[AHP-client-version-unsupported] only 1.x allowed against a seed host: ahp_version_unsupported with the host's versions",
+  "[AHP-client-version-unsupported] only official allowed against a seed host: ahp_version_unsupported with the host's versions",
   GUARD,
   async () => {
     const host = await scriptedHost({ resources: [RESOURCE], dialects: ["seed"] });
     await assert.rejects(
-      connectAhpHost(host.url, { store: new MemoryCredentialStore(), dialects: ["1.x"] }),
+      connectAhpHost(host.url, { store: new MemoryCredentialStore(), dialects: ["official"] }),
       (error: unknown) =>
         error instanceof AhpVersionError &&
         error.code === "ahp_version_unsupported" &&

@@ -91,8 +91,8 @@ describe("AHP host bad input", () => {
   });
 
   it("[AHP-bad-input] a flood of authenticate calls is rate limited, every call answered", async () => {
-    const peer = await stand.peer1x();
-    const other = await stand.peer1x();
+    const peer = await stand.peerOfficial();
+    const other = await stand.peerOfficial();
     const ids = Array.from({ length: 40 }, (_, i) => 1000 + i);
     for (const id of ids) {
       peer.send({

@@ -8,8 +8,8 @@ import { ALPHA, BETA, useHostStand } from "./host-fixture.ts";
 const stand = await useHostStand({ idp: { accessTokenTtlSeconds: 2 } });
 
 describe("AHP host expiry", () => {
-  it("[AHP-expiry-notification] 1.x: expiresIn runs out → auth/required reason expired with the full metadata", async () => {
-    const peer = await stand.peer1x();
+  it("[AHP-expiry-notification] official: expiresIn runs out → auth/required reason expired with the full metadata", async () => {
+    const peer = await stand.peerOfficial();
     const token = await stand.token(ALPHA, "read");
     const res = await peer.request("authenticate", {
       channel: "ahp-root://",

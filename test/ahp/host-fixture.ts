@@ -22,7 +22,7 @@ export interface HostStand {
   logs: string[];
   /** A fresh real access token for `resource` with `scope`. */
   token(resource: string, scope?: string): Promise<string>;
-  peer1x(extra?: Record<string, unknown>): Promise<WsPeer>;
+  peerOfficial(extra?: Record<string, unknown>): Promise<WsPeer>;
   peerSeed(): Promise<WsPeer>;
 }
 
@@ -54,7 +54,7 @@ export async function useHostStand(
       if (!token) throw new Error("the login returned no access token");
       return token;
     },
-    async peer1x(extra = {}) {
+    async peerOfficial(extra = {}) {
       const peer = await connect();
       const init = await peer.request("initialize", {
         channel: "ahp-root://",

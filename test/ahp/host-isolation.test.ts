@@ -10,7 +10,7 @@ const stand = await useHostStand();
 
 describe("AHP host isolation and transport gate", () => {
   it("[AHP-isolation] client A's token never serves client B", async () => {
-    const a = await stand.peer1x();
+    const a = await stand.peerOfficial();
     const b = await stand.peerSeed();
     const token = await stand.token(ALPHA, "read");
     assert.deepEqual(

@@ -11,7 +11,7 @@ describe("AHP host logs", () => {
     const a = await stand.token(ALPHA, "read");
     const b = await stand.token(BETA, "read write");
     const junk = "junk-token-abcdefghijklmnopqrstuvwxyz";
-    const p1 = await stand.peer1x();
+    const p1 = await stand.peerOfficial();
     await p1.request("authenticate", {
       channel: "ahp-root://",
       resource: ALPHA,

@@ -45,7 +45,7 @@ export interface RenewalEvent {
 }
 
 export interface ConnectAhpOptions extends ResourceCredentialsOptions, RpcSocketOptions {
-  /** Dialects to try, in order. Default `["1.x", "seed"]`. */
+  /** Dialects to try, in order. Default `["official", "seed"]`. */
   dialects?: readonly Dialect[];
   /** Default: a random UUID per connection. */
   clientId?: string;
@@ -105,7 +105,7 @@ export class AhpClient {
     return [...this.#resources.values()];
   }
 
-  /** Ids (1.x `resource`, seed `schemeId`) this connection has authenticated and not since been told expired. */
+  /** Ids (official `resource`, seed `schemeId`) this connection has authenticated and not since been told expired. */
   authenticatedResources(): string[] {
     return [...this.#authenticated.keys()];
   }
@@ -167,7 +167,7 @@ export class AhpClient {
     await this.#socket.close();
   }
 
-  /** Reads the 1.x root state: from the initialize snapshot, else by subscribing. */
+  /** Reads the official root state: from the initialize snapshot, else by subscribing. */
   async loadRootState(snapshotState?: unknown): Promise<void> {
     let state = snapshotState;
     if (state === undefined) {
@@ -376,7 +376,7 @@ export async function connectAhpHost(url: string, options: ConnectAhpOptions): P
     options,
   );
   try {
-    if (negotiated.dialect === "1.x") await client.loadRootState(negotiated.rootSnapshot?.state);
+    if (negotiated.dialect === "official") await client.loadRootState(negotiated.rootSnapshot?.state);
     else client.addResources(negotiated.resources);
   } catch (error) {
     await client.close();

@@ -1,5 +1,5 @@
 /**
- * The `authenticate` request, pure: its params in each dialect and how its answer reads. 1.x carries `expiresIn`
+ * The `authenticate` request, pure: its params in each dialect and how its answer reads. official carries `expiresIn`
  * (seconds left at send time, omitted when unknown) and the granted scopes the host advertised; the seed's shape
  * has neither, so neither is sent.
  */
@@ -13,7 +13,7 @@ import type { AhpResource, Dialect } from "./resources.ts";
 export interface AuthenticationOutcome {
   id: string;
   resource: string;
-  /** The `expiresIn` sent (1.x), or the seconds left when sent (seed); undefined when the expiry is unknown. */
+  /** The `expiresIn` sent (official), or the seconds left when sent (seed); undefined when the expiry is unknown. */
   expiresIn?: number;
   subject: string;
   issuer: string;
@@ -40,9 +40,9 @@ export function authenticateParams(
   };
 }
 
-/** 1.x answers `{}` (failure is an error answer); the seed answers `{authenticated: boolean}`. */
+/** official answers `{}` (failure is an error answer); the seed answers `{authenticated: boolean}`. */
 export function readAuthenticateResult(dialect: Dialect, result: unknown): boolean {
-  if (dialect === "1.x") {
+  if (dialect === "official") {
     if (typeof result !== "object" || result === null || Array.isArray(result)) {
       throw new AhpProtocolError("The host's authenticate answer is not an object.");
     }

@@ -1,11 +1,11 @@
 /**
  * Dialect negotiation, pure: what each dialect's `initialize` sends, how its answer reads, and which refusals mean
- * "try the next dialect". 1.x offers SemVer strings (most preferred first); the seed sends one numeric version.
+ * "try the next dialect". official offers SemVer strings (most preferred first); the seed sends one numeric version.
  */
 
 import {
   AhpErrorCodes,
-  InitializeResult1xSchema,
+  InitializeResultOfficialSchema,
   InitializeResultSeedSchema,
   ROOT_CHANNEL,
   type Snapshot,
@@ -18,11 +18,11 @@ import type { RpcError } from "./rpc-socket.ts";
 /** 1.1.0 first: the host picks the highest offered version inside its caret baselines. */
 export const CLIENT_PROTOCOL_VERSIONS = ["1.1.0", "1.0.0"] as const;
 export const SEED_PROTOCOL_VERSION = 1;
-/** Default order: mainline first, the seed only when the host refuses or does not speak 1.x. */
-export const DEFAULT_DIALECTS: readonly Dialect[] = ["1.x", "seed"];
+/** Default order: mainline first, the seed only when the host refuses or does not speak official. */
+export const DEFAULT_DIALECTS: readonly Dialect[] = ["official", "seed"];
 
 export function initializeParams(dialect: Dialect, clientId: string): Record<string, unknown> {
-  if (dialect === "1.x") {
+  if (dialect === "official") {
     return {
       protocolVersions: [...CLIENT_PROTOCOL_VERSIONS],
       clientId,
@@ -37,9 +37,9 @@ export interface Negotiated {
   dialect: Dialect;
   /** "1.1.0" or 1. */
   protocolVersion: string | number;
-  /** seed: the schemes from `initialize`; 1.x: empty until root state is read. */
+  /** seed: the schemes from `initialize`; official: empty until root state is read. */
   resources: AhpResource[];
-  /** 1.x: the root snapshot, when `initialSubscriptions` delivered it. */
+  /** official: the root snapshot, when `initialSubscriptions` delivered it. */
   rootSnapshot?: Snapshot;
 }
 
@@ -54,15 +54,15 @@ export function readInitializeResult(
 ): Negotiated | undefined {
   const version = (result as { protocolVersion?: unknown } | null)?.protocolVersion;
   if (typeof version === "string") {
-    if (sent !== "1.x") return undefined;
-    const parsed = InitializeResult1xSchema.safeParse(result);
+    if (sent !== "official") return undefined;
+    const parsed = InitializeResultOfficialSchema.safeParse(result);
     if (!parsed.success)
-      throw new AhpProtocolError("The host's initialize answer (1.x) is malformed.");
+      throw new AhpProtocolError("The host's initialize answer (official) is malformed.");
     if (!(CLIENT_PROTOCOL_VERSIONS as readonly string[]).includes(parsed.data.protocolVersion)) {
       return undefined;
     }
     return {
-      dialect: "1.x",
+      dialect: "official",
       protocolVersion: parsed.data.protocolVersion,
       resources: [],
       rootSnapshot: parsed.data.snapshots.find((s) => s.resource === ROOT_CHANNEL),

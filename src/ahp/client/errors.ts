@@ -27,7 +27,7 @@ export class AhpVersionError extends AgentAuthError {
 /** Still `AuthRequired` (-32007) after one authentication and one retry, or no credential could be obtained. */
 export class AhpAuthRequiredError extends AgentAuthError {
   declare readonly code: "ahp_auth_required";
-  /** The resources (1.x `resource`, seed `schemeId`) the host still wants. */
+  /** The resources (official `resource`, seed `schemeId`) the host still wants. */
   readonly resources: readonly string[];
   constructor(message: string, resources: readonly string[], options?: { cause?: unknown }) {
     super("ahp_auth_required", message, options);

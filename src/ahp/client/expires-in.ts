@@ -1,5 +1,5 @@
 /**
- * AHP 1.x `authenticate.expiresIn`: the OAuth `expires_in` (RFC 6749 §5.1) remaining *when the request is sent*.
+ * official AHP `authenticate.expiresIn`: the OAuth `expires_in` (RFC 6749 §5.1) remaining *when the request is sent*.
  * The host and client clocks need not agree, so the client sends a duration computed from its own clock against
  * the stored absolute expiry, floored to whole seconds, and omits it when the expiry is unknown.
  */

@@ -1,6 +1,6 @@
 /**
  * The negotiation shell: opens a WebSocket per attempt and runs `initialize` in each allowed dialect, in order.
- * A refusal closes that socket (1.x hosts close after -32005 anyway) and the next dialect gets a fresh one.
+ * A refusal closes that socket (official hosts close after -32005 anyway) and the next dialect gets a fresh one.
  */
 
 import { AhpMethods } from "../wire.ts";
@@ -17,7 +17,7 @@ import type { Dialect } from "./resources.ts";
 import { RpcErrorAnswer, RpcSocket, type RpcSocketOptions } from "./rpc-socket.ts";
 
 export interface NegotiateOptions extends RpcSocketOptions {
-  /** Dialects to try, in order. Default `["1.x", "seed"]`. */
+  /** Dialects to try, in order. Default `["official", "seed"]`. */
   dialects?: readonly Dialect[];
   clientId: string;
 }

@@ -1,5 +1,5 @@
 /**
- * Pure readers of what a host says it protects, in both dialects, normalised to one `AhpResource`: 1.x per-agent
+ * Pure readers of what a host says it protects, in both dialects, normalised to one `AhpResource`: official per-agent
  * RFC 9728 metadata in root state (correlated by `resource`), the seed's `initialize.resourceMetadata.authSchemes`
  * (correlated by `schemeId`), the `-32007` error data, and the auth notifications.
  */
@@ -7,9 +7,9 @@
 import {
   type AgentInfo,
   AhpMethods,
-  AuthRequiredErrorData1xSchema,
+  AuthRequiredErrorDataOfficialSchema,
   AuthRequiredErrorDataSeedSchema,
-  AuthRequiredParams1xSchema,
+  AuthRequiredParamsOfficialSchema,
   type AuthScheme,
   AuthStateNotificationSeedSchema,
   type ProtectedResourceMetadata,
@@ -18,10 +18,10 @@ import {
 } from "../wire.ts";
 import { AhpProtocolError } from "./errors.ts";
 
-export type Dialect = "1.x" | "seed";
+export type Dialect = "official" | "seed";
 
 export interface AhpResource {
-  /** What the host correlates tokens on: 1.x the RFC 9728 `resource`, seed the `schemeId`. */
+  /** What the host correlates tokens on: official the RFC 9728 `resource`, seed the `schemeId`. */
   id: string;
   /** The RFC 8707 resource indicator the token is requested for (and the vault key's `resource`). */
   resource: string;
@@ -30,11 +30,11 @@ export interface AhpResource {
   scopes: string[];
   /** AHP: absent `required` means true. */
   required: boolean;
-  /** 1.x: the agents (`provider`) that advertise it. */
+  /** official: the agents (`provider`) that advertise it. */
   agents: string[];
 }
 
-/** 1.x: every agent's `protectedResources`, merged by `resource` (several agents may share one). */
+/** official: every agent's `protectedResources`, merged by `resource` (several agents may share one). */
 export function resourcesFromRootState(state: unknown): AhpResource[] {
   const parsed = RootStateSchema.safeParse(state);
   if (!parsed.success) throw new AhpProtocolError("The host's root state is malformed (agents).");
@@ -84,19 +84,19 @@ function fromScheme(scheme: AuthScheme, hostResource: string): AhpResource {
   };
 }
 
-/** What a `-32007` answer asks for: 1.x full metadata per resource; seed scheme ids (with RFC 6750 errors). */
+/** What a `-32007` answer asks for: official full metadata per resource; seed scheme ids (with RFC 6750 errors). */
 export interface AuthChallengeRead {
   ids: string[];
-  /** 1.x only: metadata the host sent, which may advertise a resource dynamically. */
+  /** official only: metadata the host sent, which may advertise a resource dynamically. */
   metadata: AhpResource[];
   /** seed only: `insufficient_scope` scopes per scheme id. */
   scopes: Map<string, string[]>;
 }
 
 export function readAuthRequiredData(dialect: Dialect, data: unknown): AuthChallengeRead {
-  if (dialect === "1.x") {
+  if (dialect === "official") {
     // Older spec versions sent a bare array; accept it rather than fail a retry over a wrapper.
-    const parsed = AuthRequiredErrorData1xSchema.safeParse(
+    const parsed = AuthRequiredErrorDataOfficialSchema.safeParse(
       Array.isArray(data) ? { resources: data } : data,
     );
     if (!parsed.success)
@@ -128,8 +128,8 @@ export function readAuthNotification(
   method: string,
   params: unknown,
 ): AuthNotice | undefined {
-  if (dialect === "1.x" && method === AhpMethods.authRequired) {
-    const parsed = AuthRequiredParams1xSchema.safeParse(params);
+  if (dialect === "official" && method === AhpMethods.authRequired) {
+    const parsed = AuthRequiredParamsOfficialSchema.safeParse(params);
     if (!parsed.success) throw new AhpProtocolError("The host sent a malformed auth/required.");
     const reason = parsed.data.reason ?? "required";
     return {

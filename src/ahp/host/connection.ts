@@ -8,9 +8,9 @@ import type { Logger } from "../../core/log.ts";
 import {
   AhpErrorCodes,
   AhpMethods,
-  AuthenticateParams1xSchema,
+  AuthenticateParamsOfficialSchema,
   AuthenticateParamsSeedSchema,
-  InitializeParams1xSchema,
+  InitializeParamsOfficialSchema,
   InitializeParamsSeedSchema,
   type JsonRpcError,
   type JsonRpcId,
@@ -26,7 +26,7 @@ import type { Notification } from "./dialect.ts";
 import {
   type Dialect,
   detectDialect,
-  negotiate1x,
+  negotiateOfficial,
   negotiateSeed,
   supportedVersions,
 } from "./negotiate.ts";
@@ -157,7 +157,7 @@ export class AhpConnection {
     if (!dialect) {
       return invalid(
         AhpErrorCodes.InvalidParams,
-        "initialize needs protocolVersions (string[], AHP 1.x) or a numeric protocolVersion.",
+        "initialize needs protocolVersions (string[], official AHP) or a numeric protocolVersion.",
       );
     }
     const root: Snapshot = {
@@ -165,10 +165,10 @@ export class AhpConnection {
       state: this.#host.registry.rootState(),
       fromSeq: 0,
     };
-    if (dialect === "1.x") {
-      const p = InitializeParams1xSchema.safeParse(params);
+    if (dialect === "official") {
+      const p = InitializeParamsOfficialSchema.safeParse(params);
       if (!p.success) return invalidParams(p.error);
-      const version = negotiate1x(p.data.protocolVersions);
+      const version = negotiateOfficial(p.data.protocolVersions);
       if (!version) return this.#unsupported(dialect);
       this.#start(dialect, version);
       return {
@@ -231,8 +231,8 @@ export class AhpConnection {
     let resource: RegisteredResource | undefined;
     let token: string;
     let expiresIn: number | undefined;
-    if (dialect === "1.x") {
-      const p = AuthenticateParams1xSchema.safeParse(params);
+    if (dialect === "official") {
+      const p = AuthenticateParamsOfficialSchema.safeParse(params);
       if (!p.success) return invalidParams(p.error);
       resource = registry.byResource(p.data.resource);
       if (!resource)

@@ -1,7 +1,7 @@
 /**
  * One neutral description of an auth problem or state change, mapped onto each dialect's wire shapes. Pure.
  *
- * 1.x has no RFC 6750 error field (`data` is `{resources}`), so the RFC 6750 code travels in the error `message`;
+ * official has no RFC 6750 error field (`data` is `{resources}`), so the RFC 6750 code travels in the error `message`;
  * the seed carries it structurally in `data.challenges[].error`.
  */
 
@@ -9,7 +9,7 @@ import {
   AhpErrorCodes,
   AhpMethods,
   type AuthChallenge,
-  type AuthRequiredParams1x,
+  type AuthRequiredParamsOfficial,
   type AuthStateNotificationSeed,
   type BearerErrorCode,
   type JsonRpcError,
@@ -84,7 +84,7 @@ export function authChangeNotification(
     };
     return { method: AhpMethods.seedAuthRequired, params };
   }
-  // 1.x: `expired` also covers a revoked token; the client that cleared its own credential already knows.
+  // official: `expired` also covers a revoked token; the client that cleared its own credential already knows.
   const reason =
     change === "expired" || change === "revoked"
       ? "expired"
@@ -92,7 +92,7 @@ export function authChangeNotification(
         ? "required"
         : undefined;
   if (!reason) return undefined;
-  const params: AuthRequiredParams1x = {
+  const params: AuthRequiredParamsOfficial = {
     channel: ROOT_CHANNEL,
     resource: toProtectedResourceMetadata(resource),
     reason,

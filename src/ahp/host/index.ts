@@ -1,4 +1,4 @@
-/** The AHP host side: WebSocket JSON-RPC, both auth dialects (1.x and the seed), per-connection credentials. */
+/** The AHP host side: WebSocket JSON-RPC, both auth dialects (official and the seed), per-connection credentials. */
 export { AuthSession } from "./auth-session.ts";
 export type {
   AuthenticatedResource,
@@ -32,7 +32,7 @@ export { type AhpHost, type AhpHostOptions, createAhpHost } from "./host.ts";
 export {
   type Dialect,
   detectDialect,
-  negotiate1x,
+  negotiateOfficial,
   negotiateSeed,
   supportedVersions,
 } from "./negotiate.ts";

@@ -1,21 +1,21 @@
 /**
- * Picks the dialect from `initialize` params and negotiates the version. 1.x: the highest offered SemVer that is
+ * Picks the dialect from `initialize` params and negotiates the version. official: the highest offered SemVer that is
  * caret-compatible with a baseline (`docs/specification/versioning.md`); the seed: its numeric `protocolVersion`.
  * Pure.
  */
 
 import { AHP_PROTOCOL_VERSION, AHP_VERSION_BASELINES, SEED_PROTOCOL_VERSIONS } from "../wire.ts";
 
-export type Dialect = "1.x" | "seed";
+export type Dialect = "official" | "seed";
 
-/** `protocolVersions: string[]` means 1.x; a numeric `protocolVersion` means the seed; anything else is neither. */
+/** `protocolVersions: string[]` means official; a numeric `protocolVersion` means the seed; anything else is neither. */
 export function detectDialect(params: unknown): Dialect | undefined {
   if (params === null || typeof params !== "object") return undefined;
   const p = params as Record<string, unknown>;
-  const has1x = "protocolVersions" in p;
+  const hasOfficial = "protocolVersions" in p;
   const hasSeed = typeof p.protocolVersion === "number";
-  if (has1x && !hasSeed) return "1.x";
-  if (hasSeed && !has1x) return "seed";
+  if (hasOfficial && !hasSeed) return "official";
+  if (hasSeed && !hasOfficial) return "seed";
   return undefined;
 }
 
@@ -37,7 +37,7 @@ function caretCompatible(version: SemVer, baseline: SemVer): boolean {
 }
 
 /** The chosen version (one of the offered strings, verbatim), or undefined when none fits. */
-export function negotiate1x(
+export function negotiateOfficial(
   offered: readonly string[],
   baselines: readonly string[] = AHP_VERSION_BASELINES,
 ): string | undefined {

@@ -1,6 +1,6 @@
 /**
  * The protected resources agents register, aggregated by the host, and their two wire faces: RFC 9728 metadata in
- * snake_case for 1.x root state, `authSchemes[]` for the seed's `resourceMetadata`. Pure.
+ * snake_case for official root state, `authSchemes[]` for the seed's `resourceMetadata`. Pure.
  */
 
 import type { AgentInfo, AuthScheme, ProtectedResourceMetadata, RootState } from "../wire.ts";
@@ -74,7 +74,7 @@ export class ResourceRegistry {
     return [...this.#byResource.values()];
   }
 
-  /** 1.x root state: each agent with its own `protectedResources` (clients read auth requirements here). */
+  /** official root state: each agent with its own `protectedResources` (clients read auth requirements here). */
   rootState(): RootState {
     return {
       agents: this.#agents.map(

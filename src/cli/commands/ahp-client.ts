@@ -19,7 +19,7 @@ import { openVault } from "../../vault/index.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 
-export const AHP_CLIENT_USAGE = `agentauth ahp status [--json] [--protocol auto|1.x|seed] [--subject S] <ws-url>
+export const AHP_CLIENT_USAGE = `agentauth ahp status [--json] [--protocol auto|official|seed] [--subject S] <ws-url>
   Connects to an AHP host and lists the resources it protects with this machine's state for each
   (credential in the vault, expiry, account; authenticated on this connection or not).
 agentauth ahp login [--resource R]… [--stay] [--json] [--client-id ID] [--subject S] [--protocol …] <ws-url>
@@ -159,9 +159,11 @@ function oneUrl(positionals: string[]): string {
 }
 
 function dialectsOf(protocol: string): Dialect[] {
-  if (protocol === "auto") return ["1.x", "seed"];
-  if (protocol === "1.x" || protocol === "seed") return [protocol];
-  throw new UsageError("--protocol must be auto, 1.x or seed");
+  if (protocol === "auto") return ["official", "seed"];
+  if (protocol === "official" || protocol === "seed") return [protocol];
+  // Deprecated spelling from before the rename (the official AHP has 0.9 and 1.x baselines).
+  if (protocol === "1.x") return ["official"];
+  throw new UsageError("--protocol must be auto, official or seed");
 }
 
 function showDevicePrompt(io: CliIo, prompt: DevicePrompt, what: string): void {

@@ -1,4 +1,4 @@
-/** AHP 1.x dialect, wire level: negotiation, root state, `authenticate`, gating, challenges, revocation. */
+/** official AHP dialect, wire level: negotiation, root state, `authenticate`, gating, challenges, revocation. */
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -14,8 +14,8 @@ const alphaMeta = {
 };
 const betaMeta = { ...alphaMeta, resource: BETA, resource_name: "Beta API" };
 
-describe("AHP 1.x host", () => {
-  it("[AHP-1x-negotiation] picks the highest caret-compatible offered version", async () => {
+describe("official AHP host", () => {
+  it("[AHP-official-negotiation] picks the highest caret-compatible offered version", async () => {
     const peer = await rawPeer(stand.host.url);
     const init = await peer.request("initialize", {
       channel: "ahp-root://",
@@ -34,7 +34,7 @@ describe("AHP 1.x host", () => {
     });
   });
 
-  it("[AHP-1x-negotiation] answers -32005 with supportedVersions and closes when none fits", async () => {
+  it("[AHP-official-negotiation] answers -32005 with supportedVersions and closes when none fits", async () => {
     const peer = await rawPeer(stand.host.url);
     const init = await peer.request("initialize", {
       protocolVersions: ["2.0.0", "0.8.0"],
@@ -53,7 +53,7 @@ describe("AHP 1.x host", () => {
     assert.equal(closed.code, 1002);
   });
 
-  it("[AHP-1x-root-state] advertises protectedResources per agent in root state (initialSubscriptions and subscribe)", async () => {
+  it("[AHP-official-root-state] advertises protectedResources per agent in root state (initialSubscriptions and subscribe)", async () => {
     const peer = await rawPeer(stand.host.url);
     const init = await peer.request("initialize", {
       channel: "ahp-root://",
@@ -91,7 +91,7 @@ describe("AHP 1.x host", () => {
   });
 
   it("[AHP-gating] a gated command answers -32007 with data.resources until the resource is authenticated", async () => {
-    const peer = await stand.peer1x();
+    const peer = await stand.peerOfficial();
     const refused = await peer.request("alpha/read", {});
     assert.deepEqual(refused.error, {
       code: -32007,
@@ -126,7 +126,7 @@ describe("AHP 1.x host", () => {
   });
 
   it("[AHP-challenge-invalid-token] a garbage token is refused with -32007 naming invalid_token", async () => {
-    const peer = await stand.peer1x();
+    const peer = await stand.peerOfficial();
     const res = await peer.request("authenticate", {
       channel: "ahp-root://",
       resource: ALPHA,
@@ -138,7 +138,7 @@ describe("AHP 1.x host", () => {
   });
 
   it("[AHP-challenge-wrong-audience] a token for beta is refused for alpha", async () => {
-    const peer = await stand.peer1x();
+    const peer = await stand.peerOfficial();
     const token = await stand.token(BETA, "read");
     const res = await peer.request("authenticate", {
       channel: "ahp-root://",
@@ -153,7 +153,7 @@ describe("AHP 1.x host", () => {
   });
 
   it("[AHP-challenge-insufficient-scope] a command needing write refuses a read-only token", async () => {
-    const peer = await stand.peer1x();
+    const peer = await stand.peerOfficial();
     const token = await stand.token(BETA, "read");
     assert.deepEqual(
       (await peer.request("authenticate", { channel: "ahp-root://", resource: BETA, token }))
@@ -167,7 +167,7 @@ describe("AHP 1.x host", () => {
   });
 
   it("[AHP-revoke-empty-token] an empty token revokes this connection's credential", async () => {
-    const peer = await stand.peer1x();
+    const peer = await stand.peerOfficial();
     const token = await stand.token(ALPHA, "read");
     await peer.request("authenticate", { channel: "ahp-root://", resource: ALPHA, token });
     assert.ok((await peer.request("alpha/read", {})).result);
@@ -183,7 +183,7 @@ describe("AHP 1.x host", () => {
   });
 
   it("[AHP-bad-input] a resource never advertised is -32602", async () => {
-    const peer = await stand.peer1x();
+    const peer = await stand.peerOfficial();
     const res = await peer.request("authenticate", {
       channel: "ahp-root://",
       resource: "https://evil.example.test/",
