@@ -7,6 +7,12 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after } from "node:test";
+import {
+  createReplayCache,
+  type InvocationAuth,
+  invocationAuthChallenge,
+  verifyInvocationAuth,
+} from "../../src/rap/invocation-auth.ts";
 import type { Invocation, Toolset } from "../../src/rap/wire.ts";
 
 export interface StandInOptions {
@@ -16,6 +22,8 @@ export interface StandInOptions {
   toolset?: (origin: string) => unknown;
   /** Status for each invocation attempt (1-based per call id); default 200. */
   ack?: (invocation: Invocation, attempt: number) => number;
+  /** Require this invocation authentication on every request (checked with the tool side's real verifier). */
+  auth?: InvocationAuth;
 }
 
 export interface StandIn {
@@ -23,6 +31,10 @@ export interface StandIn {
   invocations: Invocation[];
   attempts: Map<string, number>;
   notices: { path: string; body: unknown }[];
+  /** Requests refused with 401 because their authentication did not verify. */
+  refused: { method: string; path: string; reason: string }[];
+  /** Requests whose authentication verified (all of them when `auth` is unset). */
+  authenticated: { method: string; path: string }[];
   options: StandInOptions;
   /** The last invocation received for `id`. */
   invocation(id: string): Invocation;
@@ -52,6 +64,8 @@ export async function standInTool(options: StandInOptions = {}): Promise<StandIn
     invocations: [],
     attempts: new Map(),
     notices: [],
+    refused: [],
+    authenticated: [],
     options,
     invocation(id) {
       const found = state.invocations.findLast((i) => i.id === id);
@@ -74,10 +88,27 @@ export async function standInTool(options: StandInOptions = {}): Promise<StandIn
     },
     close: async () => {},
   };
+  const seen = createReplayCache();
   const server = createServer(async (req, res) => {
-    let raw = "";
-    for await (const chunk of req) raw += chunk;
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const bytes = Buffer.concat(chunks);
+    const raw = bytes.toString("utf8");
     const path = new URL(req.url ?? "/", state.origin).pathname;
+    const method = req.method ?? "GET";
+    if (options.auth) {
+      const check = verifyInvocationAuth(
+        options.auth,
+        { method, path: req.url ?? "/", headers: req.headers, body: bytes },
+        seen,
+      );
+      if (!check.ok) {
+        state.refused.push({ method, path, reason: check.reason });
+        res.writeHead(401, { "www-authenticate": invocationAuthChallenge(options.auth) }).end();
+        return;
+      }
+    }
+    state.authenticated.push({ method, path });
     if (req.method === "GET" && path === "/.well-known/rap-toolset") {
       const doc = options.toolset?.(state.origin) ?? {
         name: options.name ?? "stand-in",

@@ -3,10 +3,12 @@
  * partly loaded), then indexed by tool name, where a name two toolsets share exposes neither tool (RAP §Toolsets).
  */
 
+import type { InvocationAuth } from "../invocation-auth.ts";
 import { MAX_BODY_BYTES, TOOLSET_PATH, type Toolset, ToolsetSchema } from "../wire.ts";
 import { ToolsetDiscoveryError } from "./errors.ts";
 import { describeEndpoint, joinBase, networkReason, readLimitedText, urlProblem } from "./http.ts";
 import { type ArgumentsValidator, createSchemaCompiler } from "./input-schema.ts";
+import { authHeaders, challengedScheme, unauthorizedText } from "./toolset-config.ts";
 
 export const DEFAULT_DISCOVERY_TIMEOUT_MS = 10_000;
 
@@ -52,6 +54,8 @@ export interface DiscoveryOptions {
   fetch?: typeof fetch;
   timeoutMs?: number;
   allowInsecureHttp?: boolean;
+  /** The invocation authentication for a base URL, sent with its toolset GET too (a tool may require it there). */
+  authFor?: (baseUrl: string) => InvocationAuth | undefined;
 }
 
 /** Pure: checks a discovery document and compiles every `inputSchema`; any problem rejects the toolset whole. */
@@ -125,15 +129,28 @@ export async function fetchToolset(
   const problem = urlProblem(baseUrl, allowInsecureHttp);
   if (problem) throw unreachable(`the base URL ${problem}`);
   const url = joinBase(baseUrl, TOOLSET_PATH);
+  const auth = options.authFor?.(baseUrl);
   let response: Response;
   try {
     response = await (options.fetch ?? fetch)(url, {
-      headers: { accept: "application/json" },
+      headers: {
+        accept: "application/json",
+        ...authHeaders(auth, { method: "GET", url, body: "" }),
+      },
       redirect: "manual",
       signal: AbortSignal.timeout(options.timeoutMs ?? DEFAULT_DISCOVERY_TIMEOUT_MS),
     });
   } catch (error) {
     throw unreachable(networkReason(error), error);
+  }
+  if (response.status === 401) {
+    await response.body?.cancel();
+    const scheme = challengedScheme(response.headers.get("www-authenticate"));
+    throw new ToolsetDiscoveryError(
+      "rap_toolset_unreachable",
+      baseUrl,
+      `Cannot load the RAP toolset: ${unauthorizedText("the tool server", url, auth, scheme)}`,
+    );
   }
   if (response.status !== 200) {
     await response.body?.cancel();

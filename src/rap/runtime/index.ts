@@ -63,3 +63,4 @@ export type {
   Transition,
 } from "./store.ts";
 export { DEFAULT_CALL_TIMEOUT_MS } from "./timeouts.ts";
+export type { ToolsetConfig } from "./toolset-config.ts";

@@ -1,10 +1,13 @@
 /**
  * Sending one invocation: `POST {endpoint}` with the JSON invocation, 200 expected. Network errors and 5xx are
- * retried with exponential backoff (bounded); 4xx never (RAP §Transport); anything but 200 is a refusal.
+ * retried with exponential backoff (bounded); 4xx never (RAP §Transport); anything but 200 is a refusal. A 401 means
+ * the tool refused the runtime's invocation credentials: its error text says so and what to check.
  */
 
+import type { InvocationAuth } from "../invocation-auth.ts";
 import type { Invocation } from "../wire.ts";
 import { describeEndpoint, networkReason } from "./http.ts";
+import { authHeaders, challengedScheme, unauthorizedText } from "./toolset-config.ts";
 
 export interface RetryPolicy {
   /** Total attempts, first one included. */
@@ -32,6 +35,8 @@ export interface DispatchOptions {
   retry?: Partial<RetryPolicy>;
   fetch?: typeof fetch;
   signal?: AbortSignal;
+  /** The tool's invocation authentication; signed afresh for each attempt. */
+  auth?: InvocationAuth;
   /** Test hook: replaces the backoff sleep. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -71,6 +76,7 @@ export async function dispatchInvocation(
   const sleep = options.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
   const body = JSON.stringify(invocation);
   let lastReason = "network error";
+  let signedAt = 0;
   for (let attempt = 1; attempt <= policy.attempts; attempt++) {
     if (attempt > 1) {
       const base = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 2));
@@ -78,11 +84,16 @@ export async function dispatchInvocation(
     }
     if (options.signal?.aborted) break;
     const timeout = AbortSignal.timeout(policy.timeoutMs);
+    // Each attempt is signed in a later second than the one before: the tool remembers accepted signatures for its
+    // replay window, so a retry after a 5xx inside the same second would be refused as a replay.
+    const notBeforeMs = signedAt ? signedAt + 1000 : 0;
+    signedAt = Math.floor(Math.max(Date.now(), notBeforeMs) / 1000) * 1000;
+    const auth = authHeaders(options.auth, { method: "POST", url: endpoint, body, notBeforeMs });
     let response: Response;
     try {
       response = await doFetch(endpoint, {
         method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json" },
+        headers: { "content-type": "application/json", accept: "application/json", ...auth },
         body,
         redirect: "manual",
         signal: options.signal ? AbortSignal.any([options.signal, timeout]) : timeout,
@@ -102,7 +113,15 @@ export async function dispatchInvocation(
       ok: false,
       attempts: attempt,
       status: response.status,
-      text: refusedText(invocation.operation, endpoint, response.status),
+      text:
+        response.status === 401
+          ? `Error: ${unauthorizedText(
+              `RAP tool '${invocation.operation}'`,
+              endpoint,
+              options.auth,
+              challengedScheme(response.headers.get("www-authenticate")),
+            )} No result will arrive for this call.`
+          : refusedText(invocation.operation, endpoint, response.status),
     };
   }
   return {

@@ -38,6 +38,7 @@ import { SerialQueue } from "./serial-queue.ts";
 import { SqliteRuntimeStore } from "./sqlite-store.ts";
 import type { CallRecord, CallResult, CallStatus, RuntimeStore, ThreadEntry } from "./store.ts";
 import { DEFAULT_CALL_TIMEOUT_MS, DeadlineTimer, timeoutText } from "./timeouts.ts";
+import { type ToolsetConfig, toolsetConfigs } from "./toolset-config.ts";
 import { ResultWaiters } from "./waiters.ts";
 
 /** 7 days: callback URLs must outlive subscriptions, which continue after the call's own result. */
@@ -46,8 +47,10 @@ export const DB_FILE = "rap-runtime.db";
 export const KEY_FILE = "rap-runtime.key";
 
 export interface RuntimeOptions {
-  /** Tool server base URLs; each serves `{base}/.well-known/rap-toolset`. */
-  toolsetUrls: readonly string[];
+  /** Tool server base URLs; each serves `{base}/.well-known/rap-toolset`. Sent no invocation authentication. */
+  toolsetUrls?: readonly string[];
+  /** Tool servers with the invocation authentication each expects (bearer or HMAC-SHA256); see ToolsetConfig. */
+  toolsets?: readonly ToolsetConfig[];
   /** A store of your own (e.g. `new MemoryRuntimeStore()` in tests). Default: SQLite at `dbPath`. */
   store?: RuntimeStore;
   /** Default `<AGENTAUTH_HOME>/rap-runtime.db`. */
@@ -157,12 +160,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
   const callbackTtlMs = Math.max(callTimeoutMs, options.callbackTtlMs ?? DEFAULT_CALLBACK_TTL_MS);
   if (!(callTimeoutMs > 0))
     throw new RangeError("callTimeoutMs must be a positive number of milliseconds");
-  for (const url of [
-    ...options.toolsetUrls,
-    ...(options.publicBaseUrl ? [options.publicBaseUrl] : []),
-  ]) {
-    if (!URL.canParse(url)) throw new RangeError(`not a URL: ${describeEndpoint(url)}`);
-  }
+  const configs = toolsetConfigs(options.toolsetUrls ?? [], options.toolsets);
+  const baseUrls = [...configs.keys()];
+  const authFor = (baseUrl: string) => configs.get(baseUrl);
+  if (options.publicBaseUrl && !URL.canParse(options.publicBaseUrl))
+    throw new RangeError(`not a URL: ${describeEndpoint(options.publicBaseUrl)}`);
 
   const dbPath = options.store
     ? undefined
@@ -194,8 +196,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
   const refreshToolsets = async () => {
     const previous = new Map<string, LoadedToolset>(discovery.toolsets.map((t) => [t.baseUrl, t]));
     discovery = await discoverToolsets(
-      options.toolsetUrls,
-      { fetch: options.fetch, allowInsecureHttp },
+      baseUrls,
+      { fetch: options.fetch, allowInsecureHttp, authFor },
       previous,
     );
     for (const failure of discovery.failures) {
@@ -368,6 +370,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
     const outcome = await dispatchInvocation(tool.endpoint, invocation, {
       retry: options.retry,
       fetch: options.fetch,
+      auth: authFor(tool.baseUrl),
     });
     if (outcome.ok) {
       logger.info("rap.runtime.invoked", { ...log, attempts: outcome.attempts });
@@ -424,7 +427,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
     const outcome = await sendNotice(
       joinBase(call.baseUrl, CANCEL_TOOL_CALL_PATH),
       { thread_id: groupId, tool_call_id: id },
-      { fetch: options.fetch },
+      { fetch: options.fetch, auth: authFor(call.baseUrl) },
     );
     if (!outcome.ok)
       logger.warn("rap.runtime.cancel_notice_failed", { groupId, id, reason: outcome.reason });
@@ -445,11 +448,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
     }
     // RAP §Thread closure: to every configured tool server, no retry, not blocking the closure (done above).
     await Promise.all(
-      [...new Set(options.toolsetUrls)].map(async (base) => {
+      baseUrls.map(async (base) => {
         const outcome = await sendNotice(
           joinBase(base, CLOSE_THREAD_PATH),
           { thread_id: groupId },
-          { fetch: options.fetch },
+          { fetch: options.fetch, auth: authFor(base) },
         );
         if (!outcome.ok)
           logger.warn("rap.runtime.close_notice_failed", {

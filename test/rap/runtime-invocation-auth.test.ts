@@ -1,0 +1,149 @@
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { test } from "node:test";
+import { Secret } from "../../src/core/secret.ts";
+import type { InvocationAuth } from "../../src/rap/invocation-auth.ts";
+import { testRuntime } from "../support/rap-runtime.ts";
+import { eventually, standInTool } from "../support/rap-tool-stand-in.ts";
+
+const secret = () => new Secret(randomBytes(32).toString("base64url"));
+
+async function setup(
+  toolAuth: InvocationAuth | undefined,
+  runtimeAuth: InvocationAuth | undefined,
+) {
+  const lines: string[] = [];
+  const tool = await standInTool({ ...(toolAuth ? { auth: toolAuth } : {}) });
+  const rt = await testRuntime({
+    toolsetUrls: [],
+    toolsets: [{ url: tool.origin, ...(runtimeAuth ? { auth: runtimeAuth } : {}) }],
+    logger: {
+      debug: () => {},
+      info: (e, f) => void lines.push(JSON.stringify({ e, ...f })),
+      warn: (e, f) => void lines.push(JSON.stringify({ e, ...f })),
+      error: (e, f) => void lines.push(JSON.stringify({ e, ...f })),
+      child() {
+        return this;
+      },
+    },
+  });
+  return { tool, lines, ...rt };
+}
+
+for (const scheme of ["hmac-sha256", "bearer"] as const) {
+  test(`[RAP-invoke-auth-${scheme === "bearer" ? "bearer" : "hmac"}] the runtime authenticates the toolset GET, /invoke, /cancel_tool_call and /close_thread with the configured ${scheme} secret`, async () => {
+    const auth: InvocationAuth = { scheme, secret: secret() };
+    const { tool, runtime } = await setup(auth, auth);
+    assert.deepEqual(
+      runtime.listTools().map((t) => t.name),
+      ["echo"],
+      "the toolset loaded through the authenticated GET",
+    );
+    const outcome = await runtime.invoke({
+      groupId: "g",
+      id: "c1",
+      operation: "echo",
+      arguments: { text: "hi" },
+    });
+    assert.equal(outcome.accepted, true);
+    await runtime.invoke({ groupId: "g", id: "c2", operation: "echo", arguments: { text: "x" } });
+    await runtime.cancelCall("g", "c1");
+    await runtime.closeThread("g");
+    assert.deepEqual(tool.refused, []);
+    assert.deepEqual(
+      tool.authenticated.map((r) => `${r.method} ${r.path}`),
+      [
+        "GET /.well-known/rap-toolset",
+        "POST /invoke",
+        "POST /invoke",
+        "POST /cancel_tool_call",
+        "POST /close_thread",
+      ],
+    );
+  });
+}
+
+test("[RAP-invoke-auth-refused] a tool answering 401 ends the call at once with an error result that says the tool refused the runtime's credentials; never retried, no secret shown", async () => {
+  const runtimeSecret = secret();
+  const { tool, runtime, lines } = await setup(
+    { scheme: "hmac-sha256", secret: secret() },
+    { scheme: "hmac-sha256", secret: runtimeSecret },
+  );
+  // Discovery itself was refused: the toolset is reported as a failure naming the credentials.
+  const failure = runtime.problems().failures[0];
+  assert.equal(failure?.code, "rap_toolset_unreachable");
+  assert.match(failure?.message ?? "", /refused the runtime's credentials/);
+  assert.equal(tool.refused.length, 1);
+  assert.equal(tool.refused[0]?.reason, "bad_signature");
+  assert.ok(!JSON.stringify(runtime.problems()).includes(runtimeSecret.reveal()));
+  assert.ok(!lines.join("\n").includes(runtimeSecret.reveal()));
+});
+
+test("[RAP-invoke-auth-refused] an invocation answered 401 (no credentials configured) becomes an error result naming what to check, after exactly one attempt", async () => {
+  const toolSecret = secret();
+  // The toolset document is public here; only invocations are checked (so the catalog loads).
+  const tool = await standInTool({});
+  const rt = await testRuntime({ toolsetUrls: [tool.origin] });
+  tool.options.auth = { scheme: "bearer", secret: toolSecret };
+  const outcome = await rt.runtime.invoke({
+    groupId: "g",
+    id: "c1",
+    operation: "echo",
+    arguments: { text: "hi" },
+  });
+  assert.equal(outcome.accepted, false);
+  const call = await eventually(async () => {
+    const c = await rt.runtime.getCall("g", "c1");
+    return c?.result ? c : undefined;
+  }, "the error result");
+  assert.equal(call.status, "failed");
+  assert.equal(call.result?.isError, true);
+  assert.match(call.result?.text ?? "", /^Error: /);
+  assert.match(call.result?.text ?? "", /refused the runtime's credentials \(HTTP 401\)/);
+  assert.match(call.result?.text ?? "", /secret/);
+  assert.match(call.result?.text ?? "", /Bearer/, "names the scheme the tool asked for");
+  assert.equal(tool.attempts.get("c1") ?? 0, 0, "the stand-in never reached its ack");
+  assert.equal(tool.refused.filter((r) => r.path === "/invoke").length, 1, "one attempt only");
+});
+
+test("[RAP-invoke-auth-hmac] a 5xx after the signature was accepted is retried with a fresh signature (not refused as a replay)", async () => {
+  const auth: InvocationAuth = { scheme: "hmac-sha256", secret: secret() };
+  const tool = await standInTool({ auth, ack: (_inv, attempt) => (attempt < 3 ? 503 : 200) });
+  const rt = await testRuntime({ toolsetUrls: [], toolsets: [{ url: tool.origin, auth }] });
+  const outcome = await rt.runtime.invoke({
+    groupId: "g",
+    id: "c1",
+    operation: "echo",
+    arguments: { text: "hi" },
+  });
+  assert.deepEqual(tool.refused, []);
+  assert.equal(tool.attempts.get("c1"), 3);
+  assert.equal(outcome.accepted, true);
+});
+
+test("[RAP-invoke-auth-config] a toolset configured twice, or a URL that does not parse, is refused at creation with a typed error", async () => {
+  const { createRuntime, MemoryRuntimeStore } = await import("../../src/rap/runtime/index.ts");
+  const auth: InvocationAuth = { scheme: "bearer", secret: secret() };
+  await assert.rejects(
+    createRuntime({
+      toolsetUrls: [],
+      toolsets: [{ url: "not a url", auth }],
+      store: new MemoryRuntimeStore(),
+      secretKey: new Uint8Array(32),
+    }),
+    /not a URL/,
+  );
+  await assert.rejects(
+    createRuntime({
+      toolsetUrls: ["http://127.0.0.1:1"],
+      toolsets: [{ url: "http://127.0.0.1:1", auth }],
+      store: new MemoryRuntimeStore(),
+      secretKey: new Uint8Array(32),
+    }),
+    (error: unknown) => {
+      assert.match(String(error), /configured twice with different authentication/);
+      assert.ok(!String(error).includes(auth.secret.reveal()));
+      return true;
+    },
+  );
+});
