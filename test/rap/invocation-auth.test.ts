@@ -161,3 +161,48 @@ test("[RAP-invocation-secret-file] created 0600 with 32 random bytes, read back 
     code: "invocation_secret_missing",
   });
 });
+
+test("[RAP-invocation-timing-safe] both schemes compare through crypto.timingSafeEqual", async () => {
+  const crypto = await import("node:crypto");
+  const { syncBuiltinESMExports } = await import("node:module");
+  const original = crypto.default.timingSafeEqual;
+  let calls = 0;
+  crypto.default.timingSafeEqual = (a, b) => {
+    calls++;
+    return original(a, b);
+  };
+  syncBuiltinESMExports();
+  try {
+    // A fresh copy of the module, so it binds the spy.
+    const fresh = (await import(
+      `../../src/rap/invocation-auth.ts?spy=${Date.now()}`
+    )) as typeof import("../../src/rap/invocation-auth.ts");
+    const headers = fresh.invocationAuthHeaders(hmac, {
+      method: "POST",
+      path: "/invoke",
+      body,
+      now,
+    });
+    fresh.verifyInvocationAuth(
+      hmac,
+      { method: "POST", path: "/invoke", headers, body: Buffer.from(body), now },
+      fresh.createReplayCache(),
+    );
+    assert.equal(calls, 1);
+    fresh.verifyInvocationAuth(
+      bearer,
+      {
+        method: "POST",
+        path: "/invoke",
+        headers: { authorization: "Bearer nope" },
+        body: Buffer.from(body),
+        now,
+      },
+      fresh.createReplayCache(),
+    );
+    assert.equal(calls, 2);
+  } finally {
+    crypto.default.timingSafeEqual = original;
+    syncBuiltinESMExports();
+  }
+});

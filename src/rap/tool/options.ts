@@ -10,6 +10,7 @@ import type {
   PendingStore,
 } from "../../oauth/index.ts";
 import type { CredentialStore } from "../../vault/index.ts";
+import type { InvocationAuth } from "../invocation-auth.ts";
 import type { AnnotationsSchema, DisplayItemSchema } from "../wire.ts";
 import type { DeliveryOptions } from "./delivery.ts";
 
@@ -115,4 +116,15 @@ export interface ToolServerOptions {
   pending?: PendingStore<PendingCallAuthorization>;
   discovery?: DiscoveryOptions;
   logger?: Logger;
+  /**
+   * How the runtime proves POST /invoke, /close_thread and /cancel_tool_call are its own (see
+   * src/rap/invocation-auth.ts). Without it anyone who reaches the port can invoke; `rap tool serve` uses HMAC.
+   */
+  invocationAuth?: InvocationAuth;
+  /**
+   * Extra `Host` header values (`name:port`) accepted. On a loopback listener only 127.0.0.1:PORT,
+   * localhost:PORT, [::1]:PORT and the publicBaseUrl host are accepted otherwise (DNS rebinding); given here, the
+   * check also applies to a server not started by `listen()`.
+   */
+  allowedHosts?: string[];
 }

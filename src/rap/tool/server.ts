@@ -19,7 +19,14 @@ import {
 } from "../wire.ts";
 import { CallRegistry } from "./calls.ts";
 import { ToolConfigError } from "./errors.ts";
-import { readJsonBody } from "./http-body.ts";
+import { hostRefusal, InvocationGate, loopbackHosts, type Refusal } from "./guard.ts";
+import {
+  jsonContentType,
+  parseJson,
+  type RawBodyResult,
+  readBody,
+  WRONG_CONTENT_TYPE,
+} from "./http-body.ts";
 import { judgeInvocation, secureCallbackUrl } from "./invocation.ts";
 import { ProviderAuth } from "./oauth-flow.ts";
 import type { ToolServerOptions } from "./options.ts";
@@ -131,9 +138,40 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     logger,
   });
   const callbackUrlAllowed = options.callbackUrlAllowed ?? secureCallbackUrl;
+  const gate = options.invocationAuth ? new InvocationGate(options.invocationAuth) : undefined;
+  // Set by listen() on loopback; `allowedHosts` alone turns the check on for any other server.
+  let hosts: Set<string> | undefined = options.allowedHosts
+    ? new Set(options.allowedHosts.map((h) => h.toLowerCase()))
+    : undefined;
+
+  /** The body, once the runtime is authenticated; a refusal otherwise (nothing else has happened yet). */
+  async function authenticatedBody(req: IncomingMessage): Promise<RawBodyResult | Refusal> {
+    if (gate) {
+      const early =
+        gate.early(req.headers) ??
+        (gate.needsBody
+          ? undefined
+          : gate.check(req.method ?? "", req.url ?? "", req.headers, EMPTY));
+      if (early) return early;
+    }
+    const raw = await readBody(req, MAX_BODY_BYTES);
+    if (!raw.ok || !gate?.needsBody) return raw;
+    return gate.check(req.method ?? "", req.url ?? "", req.headers, raw.bytes) ?? raw;
+  }
+
+  function refuse(res: ServerResponse, refusal: Refusal, what: string): void {
+    logger.info("rap.request.refused", {
+      path: what,
+      status: refusal.status,
+      reason: refusal.body.reason,
+    });
+    json(res, refusal.status, refusal.body, true, refusal.headers);
+  }
 
   async function invoke(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readJsonBody(req, MAX_BODY_BYTES);
+    const raw = await authenticatedBody(req);
+    if (!("ok" in raw)) return refuse(res, raw, INVOKE_PATH);
+    const body = !raw.ok ? raw : jsonContentType(req) ? parseJson(raw.bytes) : WRONG_CONTENT_TYPE;
     if (!body.ok) {
       logger.info("rap.invoke.refused", { status: body.status });
       return json(res, body.status, { error: "invalid_request", message: body.message }, true);
@@ -187,7 +225,9 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
 
   async function cancel(req: IncomingMessage, res: ServerResponse, thread: boolean): Promise<void> {
     // RAP: always 200 with an empty body, whether or not anything was cancelled; the body is untrusted.
-    const body = await readJsonBody(req, MAX_BODY_BYTES);
+    const raw = await authenticatedBody(req);
+    if (!("ok" in raw)) return refuse(res, raw, thread ? CLOSE_THREAD_PATH : CANCEL_TOOL_CALL_PATH);
+    const body = !raw.ok ? raw : jsonContentType(req) ? parseJson(raw.bytes) : WRONG_CONTENT_TYPE;
     res
       .writeHead(200, { "content-length": "0", ...(body.ok ? {} : { connection: "close" }) })
       .end();
@@ -252,6 +292,8 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const misdirected = hostRefusal(hosts, req.headers.host);
+    if (misdirected) return refuse(res, misdirected, "host");
     const url = URL.parse(req.url ?? "/", "http://tool.invalid");
     if (!base || !toolset) {
       return json(res, 503, {
@@ -320,6 +362,11 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
         server.listen(listenOptions.port ?? 0, host, () => resolve());
       });
       const { port } = server.address() as AddressInfo;
+      if (isLoopbackHost(host)) {
+        const extra = [...(options.allowedHosts ?? [])];
+        if (base) extra.push(new URL(base.href).host);
+        hosts = loopbackHosts(port, extra);
+      }
       if (!base) {
         try {
           setBase(`http://${host.includes(":") ? `[${host}]` : host}:${port}`);
@@ -340,6 +387,12 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
       };
     },
   };
+}
+
+const EMPTY = new Uint8Array(0);
+
+function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || host.startsWith("127.");
 }
 
 interface Base {

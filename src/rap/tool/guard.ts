@@ -1,0 +1,124 @@
+/**
+ * The tool server's gate before any work: the `Host` header (DNS rebinding) and the runtime's invocation
+ * authentication (src/rap/invocation-auth.ts). Pure apart from the replay cache; the server turns a refusal into
+ * its HTTP answer.
+ */
+
+import type { IncomingHttpHeaders } from "node:http";
+import {
+  createReplayCache,
+  DEFAULT_REPLAY_WINDOW_SECONDS,
+  type InvocationAuth,
+  type InvocationAuthFailure,
+  invocationAuthChallenge,
+  SIGNATURE_HEADER,
+  TIMESTAMP_HEADER,
+  verifyInvocationAuth,
+} from "../invocation-auth.ts";
+
+export interface Refusal {
+  status: number;
+  body: { error: string; reason?: string; message: string };
+  headers: Record<string, string>;
+}
+
+/**
+ * Host names a loopback listener answers to. A web page on evil.example that rebinds its name to 127.0.0.1 still
+ * sends `Host: evil.example`; refusing it keeps browsers out even where invocation auth is off.
+ */
+export function loopbackHosts(port: number, extra: readonly string[] = []): Set<string> {
+  return new Set(
+    [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, ...extra].map((h) =>
+      h.toLowerCase(),
+    ),
+  );
+}
+
+export function hostRefusal(
+  allowed: ReadonlySet<string> | undefined,
+  host: string | undefined,
+): Refusal | undefined {
+  if (allowed === undefined) return undefined;
+  if (host !== undefined && allowed.has(host.toLowerCase())) return undefined;
+  return {
+    status: 421,
+    headers: {},
+    body: {
+      error: "misdirected_request",
+      message:
+        "This tool does not answer to that Host name. Use the address it printed when it started, or add the name to allowedHosts.",
+    },
+  };
+}
+
+export class InvocationGate {
+  readonly #auth: InvocationAuth;
+  readonly #seen = createReplayCache();
+  readonly #challenge: string;
+
+  constructor(auth: InvocationAuth) {
+    this.#auth = auth;
+    this.#challenge = invocationAuthChallenge(auth);
+  }
+
+  /** True when the body must be read before the check (HMAC signs it); false for bearer. */
+  get needsBody(): boolean {
+    return this.#auth.scheme === "hmac-sha256";
+  }
+
+  /** A refusal for a request that carries no credentials at all, decided before its body is read. */
+  early(headers: IncomingHttpHeaders): Refusal | undefined {
+    if (this.#auth.scheme === "bearer") return undefined;
+    if (headers[TIMESTAMP_HEADER] === undefined && headers[SIGNATURE_HEADER] === undefined) {
+      return this.#refusal("missing");
+    }
+    return undefined;
+  }
+
+  check(
+    method: string,
+    path: string,
+    headers: IncomingHttpHeaders,
+    body: Uint8Array,
+  ): Refusal | undefined {
+    const verdict = verifyInvocationAuth(this.#auth, { method, path, headers, body }, this.#seen);
+    return verdict.ok ? undefined : this.#refusal(verdict.reason);
+  }
+
+  #refusal(reason: InvocationAuthFailure): Refusal {
+    // RFC 6750 §3.1 style: no error code when credentials are absent, invalid_request when malformed.
+    const code =
+      reason === "missing" ? "" : reason === "malformed" ? "invalid_request" : "invalid_token";
+    return {
+      status: 401,
+      headers: {
+        "www-authenticate": code ? `${this.#challenge}, error="${code}"` : this.#challenge,
+      },
+      body: { error: "unauthorized", reason, message: this.#message(reason) },
+    };
+  }
+
+  #message(reason: InvocationAuthFailure): string {
+    const how =
+      this.#auth.scheme === "bearer"
+        ? "Send Authorization: Bearer with the tool's invocation secret"
+        : `Sign each request with the tool's invocation secret (${TIMESTAMP_HEADER}, ${SIGNATURE_HEADER}; see docs/rap.md)`;
+    switch (reason) {
+      case "missing":
+        return `This tool requires invocation authentication. ${how}.`;
+      case "malformed":
+        return `The invocation authentication headers are malformed. ${how}.`;
+      case "bad_signature":
+        return `The invocation credentials are wrong. Check that the runtime uses the same secret file as the tool.`;
+      case "stale": {
+        const window =
+          this.#auth.scheme === "hmac-sha256"
+            ? (this.#auth.replayWindowSeconds ?? DEFAULT_REPLAY_WINDOW_SECONDS)
+            : DEFAULT_REPLAY_WINDOW_SECONDS;
+        return `The request's timestamp is more than ${window} s away from the tool's clock. Sync the clocks and sign each attempt afresh.`;
+      }
+      case "replayed":
+        return "This signed request was already accepted once. Sign each attempt afresh.";
+    }
+  }
+}
