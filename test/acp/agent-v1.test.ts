@@ -65,7 +65,7 @@ const UNAUTHENTICATED = { state: "unauthenticated", accounts: [] };
 const ALICE_AUTHENTICATED = { state: "authenticated", accounts: [ALICE] };
 
 test(
-  "[ACP-v1-initialize-shape] without auth.terminal the agent advertises oauth and api-key, logout, status and getAuthState",
+  "[ACP-v1-initialize-shape] without auth.terminal the agent advertises oauth and api-key, logout, status and getAuthState (in _meta)",
   TIMEOUT,
   async (t) => {
     for (const clientCapabilities of [{}, { auth: { terminal: false } }]) {
@@ -77,10 +77,10 @@ test(
       assertResult(response, {
         protocolVersion: 1,
         agentInfo: AGENT_INFO,
+        // getAuthState is a custom capability: ACP's extensibility rule puts it in _meta, never at the root.
         agentCapabilities: {
           auth: { logout: {}, status: {} },
-          getAuthState: true,
-          _meta: { agentauth: { version: 1 } },
+          _meta: { agentauth: { version: 1 }, getAuthState: true },
         },
         authMethods: [OAUTH_METHOD, API_KEY_METHOD],
       });
@@ -97,8 +97,7 @@ test(
     assert.deepEqual(result.authMethods, [OAUTH_METHOD, API_KEY_METHOD, TERMINAL_METHOD]);
     assert.deepEqual(result.agentCapabilities, {
       auth: { logout: {}, status: {} },
-      getAuthState: true,
-      _meta: { agentauth: { version: 1 } },
+      _meta: { agentauth: { version: 1 }, getAuthState: true },
     });
   },
 );

@@ -9,7 +9,12 @@ import * as acp2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import type { CredentialStore } from "../../vault/types.ts";
 import type { AuthMethodConfig } from "./config.ts";
-import { type AgentAuth, createAgentAuth, type SessionPolicy } from "./kit.ts";
+import {
+  type AgentAuth,
+  type AgentAuthOptions,
+  createAgentAuth,
+  type SessionPolicy,
+} from "./kit.ts";
 import { runTerminalLoginIfRequested } from "./terminal.ts";
 
 export const EXAMPLE_AGENT_INFO = {
@@ -53,6 +58,7 @@ export interface ExampleAgentOptions {
   store?: CredentialStore;
   env?: NodeJS.ProcessEnv;
   sessionPolicy?: SessionPolicy;
+  getAuthState?: AgentAuthOptions["getAuthState"];
 }
 
 /** Builds the v1 and v2 apps around one kit; the caller connects them (stdio, or in-process for tests). */
@@ -66,6 +72,7 @@ export function buildExampleAgent(options: ExampleAgentOptions): {
     store: options.store,
     env: options.env,
     sessionPolicy: options.sessionPolicy,
+    getAuthState: options.getAuthState,
   });
   const v1 = auth
     .installV1(acp.agent({ name: EXAMPLE_AGENT_INFO.name }), { agentInfo: EXAMPLE_AGENT_INFO })

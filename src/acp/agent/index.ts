@@ -20,6 +20,7 @@ export {
   type AgentAuthOptions,
   createAgentAuth,
   DEFAULT_GATED,
+  type GetAuthStateAdvertising,
   type SessionPolicy,
 } from "./kit.ts";
 export {

@@ -51,7 +51,17 @@ export interface AgentAuthOptions {
   /** The agent's stderr: login prompts always go there too. */
   stderr?: (text: string) => void;
   logger?: Logger;
+  /**
+   * Where `initialize` advertises the draft's `getAuthState` (the method is served either way). Default `"meta"`:
+   * `agentCapabilities._meta.getAuthState: true`, because ACP's extensibility rule keeps custom fields out of spec
+   * types. `"root"` is the seed draft's `agentCapabilities.getAuthState: true`, for clients built on it; `"both"`
+   * serves old and new clients at once.
+   */
+  getAuthState?: { advertise?: GetAuthStateAdvertising };
 }
+
+export type GetAuthStateAdvertising = "meta" | "root" | "both";
+const ADVERTISING: readonly unknown[] = ["meta", "root", "both"];
 
 export const DEFAULT_GATED = [
   "session/new",
@@ -79,6 +89,7 @@ export class AgentAuth {
   readonly #publisher: StatusPublisher;
   readonly #log: Logger;
   readonly #refresher: TokenRefresher;
+  readonly #getAuthStateAt: GetAuthStateAdvertising;
   #clientFeatures: ClientAuthFeatures = { terminal: false, urlElicitation: false };
   #connection: Connection | undefined;
   #authCache: { value: boolean; at: number } | undefined;
@@ -89,6 +100,10 @@ export class AgentAuth {
 
   constructor(options: AgentAuthOptions) {
     validateMethods(options.methods);
+    const advertise = options.getAuthState?.advertise ?? "meta";
+    if (!ADVERTISING.includes(advertise))
+      throw new TypeError('getAuthState.advertise must be "meta", "root" or "both"');
+    this.#getAuthStateAt = advertise;
     this.methods = options.methods;
     this.#options = options;
     this.#gated = new Set([...DEFAULT_GATED, ...(options.gate ?? [])]);
@@ -202,9 +217,14 @@ export class AgentAuth {
         agentCapabilities: {
           ...init.agentCapabilities,
           auth: { ...init.agentCapabilities?.auth, logout: {}, status: {} },
-          // The seed RFD's capability flag for getAuthState (agentCapabilities.getAuthState), for clients built on the draft.
-          getAuthState: true,
-          _meta: { ...init.agentCapabilities?._meta, [AGENTAUTH_META]: { version: 1 } },
+          // The seed RFD's root flag, only when the author asked for it (ACP: custom fields belong in _meta).
+          ...(this.#getAuthStateAt === "meta" ? {} : { getAuthState: true }),
+          _meta: {
+            ...init.agentCapabilities?._meta,
+            [AGENTAUTH_META]: { version: 1 },
+            // `true`, the seed's own value, so a draft client only has to look one level down (not `{}`).
+            ...(this.#getAuthStateAt === "root" ? {} : { [GET_AUTH_STATE]: true }),
+          },
         },
         authMethods: v1AuthMethods(this.methods, this.#clientFeatures) as acp.AuthMethod[],
       };
