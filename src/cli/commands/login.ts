@@ -1,6 +1,8 @@
 /** `agentauth login`: a device or browser login against any OAuth server, stored in the vault. */
 
 import { parseArgs } from "node:util";
+import { peerText, peerUrl } from "../../core/display.ts";
+import { AgentAuthError } from "../../core/errors.ts";
 import { Secret } from "../../core/secret.ts";
 import { startSpinner } from "../../core/spinner.ts";
 import {
@@ -91,7 +93,7 @@ export async function runLogin(io: CliIo, options: RunLoginOptions): Promise<Cre
           );
       },
       openUrl: (url) => {
-        io.stderr(`Open this URL in your browser to sign in:\n\n  ${url.href}\n\n`);
+        io.stderr(`Open this URL in your browser to sign in:\n\n  ${peerUrl(url)}\n\n`);
         spinner = startSpinner(io.stderr, io.interactive, "Waiting for the browser to come back…");
         if (options.autoApprove) visit(io, url.href);
       },
@@ -103,13 +105,26 @@ export async function runLogin(io: CliIo, options: RunLoginOptions): Promise<Cre
   }
 }
 
+/**
+ * RFC 8628 §3.3: the URL and code come from the authorization server, a peer: printed only after `peerUrl` /
+ * `peerText`, so an escape sequence in them cannot rewrite the terminal (issue 8 §1.3).
+ */
 function showDevicePrompt(io: CliIo, prompt: DevicePrompt): void {
+  const uri = peerUrl(prompt.verificationUri);
+  if (!uri) {
+    throw new AgentAuthError(
+      "unusable_verification_uri",
+      "The authorization server sent an unusable verification URL (not an absolute URL); " +
+        "check the --issuer, or ask the server's operator to fix its device authorization endpoint.",
+    );
+  }
+  const complete = peerUrl(prompt.verificationUriComplete);
+  // RFC 8628 §6.1 recommends short codes (8 characters); 64 leaves room for any real one.
+  const userCode = peerText(prompt.userCode, { max: 64 });
   const minutes = Math.round(prompt.expiresInSeconds / 60);
   io.stderr(
-    `To sign in, open\n\n  ${prompt.verificationUri}\n\nand enter the code\n\n  ${prompt.userCode}\n\n` +
-      (prompt.verificationUriComplete
-        ? `(or open ${prompt.verificationUriComplete} directly)\n`
-        : "") +
+    `To sign in, open\n\n  ${uri}\n\nand enter the code\n\n  ${userCode}\n\n` +
+      (complete ? `(or open ${complete} directly)\n` : "") +
       `The code expires in ${minutes} minute${minutes === 1 ? "" : "s"}.\n`,
   );
 }
@@ -131,10 +146,11 @@ export function printAccount(io: CliIo, record: CredentialRecord, json: boolean)
     io.stdout(`${JSON.stringify(safe)}\n`);
     return;
   }
+  // Names and e-mail come from the ID token or userinfo: peer text.
   const { name, email, organization, label } = record.account;
-  const who = name && email ? `${name} <${email}>` : (label ?? record.subject);
+  const who = peerText(name && email ? `${name} <${email}>` : (label ?? record.subject));
   io.stdout(
-    `Logged in as ${who}${organization ? ` (${organization})` : ""} at ${record.issuer}` +
-      `${record.resource ? ` for ${record.resource}` : ""}; vault id ${record.id}.\n`,
+    `Logged in as ${who}${organization ? ` (${peerText(organization)})` : ""} at ${peerText(record.issuer)}` +
+      `${record.resource ? ` for ${peerText(record.resource)}` : ""}; vault id ${record.id}.\n`,
   );
 }
