@@ -24,7 +24,24 @@ const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 
 
 // Belt and braces: a field whose name says it holds a secret is redacted even when passed as a plain string.
 const SECRET_NAME =
-  /(token|secret|password|passwd|verifier|authorization|cookie|api[_-]?key|^code$|assertion|private)/i;
+  /(token|secret|password|passwd|verifier|authorization|auth_?code|cookie|api[_-]?key|assertion|private)/i;
+
+/**
+ * `code` is both the OAuth authorization code (RFC 6749 §4.1.2, a secret) and the usual name of an error code.
+ * An error code has a recognisable shape: a number (HTTP, JSON-RPC), an errno or Node code (`ECONNREFUSED`,
+ * `ERR_INVALID_URL`), or snake_case words (`invalid_grant`, `rap_store_io`). Authorization codes are random
+ * strings (mixed case, digits, `-`) and never take that shape in practice, so only those shapes are shown; any
+ * other value under `code` is redacted (issue 8 §4.11).
+ */
+const ERROR_CODE = /^(?:[A-Z][A-Z0-9_]{1,63}|[a-z][a-z0-9]*(?:_[a-z0-9]+)+)$/;
+
+function isSecretField(key: string, value: unknown): boolean {
+  if (value === undefined || value === null) return false;
+  if (SECRET_NAME.test(key)) return true;
+  if (key.toLowerCase() !== "code") return false;
+  if (typeof value === "number") return false;
+  return !(typeof value === "string" && value.length <= 64 && ERROR_CODE.test(value));
+}
 
 export function redact(value: unknown, depth = 0): unknown {
   if (value instanceof Secret) return REDACTED;
@@ -37,7 +54,7 @@ export function redact(value: unknown, depth = 0): unknown {
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    out[k] = SECRET_NAME.test(k) && v !== undefined && v !== null ? REDACTED : redact(v, depth + 1);
+    out[k] = isSecretField(k, v) ? REDACTED : redact(v, depth + 1);
   }
   return out;
 }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { AgentAuthError } from "../../src/core/errors.ts";
 import { createLogger, type LoggerOptions } from "../../src/core/log.ts";
@@ -162,4 +163,47 @@ test("[CORE-log-redaction] very deep and circular values neither leak nor crash"
   logger.info("circular", { circular });
   assert.equal(lines.length, 2);
   assert.ok(!lines.join("").includes(VALUE));
+});
+
+test("[CORE-log-error-codes] error codes under `code` stay visible (errno, Node, OAuth, agentauth, numeric)", () => {
+  const { logger, records } = capture();
+  const codes = [
+    "ECONNREFUSED",
+    "ERR_INVALID_URL",
+    "invalid_grant",
+    "rap_toolset_unreachable",
+    -32603,
+    404,
+  ];
+  for (const code of codes) logger.warn("rap.runtime.toolset_failed", { code });
+  logger.warn("nested", { failure: { code: "access_denied" }, list: [{ code: "EADDRINUSE" }] });
+  const all = records();
+  assert.deepEqual(
+    all.slice(0, codes.length).map((r) => r.code),
+    codes,
+  );
+  assert.deepEqual(all[codes.length]?.failure, { code: "access_denied" });
+  assert.deepEqual(all[codes.length]?.list, [{ code: "EADDRINUSE" }]);
+});
+
+test("[CORE-log-redaction] authorization codes are redacted under `code` and every code-like name", () => {
+  const { logger, lines, records } = capture();
+  const authorizationCodes = [
+    randomBytes(32).toString("base64url"),
+    randomBytes(20).toString("hex"),
+    "SplxlOBeZQQYbYS6WxSbIA", // RFC 6749 §4.1.2's example
+    "abcdefghijklmnop", // lowercase, no separator: not an error code's shape
+    "a".repeat(200),
+  ];
+  for (const code of authorizationCodes) {
+    logger.info("top", { code });
+    logger.info("nested", { query: { code } });
+    logger.info("named", { authCode: code, auth_code: code, authorization_code: code });
+  }
+  const text = lines.join("");
+  for (const code of authorizationCodes) assert.ok(!text.includes(code), `leaked ${code}`);
+  for (const record of records()) {
+    if (record.event === "top") assert.equal(record.code, "[redacted]");
+    if (record.event === "nested") assert.deepEqual(record.query, { code: "[redacted]" });
+  }
 });
