@@ -1,15 +1,17 @@
 /**
  * Access tokens that are fresh when handed out. Refresh is proactive (before expiry, with a skew) and
  * single-flight per (subject, issuer, resource): one promise per key inside a process, and one lease in the
- * shared store across processes. The rotated refresh token is persisted (compare-and-swap) before the new access
- * token is returned, and `invalid_grant` marks the credential `login_required` once instead of retrying.
+ * shared store across processes (a holder killed with kill -9 is replaced at once, see vault/lease-owner.ts). The
+ * rotated refresh token is persisted (compare-and-swap) before the new access token is returned. `invalid_grant`
+ * re-reads the store first (another writer may have stored a newer credential), then marks the credential
+ * `login_required` once instead of retrying. What a kill can still lose is in docs/architecture.md.
  */
 
-import { randomBytes } from "node:crypto";
 import * as oauth from "oauth4webapi";
 import { type Logger, silentLogger } from "../core/log.ts";
 import type { Secret } from "../core/secret.ts";
 import { secret } from "../core/secret.ts";
+import { leaseOwnerId } from "../vault/lease-owner.ts";
 import type {
   CredentialInput,
   CredentialKey,
@@ -20,6 +22,12 @@ import { clientParts, type OAuthClient } from "./client.ts";
 import { type DiscoveryOptions, discoverAuthorizationServer } from "./discovery.ts";
 import { LoginRequiredError, TokenEndpointError, toOAuthError } from "./errors.ts";
 import { requestOptions, sleep } from "./http.ts";
+import {
+  decodeRefreshIntent,
+  encodeRefreshIntent,
+  type RefreshIntent,
+  refreshTokenFingerprint,
+} from "./refresh-intent.ts";
 import { accountFromClaims } from "./tokens.ts";
 
 export interface TokenRefresherOptions {
@@ -43,7 +51,8 @@ export interface TokenRefresherOptions {
 export class TokenRefresher {
   readonly #options: TokenRefresherOptions;
   readonly #inflight = new Map<string, Promise<CredentialRecord>>();
-  readonly #owner = `${process.pid}:${randomBytes(6).toString("hex")}`;
+  // Host, pid and start time: lets a contender on this host see that we were killed and take the lease at once.
+  readonly #owner = leaseOwnerId();
   readonly #log: Logger;
 
   constructor(options: TokenRefresherOptions) {
@@ -119,7 +128,8 @@ export class TokenRefresher {
           const record = await store.get(key);
           const usable = this.#check(key, record, staleVersion);
           if (usable) return usable;
-          return await this.#refresh(record as CredentialRecord);
+          const interrupted = await this.#recordIntent(lease, record as CredentialRecord);
+          return await this.#refresh(record as CredentialRecord, interrupted);
         } finally {
           await store.releaseLease(lease, this.#owner);
         }
@@ -136,7 +146,30 @@ export class TokenRefresher {
     }
   }
 
-  async #refresh(record: CredentialRecord): Promise<CredentialRecord> {
+  /**
+   * Writes our intent on the lease and returns the intent a previous holder left there, if it never finished
+   * (it was killed, or its lease ran out) and it sent the refresh token we are about to send.
+   */
+  async #recordIntent(lease: string, record: CredentialRecord): Promise<RefreshIntent | undefined> {
+    const { store } = this.#options;
+    const fingerprint = refreshTokenFingerprint(record.tokens.refreshToken);
+    const previous = await store.getLease?.(lease);
+    const left = previous?.owner === this.#owner ? decodeRefreshIntent(previous.note) : undefined;
+    await store.setLeaseNote?.(
+      lease,
+      this.#owner,
+      encodeRefreshIntent({ at: Date.now(), refreshToken: fingerprint }),
+    );
+    // Our own note from an earlier refresh of this key would have been released with the lease, so a note under
+    // our owner id here was inherited by a takeover (the row keeps its note): a predecessor's unfinished intent.
+    return left?.refreshToken === fingerprint ? left : undefined;
+  }
+
+  async #refresh(
+    record: CredentialRecord,
+    interrupted?: RefreshIntent,
+    retried = false,
+  ): Promise<CredentialRecord> {
     const key = { subject: record.subject, issuer: record.issuer, resource: record.resource };
     if (!record.tokens.refreshToken)
       throw await this.#markLoginRequired(record, "no refresh token is stored");
@@ -160,10 +193,19 @@ export class TokenRefresher {
     } catch (error) {
       const mapped = toOAuthError(error, "token refresh");
       if (mapped instanceof TokenEndpointError && mapped.oauthError === "invalid_grant") {
-        throw await this.#markLoginRequired(
-          record,
-          "the authorization server refused the refresh token (invalid_grant)",
-        );
+        // Another writer (a new login, a refresher whose lease outlived ours) may have stored a newer credential
+        // since we read ours: the refused token is then simply stale. Only give up when ours is still the latest.
+        const current = await this.#options.store.get(key);
+        if (current && current.version !== record.version && current.status === "active") {
+          if (this.#fresh(current)) return current;
+          if (!retried) return this.#refresh(current, undefined, true);
+        }
+        const why = interrupted
+          ? `a refresh started at ${new Date(interrupted.at).toISOString()} was interrupted (its process ` +
+            "ended after sending this refresh token and before storing the server's answer), and the server " +
+            "has since retired the token (invalid_grant)"
+          : "the authorization server refused the refresh token (invalid_grant)";
+        throw await this.#markLoginRequired(current ?? record, why);
       }
       this.#log.warn("oauth.refresh_failed", {
         issuer: record.issuer,
@@ -195,7 +237,10 @@ export class TokenRefresher {
     };
     const stored = await this.#options.store.compareAndSwap(record.version, next);
     if (!stored) {
-      // Only possible if our lease expired mid-request; the tokens we hold may already be superseded.
+      // Our lease expired mid-request, or a new login was stored meanwhile: if what is stored now is usable, it
+      // is the newer credential and wins; otherwise the tokens we hold may already be superseded.
+      const current = await this.#options.store.get(key);
+      if (current?.status === "active" && this.#fresh(current)) return current;
       throw new TokenEndpointError(
         "refresh_conflict",
         "The credential changed while it was being refreshed; try again.",

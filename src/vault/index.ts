@@ -10,6 +10,7 @@ export {
 } from "./errors.ts";
 export { loadKeyring, rotateVaultKey } from "./key-source.ts";
 export { generateVaultKey, Keyring, keyId, parseVaultKey } from "./keyring.ts";
+export { isLeaseOwnerGone, leaseOwnerId } from "./lease-owner.ts";
 export { MemoryCredentialStore, type MemoryCredentialStoreOptions } from "./memory-store.ts";
 export { type OpenVaultOptions, openVault } from "./open-vault.ts";
 export { type VaultLocationOptions, vaultDbPath, vaultKeyFilePath } from "./paths.ts";
@@ -25,4 +26,5 @@ export type {
   CredentialStore,
   CredentialSummary,
   CredentialTokens,
+  LeaseInfo,
 } from "./types.ts";

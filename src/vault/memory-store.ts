@@ -1,5 +1,6 @@
 /** An in-memory CredentialStore with the same semantics as the SQLite one (minus persistence and encryption): for tests. */
 
+import { isLeaseOwnerGone } from "./lease-owner.ts";
 import {
   compareKeys,
   copyRecord,
@@ -18,6 +19,7 @@ import type {
   CredentialRecord,
   CredentialStore,
   CredentialSummary,
+  LeaseInfo,
 } from "./types.ts";
 
 export interface MemoryCredentialStoreOptions {
@@ -27,7 +29,7 @@ export interface MemoryCredentialStoreOptions {
 
 export class MemoryCredentialStore implements CredentialStore {
   readonly #records = new Map<string, CredentialRecord>();
-  readonly #leases = new Map<string, { owner: string; expiresAt: number }>();
+  readonly #leases = new Map<string, LeaseInfo>();
   readonly #now: () => number;
 
   constructor(options: MemoryCredentialStoreOptions = {}) {
@@ -81,13 +83,27 @@ export class MemoryCredentialStore implements CredentialStore {
     validateLease(name, owner, ttlMs);
     const now = this.#now();
     const lease = this.#leases.get(name);
-    if (lease && lease.owner !== owner && lease.expiresAt > now) return false;
-    this.#leases.set(name, { owner, expiresAt: now + ttlMs });
+    if (lease && lease.owner !== owner && lease.expiresAt > now && !isLeaseOwnerGone(lease.owner))
+      return false;
+    // Like the SQLite store: a takeover keeps the previous holder's note.
+    this.#leases.set(name, { ...lease, owner, expiresAt: now + ttlMs });
     return true;
   }
 
   async releaseLease(name: string, owner: string): Promise<void> {
     if (this.#leases.get(name)?.owner === owner) this.#leases.delete(name);
+  }
+
+  async getLease(name: string): Promise<LeaseInfo | undefined> {
+    const lease = this.#leases.get(name);
+    return lease && { ...lease };
+  }
+
+  async setLeaseNote(name: string, owner: string, note: string): Promise<boolean> {
+    const lease = this.#leases.get(name);
+    if (lease?.owner !== owner) return false;
+    lease.note = note;
+    return true;
   }
 
   async close(): Promise<void> {}

@@ -35,13 +35,14 @@ CREATE TABLE credentials (
 CREATE TABLE leases (
   name       TEXT    PRIMARY KEY,
   owner      TEXT    NOT NULL,
-  expires_at INTEGER NOT NULL
+  expires_at INTEGER NOT NULL,
+  note       TEXT
 );
 `;
 
 /** Opens (creating if needed) a vault database; every failure becomes a VaultIoError naming the path. */
 export function openVaultDatabase(path: string): DatabaseSync {
-  return openSqliteDatabase(
+  const db = openSqliteDatabase(
     path,
     { version: SCHEMA_VERSION, sql: SCHEMA },
     {
@@ -60,4 +61,37 @@ export function openVaultDatabase(path: string): DatabaseSync {
         ),
     },
   );
+  try {
+    addLeaseNote(db);
+  } catch (error) {
+    db.close();
+    throw new VaultIoError(
+      "vault_io",
+      `Cannot upgrade the credential vault at ${path} (${(error as Error).message}). Check that the file is writable.`,
+      { cause: error },
+    );
+  }
+  return db;
+}
+
+/**
+ * Files created before lease notes existed lack the column. Adding a nullable column is backward compatible (older
+ * agentauth names its lease columns), so the schema version stays 1. IMMEDIATE serialises processes that open an
+ * old file together; the second one finds the column already there.
+ */
+function addLeaseNote(db: DatabaseSync): void {
+  const hasNote = () =>
+    db
+      .prepare("PRAGMA table_info(leases)")
+      .all()
+      .some((column) => column.name === "note");
+  if (hasNote()) return;
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    if (!hasNote()) db.exec("ALTER TABLE leases ADD COLUMN note TEXT");
+    db.exec("COMMIT");
+  } catch (error) {
+    if (db.isTransaction) db.exec("ROLLBACK");
+    throw error;
+  }
 }

@@ -4,6 +4,7 @@ import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { AgentAuthError } from "../core/errors.ts";
 import { VaultIoError, VaultKeyError } from "./errors.ts";
 import type { Keyring } from "./keyring.ts";
+import { isLeaseOwnerGone } from "./lease-owner.ts";
 import { copyRecord, credentialId, validateInput, validateLease } from "./record.ts";
 import { sealTokens } from "./seal.ts";
 import { inputParams, type Row, rowToRecord, rowToSummary } from "./sqlite-rows.ts";
@@ -15,6 +16,7 @@ import type {
   CredentialRecord,
   CredentialStore,
   CredentialSummary,
+  LeaseInfo,
 } from "./types.ts";
 
 export interface SqliteCredentialStoreOptions {
@@ -63,6 +65,11 @@ const SQL = {
     ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
     WHERE leases.owner = excluded.owner OR leases.expires_at <= $now`,
   releaseLease: "DELETE FROM leases WHERE name = $name AND owner = $owner",
+  getLease: "SELECT owner, expires_at, note FROM leases WHERE name = $name",
+  // Compare-and-swap on the dead holder's id: of several contenders that saw the same dead owner, one wins.
+  takeLease: `UPDATE leases SET owner = $owner, expires_at = $expires_at
+    WHERE name = $name AND owner = $dead`,
+  setLeaseNote: "UPDATE leases SET note = $note WHERE name = $name AND owner = $owner",
   staleRows: "SELECT * FROM credentials WHERE kid IS NOT $kid",
   reseal: `UPDATE credentials SET kid = $kid, nonce = $nonce, ciphertext = $ciphertext WHERE ${BY_KEY}`,
 } as const;
@@ -156,22 +163,41 @@ export class SqliteCredentialStore implements CredentialStore {
     return this.#io(() => Number(this.#statements.deleteById.run({ id }).changes) > 0);
   }
 
+  /**
+   * Free, expired or ours: taken at once. Held by a process on this host that no longer runs (killed mid-refresh):
+   * taken at once too, by compare-and-swap on the dead holder's id (see lease-owner.ts), instead of waiting out the
+   * TTL. The row's note survives a takeover, so the new holder can see what the dead one was doing.
+   */
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
     validateLease(name, owner, ttlMs);
     return this.#io(() => {
       const now = this.#now();
-      const result = this.#statements.acquireLease.run({
-        name,
-        owner,
-        expires_at: now + ttlMs,
-        now,
-      });
-      return Number(result.changes) === 1;
+      const params = { name, owner, expires_at: now + ttlMs };
+      if (Number(this.#statements.acquireLease.run({ ...params, now }).changes) === 1) return true;
+      const holder = this.#statements.getLease.get({ name })?.owner;
+      if (typeof holder !== "string" || !isLeaseOwnerGone(holder)) return false;
+      return Number(this.#statements.takeLease.run({ ...params, dead: holder }).changes) === 1;
     });
   }
 
   async releaseLease(name: string, owner: string): Promise<void> {
     this.#io(() => this.#statements.releaseLease.run({ name, owner }));
+  }
+
+  async getLease(name: string): Promise<LeaseInfo | undefined> {
+    return this.#io(() => {
+      const row = this.#statements.getLease.get({ name });
+      if (!row) return undefined;
+      const lease: LeaseInfo = { owner: String(row.owner), expiresAt: Number(row.expires_at) };
+      if (typeof row.note === "string") lease.note = row.note;
+      return lease;
+    });
+  }
+
+  async setLeaseNote(name: string, owner: string, note: string): Promise<boolean> {
+    return this.#io(
+      () => Number(this.#statements.setLeaseNote.run({ name, owner, note }).changes) === 1,
+    );
   }
 
   /**

@@ -56,6 +56,13 @@ export type CredentialSummary = Omit<CredentialRecord, "tokens"> & {
   has: { accessToken: boolean; refreshToken: boolean; idToken: boolean };
 };
 
+/** A lease as stored: who holds it, until when, and what the holder said it is doing (see `setLeaseNote`). */
+export interface LeaseInfo {
+  owner: string;
+  expiresAt: number;
+  note?: string;
+}
+
 export interface CredentialFilter {
   subject?: string;
   issuer?: string;
@@ -87,5 +94,15 @@ export interface CredentialStore {
    */
   acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean>;
   releaseLease(name: string, owner: string): Promise<void>;
+  /** The lease's current row, expired or not; undefined when nobody holds it (it was released or never taken). */
+  getLease?(name: string): Promise<LeaseInfo | undefined>;
+  /**
+   * Records, on the lease row, what its holder is about to do (a refresh intent). Only the holder can write it; a
+   * holder that dies leaves it behind, so whoever takes the lease next can tell an interrupted operation.
+   * Returns false when `owner` does not hold the lease.
+   */
+  setLeaseNote?(name: string, owner: string, note: string): Promise<boolean>;
+  /** Deletes by id without decrypting the row, so a record that no longer opens can still be removed. */
+  deleteById(id: string): Promise<boolean>;
   close(): Promise<void>;
 }

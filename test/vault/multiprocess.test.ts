@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { secret } from "../../src/core/secret.ts";
-import { openVault, vaultDbPath, vaultKeyFilePath } from "../../src/vault/index.ts";
+import { leaseOwnerId, openVault, vaultDbPath, vaultKeyFilePath } from "../../src/vault/index.ts";
 import { newKey, rawDb, sampleInput, startWorker, tempHome } from "./helpers.ts";
 
 test("[VAULT-crash-safety] kill -9 mid-write never corrupts the store or loses an acknowledged write", async (t) => {
@@ -133,4 +133,32 @@ test("[VAULT-busy-timeout] a write waits for another process's lock instead of f
   assert.equal(record.version, 1);
   // Without a busy timeout SQLite fails at once with "database is locked"; here the write waited out the hold.
   assert.ok(finished - Number(locked) >= 300, `waited only ${finished - Number(locked)} ms`);
+});
+
+test("[VAULT-lease-dead-owner] a lease held by a process killed with SIGKILL is taken at once, not after its TTL", async (t) => {
+  const home = tempHome(t);
+  const env = { AGENTAUTH_VAULT_KEY: newKey() };
+  const vault = openVault({ home, env });
+  t.after(() => vault.close());
+  // A 10-minute TTL: the test can only pass through dead-owner detection, never through expiry.
+  const holder = startWorker(t, ["hold-lease", home, "refresh", "600000", "refresh-intent"], env);
+  const { held, owner } = await holder.waitFor((line) => "held" in line);
+  assert.equal(held, true);
+  const me = leaseOwnerId();
+  assert.equal(await vault.acquireLease("refresh", me, 30_000), false, "a live holder keeps it");
+
+  holder.child.kill("SIGKILL");
+  assert.equal((await holder.exited).signal, "SIGKILL");
+  assert.equal(
+    await vault.acquireLease("refresh", me, 30_000),
+    true,
+    "the dead holder's lease is taken",
+  );
+  const lease = await vault.getLease("refresh");
+  assert.equal(lease?.owner, me);
+  // The dead holder's note stays, so the new holder can tell an operation was interrupted.
+  assert.equal(lease?.note, "refresh-intent");
+  assert.notEqual(lease?.owner, owner);
+  // Exclusive still: a third contender (alive owner) does not get it.
+  assert.equal(await vault.acquireLease("refresh", leaseOwnerId(), 30_000), false);
 });
