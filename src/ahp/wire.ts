@@ -13,6 +13,7 @@
  */
 
 import { z } from "zod";
+import { OFFICIAL_PROTOCOL_VERSION, OFFICIAL_SUPPORTED_PROTOCOL_VERSIONS } from "./version.ts";
 
 // ─── JSON-RPC 2.0 ────────────────────────────────────────────────────────────
 
@@ -93,9 +94,9 @@ export const AhpMethods = {
   setAuthToken: "setAuthToken",
 } as const;
 
-/** official versions this host implements; negotiation accepts any offered version caret-compatible with a baseline. */
-export const AHP_PROTOCOL_VERSION = "1.1.0";
-export const AHP_VERSION_BASELINES = ["1.0.0"] as const;
+/** The official `PROTOCOL_VERSION` and baselines (`types/version/registry.ts` @0383429); see `./version.ts`. */
+export const AHP_PROTOCOL_VERSION = OFFICIAL_PROTOCOL_VERSION;
+export const AHP_VERSION_BASELINES = OFFICIAL_SUPPORTED_PROTOCOL_VERSIONS;
 /** The seed dialect's numeric `protocolVersion`s. */
 export const SEED_PROTOCOL_VERSIONS = [1] as const;
 
@@ -152,7 +153,8 @@ export const ImplementationSchema = z.looseObject({
 
 export const InitializeParamsOfficialSchema = z.looseObject({
   channel: z.literal(ROOT_CHANNEL).optional(),
-  protocolVersions: z.array(z.string().max(64)).min(1).max(32),
+  /** Strictness of each entry is the negotiator's job (`-32602` naming the entry); an empty offer is `-32005`. */
+  protocolVersions: z.array(z.string().max(64)).max(32),
   clientId: z.string().min(1).max(256),
   clientInfo: ImplementationSchema.optional(),
   initialSubscriptions: z.array(z.string().max(2048)).max(64).optional(),

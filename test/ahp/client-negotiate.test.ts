@@ -21,7 +21,7 @@ const RESOURCE: ScriptedResource = {
 };
 
 test(
-  "[AHP-client-negotiate] a official host: protocolVersions [1.1.0, 1.0.0], root state read from initialize",
+  "[AHP-client-negotiate] an official host: protocolVersions [1.1.0, 1.0.0, 0.9.0], root state read from initialize",
   GUARD,
   async () => {
     const host = await scriptedHost({ resources: [RESOURCE] });
@@ -31,7 +31,7 @@ test(
       assert.equal(client.protocolVersion, "1.1.0");
       const init = host.frames[0]?.message;
       assert.equal(init?.method, "initialize");
-      assert.deepEqual(init?.params?.protocolVersions, ["1.1.0", "1.0.0"]);
+      assert.deepEqual(init?.params?.protocolVersions, ["1.1.0", "1.0.0", "0.9.0"]);
       assert.deepEqual(init?.params?.initialSubscriptions, ["ahp-root://"]);
       assert.deepEqual(
         client
@@ -166,5 +166,25 @@ test(
     assert.equal((error as AhpProtocolError).code, "ahp_protocol_error");
     await assert.rejects(client.request("whoami"), AhpProtocolError);
     await client.close();
+  },
+);
+
+test(
+  "[AHP-client-negotiate-0.9] an official host that offers only 0.9.x: one connection, version 0.9.0, resources read",
+  GUARD,
+  async () => {
+    const host = await scriptedHost({ resources: [RESOURCE], onlyVersionLine: "0.9" });
+    const client = await connectAhpHost(host.url, { store: new MemoryCredentialStore() });
+    try {
+      assert.equal(client.dialect, "official");
+      assert.equal(client.protocolVersion, "0.9.0");
+      assert.deepEqual(
+        client.resources().map((r) => r.id),
+        ["https://api.one.example"],
+      );
+      assert.equal(host.frames.filter((f) => f.message.method === "initialize").length, 1);
+    } finally {
+      await client.close();
+    }
   },
 );

@@ -45,8 +45,9 @@ describe("official AHP host", () => {
       id: 1,
       error: {
         code: -32005,
-        message: "Unsupported protocol version.",
-        data: { supportedVersions: ["1.1.0", "1.0.0"] },
+        message:
+          "Unsupported protocol version: this host speaks AHP versions compatible with 1.0.0 or 0.9.0 (^1.0.0, ^0.9.0); offered: 2.0.0, 0.8.0.",
+        data: { supportedVersions: ["1.0.0", "0.9.0"] },
       },
     });
     const closed = await peer.waitForClose();

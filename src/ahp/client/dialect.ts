@@ -15,8 +15,12 @@ import { AhpProtocolError } from "./errors.ts";
 import { type AhpResource, type Dialect, resourcesFromSeed } from "./resources.ts";
 import type { RpcError } from "./rpc-socket.ts";
 
-/** 1.1.0 first: the host picks the highest offered version inside its caret baselines. */
-export const CLIENT_PROTOCOL_VERSIONS = ["1.1.0", "1.0.0"] as const;
+/**
+ * Most preferred first (the official `PROTOCOL_VERSION`, then both `SUPPORTED_PROTOCOL_VERSIONS` baselines): a host
+ * picks the highest it accepts, so a 0.9.x-only official host still negotiates. The auth shapes this client uses
+ * (`authenticate`, `-32007 {resources}`, `auth/required`, root `protectedResources`) are the same in 0.9.0 and 1.x.
+ */
+export const CLIENT_PROTOCOL_VERSIONS = ["1.1.0", "1.0.0", "0.9.0"] as const;
 export const SEED_PROTOCOL_VERSION = 1;
 /** Default order: mainline first, the seed only when the host refuses or does not speak official. */
 export const DEFAULT_DIALECTS: readonly Dialect[] = ["official", "seed"];

@@ -5,6 +5,7 @@
  */
 
 import type { Logger } from "../../core/log.ts";
+import { negotiateProtocolVersion } from "../version.ts";
 import {
   AhpErrorCodes,
   AhpMethods,
@@ -23,13 +24,7 @@ import {
 import { AuthSession } from "./auth-session.ts";
 import type { HostContext } from "./context.ts";
 import type { Notification } from "./dialect.ts";
-import {
-  type Dialect,
-  detectDialect,
-  negotiateOfficial,
-  negotiateSeed,
-  supportedVersions,
-} from "./negotiate.ts";
+import { type Dialect, detectDialect, negotiateSeed, supportedVersions } from "./negotiate.ts";
 import type { RegisteredResource } from "./resources.ts";
 
 /** What the transport gives a connection: send one message, close. */
@@ -168,8 +163,17 @@ export class AhpConnection {
     if (dialect === "official") {
       const p = InitializeParamsOfficialSchema.safeParse(params);
       if (!p.success) return invalidParams(p.error);
-      const version = negotiateOfficial(p.data.protocolVersions);
-      if (!version) return this.#unsupported(dialect);
+      const offered = p.data.protocolVersions;
+      const outcome = negotiateProtocolVersion(offered, this.#host.protocolVersions.parsed);
+      if (!outcome.ok && outcome.reason === "malformed") {
+        // The official helper throws here; answering -32602 (without closing) lets the client correct its offer.
+        return invalid(
+          AhpErrorCodes.InvalidParams,
+          `Invalid params: protocolVersions[${outcome.index}] is not a MAJOR.MINOR.PATCH version (no "v", prerelease or build metadata).`,
+        );
+      }
+      if (!outcome.ok) return this.#unsupported(dialect, offered);
+      const version = outcome.version;
       this.#start(dialect, version);
       return {
         result: {
@@ -183,7 +187,7 @@ export class AhpConnection {
     const p = InitializeParamsSeedSchema.safeParse(params);
     if (!p.success) return invalidParams(p.error);
     const version = negotiateSeed(p.data.protocolVersion);
-    if (version === undefined) return this.#unsupported(dialect);
+    if (version === undefined) return this.#unsupported(dialect, [String(p.data.protocolVersion)]);
     this.#start(dialect, String(version));
     return {
       result: {
@@ -204,13 +208,20 @@ export class AhpConnection {
     this.#log.info("ahp.initialized", { dialect, protocolVersion: version });
   }
 
-  /** `-32005`, then the connection closes (lifecycle spec). */
-  #unsupported(dialect: Dialect): Reply {
-    this.#log.info("ahp.unsupported_version", { dialect });
+  /** `-32005`, then the connection closes (lifecycle spec). `offered` holds only well-formed versions here. */
+  #unsupported(dialect: Dialect, offered: readonly string[]): Reply {
+    const supported = supportedVersions(dialect, this.#host.protocolVersions.text);
+    this.#log.info("ahp.unsupported_version", { dialect, offered: offered.slice(0, 8) });
     setImmediate(() => this.#peer.close(1002, "unsupported protocol version"));
-    return invalid(AhpErrorCodes.UnsupportedProtocolVersion, "Unsupported protocol version.", {
-      supportedVersions: supportedVersions(dialect),
-    });
+    const speaks =
+      dialect === "seed"
+        ? `seed protocolVersion ${supported.join(" or ")}`
+        : `AHP versions compatible with ${supported.join(" or ")} (${supported.map((v) => `^${v}`).join(", ")})`;
+    return invalid(
+      AhpErrorCodes.UnsupportedProtocolVersion,
+      `Unsupported protocol version: this host speaks ${speaks}; offered: ${offered.slice(0, 8).join(", ") || "none"}.`,
+      { supportedVersions: supported },
+    );
   }
 
   #subscribe(params: unknown): Reply {

@@ -1,6 +1,7 @@
 /** What every connection of one host shares: the registry, the verifier, the commands, limits and the clock. */
 
 import type { Logger } from "../../core/log.ts";
+import type { ProtocolVersion } from "../version.ts";
 import type { Dialect } from "./negotiate.ts";
 import type { RateLimitOptions } from "./rate-limit.ts";
 import type { ResourceRegistry } from "./resources.ts";
@@ -43,6 +44,8 @@ export interface HostContext {
   commands: ReadonlyMap<string, CommandEntry>;
   logger: Logger;
   rateLimit: RateLimitOptions;
+  /** The official baselines this host accepts (caret ranges), as configured and parsed once. */
+  protocolVersions: { text: readonly string[]; parsed: readonly ProtocolVersion[] };
   maxMessageBytes: number;
   serverInfo: { name: string; version?: string };
   /** The seed's `resourceMetadata.resource`: this host's identifier. */

@@ -13,6 +13,7 @@
  */
 
 import { type Logger, silentLogger } from "../../core/log.ts";
+import { OFFICIAL_SUPPORTED_PROTOCOL_VERSIONS, parseBaselines } from "../version.ts";
 import type { AhpConnection } from "./connection.ts";
 import { isReservedMethod } from "./connection.ts";
 import type { CommandEntry, CommandHandler, CommandOptions, HostContext } from "./context.ts";
@@ -30,6 +31,11 @@ export interface AhpHostOptions {
    */
   reverifyOnUse?: boolean;
   logger?: Logger;
+  /**
+   * Official AHP baselines this host accepts: any offered version in the caret range of one (npm caret: `^0.9.0` is
+   * >=0.9.0 <0.10.0). Default the official `SUPPORTED_PROTOCOL_VERSIONS`, `["1.0.0", "0.9.0"]`.
+   */
+  protocolVersions?: readonly string[];
   /** `authenticate` (and `setAuthToken`) calls per connection. Default burst 10, 2 per second. */
   rateLimit?: RateLimitOptions;
   /** Messages above this are answered with `-32600`. Default 64 KiB. */
@@ -52,12 +58,14 @@ export function createAhpHost(options: AhpHostOptions = {}): AhpHost {
   const connections = new Set<AhpConnection>();
   let url = "";
   const verifier = options.verifier ?? { kind: "jwt" };
+  const baselines = [...(options.protocolVersions ?? OFFICIAL_SUPPORTED_PROTOCOL_VERSIONS)];
   const context: HostContext = {
     registry,
     commands,
     verify: createResourceVerifier(verifier),
     logger: options.logger ?? silentLogger,
     rateLimit: options.rateLimit ?? {},
+    protocolVersions: { text: baselines, parsed: parseBaselines(baselines) },
     maxMessageBytes: options.maxMessageBytes ?? 64 * 1024,
     serverInfo: options.serverInfo ?? { name: "agentauth-ahp-host" },
     hostResource: () => options.resource ?? url,

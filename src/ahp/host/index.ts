@@ -32,7 +32,6 @@ export { type AhpHost, type AhpHostOptions, createAhpHost } from "./host.ts";
 export {
   type Dialect,
   detectDialect,
-  negotiateOfficial,
   negotiateSeed,
   supportedVersions,
 } from "./negotiate.ts";
