@@ -36,9 +36,11 @@ export const AhpErrorCodes = {
   NotFound: -32008,
   /**
    * agentauth extension: too many `authenticate` calls on this connection (threat model: "apply rate limits").
-   * AHP defines no code for it; picked from the JSON-RPC implementation-defined server range. `data.retryAfterMs`.
+   * AHP defines no code for it, and JSON-RPC 2.0 reserves -32768..-32000 (AHP's own application codes live in
+   * -32000..-32099, `types/common/errors.ts` @3462795), so it sits outside both: -31429 (429 as in HTTP). It was
+   * -32029 before, inside the range AHP reserves. `data.retryAfterMs`.
    */
-  RateLimited: -32029,
+  RateLimited: -31429,
 } as const;
 
 export const JsonRpcIdSchema = z.union([z.string(), z.number()]);

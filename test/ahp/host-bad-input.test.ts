@@ -2,9 +2,16 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { AhpErrorCodes } from "../../src/ahp/wire.ts";
 import { ALPHA, rawPeer, useHostStand } from "./host-fixture.ts";
 
 const stand = await useHostStand();
+
+/**
+ * JSON-RPC 2.0 reserves -32768..-32000 (AHP's own application codes live in -32000..-32099, `types/common/errors.ts`
+ * @3462795) and AHP defines no rate-limit code: ours must sit outside, so it can never collide with an official one.
+ */
+const RATE_LIMITED = -31429;
 
 describe("AHP host bad input", () => {
   it("[AHP-bad-input] malformed JSON, binary frames, non-objects and bad ids get JSON-RPC errors", async () => {
@@ -90,7 +97,7 @@ describe("AHP host bad input", () => {
     assert.deepEqual((await peer.request("ping")).result, {});
   });
 
-  it("[AHP-bad-input] a flood of authenticate calls is rate limited, every call answered", async () => {
+  it("[AHP-rate-limit-code] a flood of authenticate calls is rate limited with -31429 (outside the JSON-RPC and AHP reserved ranges), every call answered", async () => {
     const peer = await stand.peerOfficial();
     const other = await stand.peerOfficial();
     const ids = Array.from({ length: 40 }, (_, i) => 1000 + i);
@@ -105,10 +112,13 @@ describe("AHP host bad input", () => {
     const answers = await Promise.all(ids.map((id) => peer.response(id)));
     const codes = answers.map((a) => a.error?.code);
     assert.ok(
-      codes.every((c) => c === -32007 || c === -32029),
+      codes.every((c) => c === -32007 || c === RATE_LIMITED),
       String(codes),
     );
-    const limited = answers.filter((a) => a.error?.code === -32029);
+    const limited = answers.filter((a) => a.error?.code === RATE_LIMITED);
+    assert.match(limited[0]?.error?.message ?? "", /Too many authenticate calls/);
+    assert.equal(AhpErrorCodes.RateLimited, RATE_LIMITED);
+    assert.ok(RATE_LIMITED > -32000 || RATE_LIMITED < -32768);
     assert.ok(limited.length >= 25, `only ${limited.length} rate limited`);
     assert.ok(
       typeof ((limited[0]?.error?.data ?? {}) as { retryAfterMs?: unknown }).retryAfterMs ===
