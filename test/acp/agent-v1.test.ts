@@ -44,7 +44,8 @@ const OAUTH_METHOD = {
 const API_KEY_METHOD = {
   id: "api-key",
   name: "API key",
-  description: 'Pass a key starting with "echo-" in _meta["api-key"].apiKey',
+  description:
+    'A key starting with "echo-", in _meta["api-key"].apiKey or $AGENTAUTH_EXAMPLE_API_KEY',
 };
 const TERMINAL_METHOD = {
   id: "terminal-login",
@@ -414,12 +415,12 @@ test(
     const agent = startAgent(t, {
       issuer: idp.issuer,
       home,
-      env: { ECHO_AGENT_API_KEY: "echo-env" },
+      env: { AGENTAUTH_EXAMPLE_API_KEY: "echo-env" },
     });
     await initializeV1(agent);
     const fromEnv = {
       state: "authenticated",
-      accounts: [{ label: "$ECHO_AGENT_API_KEY", active: true }],
+      accounts: [{ label: "$AGENTAUTH_EXAMPLE_API_KEY", active: true }],
     };
     assertResult(await agent.request("auth/status", {}), fromEnv);
     const state = await agent.request("getAuthState", {});
@@ -452,16 +453,20 @@ test(
 );
 
 test(
-  "[ACP-env-oauth-token] an OAuth token in $ECHO_AGENT_TOKEN counts as configured without any login",
+  "[ACP-env-oauth-token] an OAuth token in $AGENTAUTH_EXAMPLE_TOKEN counts as configured without any login",
   TIMEOUT,
   async (t) => {
     const home = tempDir();
     const token = `env-token-${crypto.randomUUID()}`;
-    const agent = startAgent(t, { issuer: idp.issuer, home, env: { ECHO_AGENT_TOKEN: token } });
+    const agent = startAgent(t, {
+      issuer: idp.issuer,
+      home,
+      env: { AGENTAUTH_EXAMPLE_TOKEN: token },
+    });
     await initializeV1(agent);
     assertResult(await agent.request("auth/status", {}), {
       state: "authenticated",
-      accounts: [{ label: "$ECHO_AGENT_TOKEN", active: true }],
+      accounts: [{ label: "$AGENTAUTH_EXAMPLE_TOKEN", active: true }],
     });
     const state = (await agent.call("getAuthState", {})) as { authMethods: unknown[] };
     assert.deepEqual(state.authMethods[0], {

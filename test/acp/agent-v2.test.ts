@@ -35,7 +35,8 @@ const OAUTH = {
 const API_KEY = {
   methodId: "api-key",
   name: "API key",
-  description: 'Pass a key starting with "echo-" in _meta["api-key"].apiKey',
+  description:
+    'A key starting with "echo-", in _meta["api-key"].apiKey or $AGENTAUTH_EXAMPLE_API_KEY',
   type: "agent",
 };
 const TERMINAL = {

@@ -23,11 +23,18 @@ export interface OAuthMethod extends MethodBase {
   timeoutMs?: number;
 }
 
-/** An API key (type `agent`) passed in `_meta["api-key"].apiKey` of `authenticate`, validated, kept in the vault. */
+/**
+ * An API key (type `agent`). `authenticate` takes it from `_meta["api-key"].apiKey` (validated, kept in the vault)
+ * or, when that is absent, from the method's environment variables (validated, left where it is): clients such as
+ * acpx pass keys only through the agent's environment.
+ */
 export interface ApiKeyMethod extends MethodBase {
   kind: "api-key";
-  /** An environment variable that, when set, counts as a configured key. */
-  envVar?: string;
+  /**
+   * Environment variables holding the key, first set one wins: a set one counts as a configured key, and
+   * `authenticate` without `_meta["api-key"]` validates it. E.g. `["MY_AGENT_API_KEY", "ACPX_AUTH_API_KEY"]`.
+   */
+  envVar?: string | readonly string[];
   /** Return account data to accept the key, or false to refuse it. Default: accept any non-empty key. */
   validate?: (apiKey: string) => Promise<AccountInfo | false> | AccountInfo | false;
 }
@@ -44,6 +51,20 @@ export interface TerminalMethod extends MethodBase {
 }
 
 export type AuthMethodConfig = OAuthMethod | ApiKeyMethod | TerminalMethod;
+
+/** The first of the method's environment variables that is set (non-empty), with its value. */
+export function envCredential(
+  method: AuthMethodConfig,
+  env: NodeJS.ProcessEnv,
+): { name: string; value: string } | undefined {
+  if (method.kind === "terminal" || method.envVar === undefined) return undefined;
+  const names = typeof method.envVar === "string" ? [method.envVar] : method.envVar;
+  for (const name of names) {
+    const value = env[name];
+    if (value) return { name, value };
+  }
+  return undefined;
+}
 
 /** What the client told us in `initialize` that changes what we advertise and how we reach the person. */
 export interface ClientAuthFeatures {

@@ -8,7 +8,12 @@ import type {
   CredentialStore,
   CredentialSummary,
 } from "../../vault/types.ts";
-import type { ApiKeyMethod, AuthMethodConfig, OAuthMethod } from "./config.ts";
+import {
+  type ApiKeyMethod,
+  type AuthMethodConfig,
+  envCredential,
+  type OAuthMethod,
+} from "./config.ts";
 import type { MethodState } from "./state.ts";
 
 /** API keys live in the vault under a provider pseudo-issuer, one per method. */
@@ -40,12 +45,13 @@ export class MethodCredentials {
         accounts: records.map((r) => ({ ...r.account, updatedAt: r.updatedAt })),
       };
     }
-    if (method.envVar && this.#env[method.envVar]) {
+    const fromEnv = envCredential(method, this.#env);
+    if (fromEnv) {
       return {
         methodId: method.id,
         configured: true,
         source: "env",
-        accounts: [{ label: `$${method.envVar}` }],
+        accounts: [{ label: `$${fromEnv.name}` }],
       };
     }
     return { methodId: method.id, configured: false, accounts: [] };
@@ -77,8 +83,14 @@ export class MethodCredentials {
       resource: "",
     });
     if (record?.tokens.accessToken) return record.tokens.accessToken;
-    const fromEnv = method.envVar ? this.#env[method.envVar] : undefined;
-    return fromEnv ? new Secret(fromEnv) : undefined;
+    const fromEnv = envCredential(method, this.#env);
+    return fromEnv ? new Secret(fromEnv.value) : undefined;
+  }
+
+  /** The method's key from its environment variables, for `authenticate` without `_meta["api-key"]`. */
+  envApiKey(method: ApiKeyMethod): { name: string; value: Secret } | undefined {
+    const fromEnv = envCredential(method, this.#env);
+    return fromEnv ? { name: fromEnv.name, value: new Secret(fromEnv.value) } : undefined;
   }
 
   /**

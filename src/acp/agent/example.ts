@@ -33,14 +33,16 @@ export function exampleMethods(issuer: string): AuthMethodConfig[] {
       issuer,
       clientId: "agentauth-cli",
       scope: "openid profile email org offline_access",
-      envVar: "ECHO_AGENT_TOKEN",
+      envVar: "AGENTAUTH_EXAMPLE_TOKEN",
     },
     {
       kind: "api-key",
       id: "api-key",
       name: "API key",
-      description: 'Pass a key starting with "echo-" in _meta["api-key"].apiKey',
-      envVar: "ECHO_AGENT_API_KEY",
+      description:
+        'A key starting with "echo-", in _meta["api-key"].apiKey or $AGENTAUTH_EXAMPLE_API_KEY',
+      // Our own variable, then acpx's convention (ACPX_AUTH_<METHOD_ID>, passed on to the agent it spawns).
+      envVar: ["AGENTAUTH_EXAMPLE_API_KEY", "ACPX_AUTH_API_KEY"],
       validate: (key) => (key.startsWith("echo-") ? { label: "Echo API key" } : false),
     },
     {

@@ -25,9 +25,11 @@ import {
   type LoginPrompt,
 } from "../wire.ts";
 import {
+  type ApiKeyMethod,
   type AuthMethodConfig,
   advertised,
   type ClientAuthFeatures,
+  envCredential,
   type OAuthMethod,
   v1AuthMethods,
   v2AuthMethods,
@@ -152,10 +154,8 @@ export class AgentAuth {
       if (method.kind === "oauth") {
         const record = await this.credentials.oauthRecord(method);
         if (record) return this.#refresher.getAccessToken(record);
-        const fromEnv = method.envVar
-          ? (this.#options.env ?? process.env)[method.envVar]
-          : undefined;
-        if (fromEnv) return secret(fromEnv);
+        const fromEnv = envCredential(method, this.#options.env ?? process.env);
+        if (fromEnv) return secret(fromEnv.value);
       }
       if (method.kind === "api-key") {
         const key = await this.credentials.apiKey(method);
@@ -321,7 +321,10 @@ export class AgentAuth {
       );
     }
     if (method.kind === "api-key") {
-      const parsed = ApiKeyMetaSchema.safeParse(meta?.[API_KEY_META]);
+      const passed = meta?.[API_KEY_META];
+      // acpx and similar clients send no _meta and put the key in the agent's environment instead.
+      if (passed === undefined) return this.#authenticateFromEnv(method);
+      const parsed = ApiKeyMetaSchema.safeParse(passed);
       if (!parsed.success)
         throw acp.RequestError.invalidParams(
           undefined,
@@ -337,6 +340,31 @@ export class AgentAuth {
       return;
     }
     return this.#joinLogin(method, ctx);
+  }
+
+  /**
+   * The key in the method's environment variable, validated but not copied to the vault: the environment stays
+   * the source (as for status), so logout has nothing of it to delete and the key never outlives the process.
+   */
+  async #authenticateFromEnv(method: ApiKeyMethod): Promise<void> {
+    const fromEnv = this.credentials.envApiKey(method);
+    if (!fromEnv) {
+      const names = envVarNames(method).map((n) => `$${n}`);
+      throw acp.RequestError.invalidParams(
+        undefined,
+        `pass the key as _meta["${API_KEY_META}"].apiKey` +
+          (names.length > 0 ? ` or set ${names.join(" or ")} in the agent's environment` : ""),
+      );
+    }
+    const account = method.validate
+      ? await method.validate(fromEnv.value.reveal())
+      : { label: `$${fromEnv.name}` };
+    if (!account)
+      throw acp.RequestError.invalidParams(
+        undefined,
+        `the API key in $${fromEnv.name} was refused: set a valid key there, or pass one in _meta["${API_KEY_META}"].apiKey`,
+      );
+    await this.#changed();
   }
 
   /**
@@ -481,4 +509,9 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 function sessionIdOf(value: unknown): string | undefined {
   const id = (value as { sessionId?: unknown } | null | undefined)?.sessionId;
   return typeof id === "string" ? id : undefined;
+}
+
+function envVarNames(method: ApiKeyMethod): readonly string[] {
+  if (method.envVar === undefined) return [];
+  return typeof method.envVar === "string" ? [method.envVar] : method.envVar;
 }
