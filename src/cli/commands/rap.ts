@@ -1,8 +1,17 @@
 /** `agentauth rap tool serve | runtime serve | inspect`: the RAP halves as long-running commands, and a toolset viewer. */
 
+import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { peerText } from "../../core/display.ts";
+import { AgentAuthError } from "../../core/errors.ts";
+import { agentauthHome } from "../../core/home.ts";
 import { createLogger } from "../../core/log.ts";
 import { startExampleTool } from "../../rap/example/index.ts";
+import {
+  DEFAULT_INVOCATION_SECRET_FILE,
+  type InvocationAuth,
+  loadInvocationSecret,
+} from "../../rap/invocation-auth.ts";
 import { openVault } from "../../vault/index.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
@@ -10,12 +19,36 @@ import { parseInteger } from "./idp.ts";
 import { inspectCommand } from "./rap-inspect.ts";
 import { runtimeServeCommand } from "./rap-runtime.ts";
 
-export const RAP_USAGE = `agentauth rap tool serve --example --issuer URL [--port N] [--client-id ID]
+export const RAP_USAGE = `agentauth rap tool serve --example --issuer URL [--port N] [--client-id ID] [--invocation-auth hmac|bearer|none] [--invocation-secret-file PATH]
   The example RAP tool (echo; whoami needs OAuth at the issuer and calls a protected API). Tokens go to the vault.
 agentauth rap runtime serve --toolset URL [--toolset URL…] [--port N] [--db PATH]
   A RAP runtime: callback receiver (signed per-call URLs) and a small JSON API to invoke tools as the model would.
 agentauth rap inspect <tool base URL> [--json]
   The toolset, and which operations require which auth provider.`;
+
+/** Full usage per subcommand (the CLI help contract); the runtime helper adds "runtime serve". */
+export const RAP_HELP: Record<string, string> = {
+  "": RAP_USAGE,
+  "tool serve": `agentauth rap tool serve --example --issuer URL [options]
+  Serves the example RAP tool (echo; whoami needs OAuth at the issuer and calls a protected API) on loopback.
+  The runtime must authenticate every POST /invoke, /close_thread and /cancel_tool_call (HMAC by default).
+
+  --example                      serve the built-in example tool (required: the only built-in tool)
+  --issuer URL                   the OAuth authorization server whoami signs in at (http only on loopback)
+  --port N                       port to listen on (default: a free one)
+  --client-id ID                 a registered client id (default: register one dynamically, RFC 7591)
+  --invocation-auth MODE         hmac (default: signed requests, replay window 300 s), bearer (shared secret
+                                 sent as a bearer token) or none (no authentication; prints a warning)
+  --invocation-secret-file PATH  the shared secret file (default $AGENTAUTH_HOME/${DEFAULT_INVOCATION_SECRET_FILE};
+                                 created 0600 if missing); give the runtime the same file
+
+  Prints one JSON line when ready: {"event":"ready","url":…,"invocationAuth":…,"invocationSecretFile":…}.
+  Exits 1 with one sentence when it cannot start (issuer unreachable, port taken), 2 on a usage error.
+
+  Example:
+    agentauth rap tool serve --example --issuer http://127.0.0.1:4444
+    agentauth rap runtime serve --toolset http://127.0.0.1:PORT --invocation-secret-file ~/.local/share/agentauth/rap-invocation.secret`,
+};
 
 export async function rapCommand(argv: string[], io: CliIo): Promise<number> {
   const [area, action, ...rest] = argv;
@@ -37,23 +70,85 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
       issuer: { type: "string" },
       port: { type: "string", default: "0" },
       "client-id": { type: "string" },
+      "invocation-auth": { type: "string", default: "hmac" },
+      "invocation-secret-file": { type: "string" },
     },
     strict: true,
   });
   if (!values.example)
     throw new UsageError("rap tool serve needs --example (the only built-in tool)");
   if (!values.issuer) throw new UsageError("rap tool serve --example needs --issuer URL");
+  const issuer = URL.parse(values.issuer);
+  if (!issuer || (issuer.protocol !== "https:" && issuer.protocol !== "http:")) {
+    throw new UsageError(
+      `--issuer must be an http(s) URL, such as https://login.example.com (got "${peerText(values.issuer)}")`,
+    );
+  }
+  const mode = values["invocation-auth"];
+  if (mode !== "hmac" && mode !== "bearer" && mode !== "none") {
+    throw new UsageError(
+      `--invocation-auth must be hmac, bearer or none (got "${peerText(mode)}")`,
+    );
+  }
+  const port = parseInteger(values.port, "--port", 0, 65535);
+  const secretFile =
+    values["invocation-secret-file"] ?? join(agentauthHome(io.env), DEFAULT_INVOCATION_SECRET_FILE);
+  let invocationAuth: InvocationAuth | undefined;
+  if (mode === "none") {
+    io.stderr(
+      "agentauth: WARNING: serving without invocation authentication: any program or web page that reaches this port can run the tool's operations as any user. Use it only on a trusted test machine.\n",
+    );
+  } else {
+    const secret = await loadInvocationSecret(secretFile, { create: true });
+    invocationAuth =
+      mode === "hmac" ? { scheme: "hmac-sha256", secret } : { scheme: "bearer", secret };
+  }
   const store = openVault({ env: io.env });
-  const tool = await startExampleTool({
-    issuer: values.issuer,
-    store,
-    port: parseInteger(values.port, "--port", 0, 65535),
-    clientId: values["client-id"],
-    logger: createLogger({ fields: { component: "rap-tool" } }),
-  });
-  io.stdout(`${JSON.stringify({ event: "ready", url: tool.url, api: tool.api.url })}\n`);
+  let tool: Awaited<ReturnType<typeof startExampleTool>>;
+  try {
+    tool = await startExampleTool({
+      issuer: values.issuer,
+      store,
+      port,
+      clientId: values["client-id"],
+      invocationAuth,
+      logger: createLogger({ fields: { component: "rap-tool" } }),
+    });
+  } catch (error) {
+    await store.close();
+    io.stderr(`agentauth: ${startFailure(error, values.issuer, port)}\n`);
+    return EXIT.failure;
+  }
+  io.stdout(
+    `${JSON.stringify({
+      event: "ready",
+      url: tool.url,
+      api: tool.api.url,
+      invocationAuth: invocationAuth?.scheme ?? "none",
+      ...(invocationAuth ? { invocationSecretFile: secretFile } : {}),
+    })}\n`,
+  );
   await untilTerminated();
   await tool.close();
   await store.close();
   return EXIT.ok;
+}
+
+/** One sentence: what failed and what to do (issue 8 §4.3). */
+function startFailure(error: unknown, issuer: string, port: number): string {
+  const code = (error as { code?: unknown }).code;
+  if (code === "EADDRINUSE" || code === "EACCES") {
+    return `The example tool could not listen on port ${port} (${code}); choose another --port.`;
+  }
+  if (
+    error instanceof AgentAuthError &&
+    /^(discovery|network|timeout|server_error|registration)/.test(error.code)
+  ) {
+    return `The example tool could not start because the issuer ${peerText(issuer)} did not answer as an OAuth authorization server (${error.code}); check that it is running and that --issuer is its exact URL.`;
+  }
+  const reason =
+    error instanceof AgentAuthError
+      ? `${error.message.replace(/\.$/, "")} [${error.code}]`
+      : "an unexpected error";
+  return `The example tool could not start (${reason}); check --issuer and try again.`;
 }

@@ -7,6 +7,7 @@
 import type { Logger } from "../../core/log.ts";
 import { discoverAuthorizationServer, registerClient } from "../../oauth/index.ts";
 import type { CredentialStore } from "../../vault/types.ts";
+import type { InvocationAuth } from "../invocation-auth.ts";
 import { createToolServer, OperationError, TokenRejectedError } from "../tool/index.ts";
 import { type ProtectedApi, startProtectedApi } from "./protected-api.ts";
 
@@ -17,6 +18,8 @@ export interface ExampleToolOptions {
   clientId?: string;
   authorizationTimeoutMs?: number;
   logger?: Logger;
+  /** How the runtime must authenticate its requests; none when absent (the CLI defaults to HMAC). */
+  invocationAuth?: InvocationAuth;
 }
 
 export interface RunningExampleTool {
@@ -28,8 +31,22 @@ export interface RunningExampleTool {
 
 export async function startExampleTool(options: ExampleToolOptions): Promise<RunningExampleTool> {
   const api = await startProtectedApi({ issuer: options.issuer });
+  try {
+    return await startOnApi(options, api);
+  } catch (error) {
+    // Nothing half-started outlives a failed start (issue 8 §4.3): the API's listener would keep the process alive.
+    await api.close();
+    throw error;
+  }
+}
+
+async function startOnApi(
+  options: ExampleToolOptions,
+  api: ProtectedApi,
+): Promise<RunningExampleTool> {
   const clientId = options.clientId ?? (await registerExampleClient(options.issuer));
   const server = createToolServer({
+    invocationAuth: options.invocationAuth,
     toolset: {
       name: "agentauth-example",
       description: "Example RAP tool: echo, and whoami against a protected API",

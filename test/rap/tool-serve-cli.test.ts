@@ -1,0 +1,123 @@
+import assert from "node:assert/strict";
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { Secret } from "../../src/core/secret.ts";
+import { invocationAuthHeaders } from "../../src/rap/invocation-auth.ts";
+import { type CliResult, runCli, startCli } from "../support/cli.ts";
+import { useIdp } from "../support/idp.ts";
+import { tempDir } from "../support/tmp.ts";
+
+const idp = await useIdp();
+
+/** The process must end by itself; the guard only keeps a hang from blocking the suite (it is not a timing assertion). */
+async function ends(result: Promise<CliResult>, what: string): Promise<CliResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const guard = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} kept running`)), 30_000);
+  });
+  try {
+    return await Promise.race([result, guard]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+test("[RAP-cli-tool-serve-unreachable-issuer] an issuer that cannot be reached: one sentence on stderr, nothing left running, exit 1", async () => {
+  const home = tempDir();
+  const result = await ends(
+    runCli(["rap", "tool", "serve", "--example", "--issuer", "http://127.0.0.1:1"], {
+      AGENTAUTH_HOME: home,
+    }),
+    "rap tool serve with an unreachable issuer",
+  );
+  assert.equal(result.code, 1, result.stderr);
+  assert.equal(result.stdout, "", "no ready line");
+  const lines = result.stderr
+    .trim()
+    .split("\n")
+    .filter((l) => !l.startsWith("{"));
+  assert.equal(lines.length, 1, result.stderr);
+  assert.match(lines[0] as string, /127\.0\.0\.1:1/);
+  assert.match(lines[0] as string, /check|start/i);
+});
+
+test("[RAP-cli-tool-serve-bad-issuer] an issuer that is not a URL is a usage error: exit 2 before anything is opened", async () => {
+  const home = tempDir();
+  const result = await ends(
+    runCli(["rap", "tool", "serve", "--example", "--issuer", "notaurl"], { AGENTAUTH_HOME: home }),
+    "rap tool serve --issuer notaurl",
+  );
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(result.stderr, /--issuer/);
+  for (const mode of ["nope"]) {
+    const bad = await ends(
+      runCli(
+        ["rap", "tool", "serve", "--example", "--issuer", idp.issuer, "--invocation-auth", mode],
+        { AGENTAUTH_HOME: home },
+      ),
+      "bad --invocation-auth",
+    );
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, /--invocation-auth/);
+  }
+});
+
+test("[RAP-cli-tool-serve-hmac-default] HMAC by default: the secret file is created 0600, the ready line names the file (never the secret), unsigned invocations get 401", async () => {
+  const home = tempDir();
+  const tool = startCli(["rap", "tool", "serve", "--example", "--issuer", idp.issuer], {
+    AGENTAUTH_HOME: home,
+  });
+  const ready = JSON.parse((await tool.waitFor("stdout", /^\{.*"event":"ready".*\}$/m))[0]);
+  const file = join(home, "rap-invocation.secret");
+  assert.equal(ready.invocationAuth, "hmac-sha256");
+  assert.equal(ready.invocationSecretFile, file);
+  assert.equal(statSync(file).mode & 0o777, 0o600);
+  const secret = new Secret(readFileSync(file, "utf8").trim());
+  const body = JSON.stringify({
+    operation: "echo",
+    arguments: { text: "x" },
+    id: "c1",
+    call_id: null,
+    callback_url: "http://127.0.0.1:9/cb",
+    group_id: "g",
+  });
+  const unsigned = await fetch(`${ready.url}/invoke`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body,
+  });
+  assert.equal(unsigned.status, 401);
+  const signed = await fetch(`${ready.url}/invoke`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      ...invocationAuthHeaders(
+        { scheme: "hmac-sha256", secret },
+        { method: "POST", path: "/invoke", body },
+      ),
+    },
+    body,
+  });
+  assert.equal(signed.status, 200);
+  tool.kill("SIGTERM");
+  const result = await ends(tool.exited, "rap tool serve after SIGTERM");
+  assert.equal(result.code, 0);
+  assert.ok(
+    !`${result.stdout}${result.stderr}`.includes(secret.reveal()),
+    "the secret is never printed",
+  );
+});
+
+test("[RAP-cli-tool-serve-none-warns] --invocation-auth none serves unauthenticated, with a loud warning", async () => {
+  const home = tempDir();
+  const tool = startCli(
+    ["rap", "tool", "serve", "--example", "--issuer", idp.issuer, "--invocation-auth", "none"],
+    { AGENTAUTH_HOME: home },
+  );
+  const ready = JSON.parse((await tool.waitFor("stdout", /^\{.*"event":"ready".*\}$/m))[0]);
+  assert.equal(ready.invocationAuth, "none");
+  assert.match(tool.output().stderr, /WARNING.*without invocation authentication/i);
+  tool.kill("SIGTERM");
+  assert.equal((await ends(tool.exited, "rap tool serve")).code, 0);
+});
