@@ -97,14 +97,27 @@ function readContents(path: string): KeyFileContents | undefined {
   } catch {
     throw invalid("not JSON");
   }
-  if (typeof value !== "object" || value === null) throw invalid("not a JSON object");
-  const { current, keys } = value as Partial<KeyFileContents>;
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw invalid("not a JSON object");
+  // Own properties only, copied into a null-prototype object: `"current": "toString"` or a `__proto__` key must
+  // not find Object.prototype's members (that was an unexpected TypeError instead of this message).
+  const current = ownValue(value, "current");
+  const keys = ownValue(value, "keys");
   if (typeof current !== "string") throw invalid('"current" is not a string');
   if (typeof keys !== "object" || keys === null || Array.isArray(keys)) {
     throw invalid('"keys" is not an object');
   }
-  if (!(current in keys)) throw invalid('"current" names a key that is not in "keys"');
-  return { current, keys };
+  const copy: Record<string, string> = Object.create(null);
+  for (const [kid, text] of Object.entries(keys)) {
+    if (typeof text !== "string") throw invalid(`the key "${kid.slice(0, 40)}" is not a string`);
+    copy[kid] = text;
+  }
+  if (!Object.hasOwn(copy, current)) throw invalid('"current" names a key that is not in "keys"');
+  return { current, keys: copy };
+}
+
+function ownValue(object: object, name: string): unknown {
+  return Object.hasOwn(object, name) ? (object as Record<string, unknown>)[name] : undefined;
 }
 
 function toKeyring(contents: KeyFileContents, path: string): Keyring {
@@ -116,8 +129,8 @@ function toKeyring(contents: KeyFileContents, path: string): Keyring {
     if (keyId(key) !== kid) {
       throw new VaultKeyError(
         "vault_key_invalid",
-        `The vault key file ${path} lists a key under the wrong id "${kid}". Restore the file ` +
-          "from a backup.",
+        `The vault key file ${path} lists a key under the wrong id "${kid.slice(0, 40)}". Restore the ` +
+          "file from a backup; without its keys the stored tokens cannot be decrypted.",
       );
     }
     if (kid === contents.current) current = key;

@@ -127,6 +127,36 @@ test("[VAULT-key-file] a malformed key file gives vault_key_invalid", (t) => {
   }
 });
 
+test("[VAULT-key-file-prototype] key files naming prototype members give vault_key_invalid with a fix, not a TypeError", (t) => {
+  const good = newKey();
+  const goodKid = keyId(Buffer.from(good, "base64"));
+  const hostile = [
+    '{"current":"toString","keys":{}}',
+    '{"current":"__proto__","keys":{}}',
+    '{"current":"constructor","keys":{}}',
+    '{"current":"hasOwnProperty","keys":{"__proto__":"x"}}',
+    `{"current":"__proto__","keys":{"__proto__":"${good}"}}`,
+    `{"current":"${goodKid}","keys":{"__proto__":{"${goodKid}":"${good}"}}}`,
+    `{"__proto__":{"current":"${goodKid}","keys":{"${goodKid}":"${good}"}}}`,
+    `{"current":"${goodKid}","keys":{"${goodKid}":"${good}","__proto__":"${good}"}}`,
+    `{"current":"${goodKid}","keys":{"${goodKid}":"${good}","toString":7}}`,
+  ];
+  for (const text of hostile) {
+    const home = tempHome(t);
+    writeFileSync(vaultKeyFilePath(home), text, { mode: 0o600 });
+    assert.throws(
+      () => openVault({ home, env: {} }),
+      (e) => {
+        assert.ok(e instanceof VaultKeyError, `${text}: ${String(e)}`);
+        assert.equal(e.code, "vault_key_invalid");
+        assert.match(e.message, /from a backup/);
+        assert.ok(!e.message.includes(good), "the key never appears");
+        return true;
+      },
+    );
+  }
+});
+
 test("[VAULT-key-rotation] rotate, old rows stay readable, reencrypt moves every row to the new key", async (t) => {
   const home = tempHome(t);
   const env = {};
