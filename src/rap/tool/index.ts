@@ -1,4 +1,6 @@
 /** The RAP tool side: a tool server from a set of operations, with OAuth for the operations that need it. */
+
+export { DEFAULT_OPERATION_TIMEOUT_MS } from "./deadline.ts";
 export {
   DEFAULT_DELIVERY,
   type DeliveryOptions,

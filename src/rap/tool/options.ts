@@ -28,7 +28,10 @@ export interface OperationContext {
   userId: string | null;
   /** Present exactly when the operation `requiresAuth`: a fresh token for `userId` at that provider. */
   accessToken?: Secret;
-  /** Aborted when the runtime cancels the call or closes its thread; nothing is sent after that. */
+  /**
+   * Aborted when the runtime cancels the call or closes its thread (nothing is sent after that), or when the
+   * operation's deadline (`operationTimeoutMs`) passes (an error result is sent). Pass it on to I/O.
+   */
   signal: AbortSignal;
   logger: Logger;
 }
@@ -102,6 +105,11 @@ export interface ToolServerOptions {
   publicBaseUrl?: string;
   /** How long an `oauth` message's link stays valid; after it the call ends with an error result. Default 10 min. */
   authorizationTimeoutMs?: number;
+  /**
+   * How long one run of an operation's handler may take (default 5 minutes). Past it the handler's `signal`
+   * aborts, the call ends with an error `tool_result`, its work slot is freed, and a late answer is dropped.
+   */
+  operationTimeoutMs?: number;
   delivery?: DeliveryOptions;
   /** Which callback URLs the server will POST to. Default: https, or http on loopback. */
   callbackUrlAllowed?: (url: URL) => boolean;

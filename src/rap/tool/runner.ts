@@ -8,6 +8,7 @@ import type { Logger } from "../../core/log.ts";
 import type { Secret } from "../../core/secret.ts";
 import type { CallbackMessage } from "../wire.ts";
 import type { ActiveCall, CallRegistry } from "./calls.ts";
+import { withDeadline } from "./deadline.ts";
 import { type DeliveryOptions, deliverCallback } from "./delivery.ts";
 import { OperationError, TokenRejectedError } from "./errors.ts";
 import {
@@ -26,6 +27,7 @@ export interface CallRunnerOptions {
   calls: CallRegistry;
   auth?: ProviderAuth;
   authorizationTimeoutMs: number;
+  operationTimeoutMs: number;
   delivery: DeliveryOptions;
   logger: Logger;
 }
@@ -67,23 +69,40 @@ export class CallRunner {
     for (let round = 0; ; round++) {
       if (call.controller.signal.aborted) return;
       try {
-        const output = await definition.handler({
-          operation: spec.operation,
-          arguments: spec.arguments,
-          id: spec.id,
-          callId: spec.callId,
-          groupId: spec.groupId,
-          threadAncestors: spec.threadAncestors,
-          userId: spec.userId,
-          accessToken: token?.accessToken,
-          signal: call.controller.signal,
-          logger: this.#o.logger.child({
+        const outcome = await withDeadline(
+          (signal) =>
+            definition.handler({
+              operation: spec.operation,
+              arguments: spec.arguments,
+              id: spec.id,
+              callId: spec.callId,
+              groupId: spec.groupId,
+              threadAncestors: spec.threadAncestors,
+              userId: spec.userId,
+              accessToken: token?.accessToken,
+              signal,
+              logger: this.#o.logger.child({
+                group_id: spec.groupId,
+                id: spec.id,
+                operation: spec.operation,
+              }),
+            }),
+          call.controller.signal,
+          this.#o.operationTimeoutMs,
+        );
+        if (call.controller.signal.aborted) return;
+        if (outcome.kind === "timeout") {
+          this.#o.logger.warn("rap.call.timeout", {
             group_id: spec.groupId,
             id: spec.id,
             operation: spec.operation,
-          }),
-        });
-        return this.#succeed(call, output, token?.secrets ?? []);
+          });
+          return this.#fail(
+            call,
+            `${spec.operation}: the operation did not finish within ${duration(this.#o.operationTimeoutMs)}, so it was stopped. Try again later, or with a smaller request.`,
+          );
+        }
+        return this.#succeed(call, outcome.value, token?.secrets ?? []);
       } catch (error) {
         if (call.controller.signal.aborted) return;
         if (

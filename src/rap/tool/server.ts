@@ -18,6 +18,7 @@ import {
   type Toolset,
 } from "../wire.ts";
 import { CallRegistry } from "./calls.ts";
+import { DEFAULT_OPERATION_TIMEOUT_MS } from "./deadline.ts";
 import { ToolConfigError } from "./errors.ts";
 import { hostRefusal, InvocationGate, loopbackHosts, type Refusal } from "./guard.ts";
 import {
@@ -129,11 +130,16 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
       : undefined;
   // Processing after the ack, bounded (see work-queue.ts); `workConcurrency` tunes it.
   const work = new WorkQueue(options.workConcurrency ?? 16);
+  const operationTimeoutMs = options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS;
+  if (!(operationTimeoutMs > 0)) {
+    throw new ToolConfigError("timeout_invalid", "operationTimeoutMs must be a positive number.");
+  }
   const runner = new CallRunner({
     operations,
     calls,
     auth,
     authorizationTimeoutMs: timeoutMs,
+    operationTimeoutMs,
     delivery: options.delivery ?? {},
     logger,
   });
