@@ -1,19 +1,22 @@
 /**
  * Callback delivery (RAP transport): POST one JSON message to the runtime's `callback_url`, retrying with
- * exponential backoff on network errors, timeouts and 5xx, never on 4xx (the runtime refused it for good), and
- * bounded both in attempts and in total time. Redirects are not followed: a callback URL is used exactly as given.
+ * exponential backoff (capped, with jitter) on network errors, timeouts, 5xx, 408 and 429 (after its Retry-After,
+ * RFC 9110 §10.2.3), never on other 4xx (the runtime refused it for good). Bounded in total time (10 minutes by
+ * default, so a runtime restart or a short outage loses nothing) and, through a `RetryPool`, in how many wait at
+ * once. Redirects are not followed: a callback URL is used exactly as given.
  */
 
 import { sleep } from "../../oauth/http.ts";
+import type { RetryPool } from "./retry-pool.ts";
 
 export interface DeliveryOptions {
-  /** Total attempts, the first included. Default 6. */
+  /** Total attempts, the first included. Default: no limit but `maxTotalMs`. */
   attempts?: number;
-  /** The first retry waits about this long; each later one twice as long (with jitter). Default 200 ms. */
+  /** The first retry waits about this long; each later one twice as long (with jitter). Default 500 ms. */
   baseDelayMs?: number;
-  /** No single wait is longer than this. Default 10 s. */
+  /** No single wait is longer than this (a Retry-After may ask for longer). Default 30 s. */
   maxDelayMs?: number;
-  /** Give up once this much time has passed since the first attempt. Default 60 s. */
+  /** Give up once this much time has passed since the first attempt. Default 10 minutes. */
   maxTotalMs?: number;
   /** Per-attempt timeout. Default 10 s. */
   timeoutMs?: number;
@@ -26,15 +29,18 @@ export interface DeliveryOutcome {
   attempts: number;
   /** The last HTTP status, when there was a response. */
   status?: number;
-  /** Why delivery stopped, when it failed: `rejected` (4xx/3xx), `exhausted`, `cancelled`. */
-  reason?: "rejected" | "exhausted" | "cancelled";
+  /**
+   * Why delivery stopped, when it failed: `rejected` (4xx/3xx), `exhausted` (out of time or attempts),
+   * `cancelled` (the call was cancelled), `dropped` (evicted from a full retry pool).
+   */
+  reason?: "rejected" | "exhausted" | "cancelled" | "dropped";
 }
 
 export const DEFAULT_DELIVERY = {
-  attempts: 6,
-  baseDelayMs: 200,
-  maxDelayMs: 10_000,
-  maxTotalMs: 60_000,
+  attempts: Number.POSITIVE_INFINITY,
+  baseDelayMs: 500,
+  maxDelayMs: 30_000,
+  maxTotalMs: 10 * 60_000,
   timeoutMs: 10_000,
 } as const;
 
@@ -42,7 +48,7 @@ export const DEFAULT_DELIVERY = {
 export async function deliverCallback(
   url: string | URL,
   message: unknown,
-  options: DeliveryOptions & { signal?: AbortSignal } = {},
+  options: DeliveryOptions & { signal?: AbortSignal; pool?: RetryPool } = {},
 ): Promise<DeliveryOutcome> {
   const target = typeof url === "string" ? new URL(url) : url;
   const attempts = Math.max(1, options.attempts ?? DEFAULT_DELIVERY.attempts);
@@ -54,31 +60,47 @@ export async function deliverCallback(
   for (let attempt = 1; ; attempt++) {
     if (options.signal?.aborted)
       return { delivered: false, attempts: attempt - 1, reason: "cancelled" };
-    status = await post(target, body, options);
+    const answer = await post(target, body, options);
+    status = answer?.status;
     if (status !== undefined && status >= 200 && status < 300) {
       return { delivered: true, attempts: attempt, status };
     }
-    if (status !== undefined && status < 500) {
-      return { delivered: false, attempts: attempt, status, reason: "rejected" };
-    }
-    const delay = backoff(attempt, base, maxDelay);
+    const retryable = status === undefined || status >= 500 || status === 408 || status === 429;
+    if (!retryable) return { delivered: false, attempts: attempt, status, reason: "rejected" };
+    const asked = answer?.retryAfterMs;
+    const delay = asked !== undefined ? Math.max(asked, base) : backoff(attempt, base, maxDelay);
     if (attempt >= attempts || Date.now() + delay > deadline) {
       return { delivered: false, attempts: attempt, status, reason: "exhausted" };
     }
-    try {
-      await sleep(delay, options.signal);
-    } catch {
-      return { delivered: false, attempts: attempt, status, reason: "cancelled" };
-    }
+    const waited = await wait(delay, options.signal, options.pool);
+    if (waited !== "ok") return { delivered: false, attempts: attempt, status, reason: waited };
   }
 }
 
-/** The HTTP status, or undefined for a network error or timeout (both retryable). */
+/** Sleeps, unless cancelled or evicted from the pool meanwhile. */
+async function wait(
+  ms: number,
+  signal: AbortSignal | undefined,
+  pool: RetryPool | undefined,
+): Promise<"ok" | "cancelled" | "dropped"> {
+  const evicted = new AbortController();
+  const leave = pool?.enter(() => evicted.abort());
+  try {
+    await sleep(ms, signal ? AbortSignal.any([signal, evicted.signal]) : evicted.signal);
+    return "ok";
+  } catch {
+    return evicted.signal.aborted && !signal?.aborted ? "dropped" : "cancelled";
+  } finally {
+    leave?.();
+  }
+}
+
+/** The HTTP status (and Retry-After), or undefined for a network error or timeout (both retryable). */
 async function post(
   url: URL,
   body: string,
   options: DeliveryOptions & { signal?: AbortSignal },
-): Promise<number | undefined> {
+): Promise<{ status: number; retryAfterMs?: number } | undefined> {
   const timeout = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_DELIVERY.timeoutMs);
   try {
     const extra = (await options.headers?.(url, body)) ?? {};
@@ -90,10 +112,22 @@ async function post(
       signal: options.signal ? AbortSignal.any([options.signal, timeout]) : timeout,
     });
     await response.body?.cancel().catch(() => {});
-    return response.status;
+    return {
+      status: response.status,
+      retryAfterMs: retryAfter(response.headers.get("retry-after")),
+    };
   } catch {
     return undefined;
   }
+}
+
+/** RFC 9110 §10.2.3: delay-seconds or an HTTP-date; anything else is ignored (plain backoff applies). */
+export function retryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  if (/^\d{1,10}$/.test(text)) return Number(text) * 1000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 /** Exponential with "equal jitter": half the step fixed, half random, so retries from many tools spread out. */

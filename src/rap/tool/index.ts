@@ -21,6 +21,11 @@ export type {
   ToolServerOptions,
 } from "./options.ts";
 export {
+  createRetryPool,
+  DEFAULT_MAX_PENDING_DELIVERIES,
+  type RetryPool,
+} from "./retry-pool.ts";
+export {
   createToolServer,
   DEFAULT_AUTHORIZATION_TIMEOUT_MS,
   INVOKE_PATH,

@@ -110,7 +110,18 @@ export interface ToolServerOptions {
    * aborts, the call ends with an error `tool_result`, its work slot is freed, and a late answer is dropped.
    */
   operationTimeoutMs?: number;
+  /** Fine-tuning of callback delivery (backoff, per-attempt timeout, extra headers). */
   delivery?: DeliveryOptions;
+  /**
+   * How long a message (result, error, oauth) is retried while the runtime is unreachable, answers 5xx, 408 or 429.
+   * Default 10 minutes; waits grow to at most 30 s apart, with jitter. Same as `delivery.maxTotalMs`.
+   */
+  deliveryRetryTotalMs?: number;
+  /**
+   * How many messages may wait to be retried at once (default 1,000). When full, the one that has waited longest
+   * is dropped and logged (`rap.callback.failed`, reason `dropped`): memory stays bounded during a long outage.
+   */
+  maxPendingDeliveries?: number;
   /** Which callback URLs the server will POST to. Default: https, or http on loopback. */
   callbackUrlAllowed?: (url: URL) => boolean;
   /** Calls running or awaiting authorization at once; more are refused with an error result. Default 1,000. */

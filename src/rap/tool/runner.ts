@@ -20,6 +20,7 @@ import {
 } from "./messages.ts";
 import type { ProviderAuth } from "./oauth-flow.ts";
 import type { OperationOutput } from "./options.ts";
+import type { RetryPool } from "./retry-pool.ts";
 import type { OperationTable } from "./toolset.ts";
 
 export interface CallRunnerOptions {
@@ -29,6 +30,7 @@ export interface CallRunnerOptions {
   authorizationTimeoutMs: number;
   operationTimeoutMs: number;
   delivery: DeliveryOptions;
+  retryPool?: RetryPool;
   logger: Logger;
 }
 
@@ -244,6 +246,7 @@ export class CallRunner {
       const outcome = await deliverCallback(target.callbackUrl, message, {
         ...this.#o.delivery,
         signal,
+        pool: this.#o.retryPool,
       });
       const fields = {
         type: message.type,

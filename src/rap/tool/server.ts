@@ -40,6 +40,7 @@ import {
   signedInPage,
 } from "./pages.ts";
 import { PendingAuthorizations } from "./pending-calls.ts";
+import { createRetryPool, DEFAULT_MAX_PENDING_DELIVERIES } from "./retry-pool.ts";
 import { CallRunner } from "./runner.ts";
 import { buildToolset, compileOperations } from "./toolset.ts";
 import { WorkQueue } from "./work-queue.ts";
@@ -140,7 +141,11 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     auth,
     authorizationTimeoutMs: timeoutMs,
     operationTimeoutMs,
-    delivery: options.delivery ?? {},
+    delivery: {
+      ...options.delivery,
+      maxTotalMs: options.deliveryRetryTotalMs ?? options.delivery?.maxTotalMs,
+    },
+    retryPool: createRetryPool(options.maxPendingDeliveries ?? DEFAULT_MAX_PENDING_DELIVERIES),
     logger,
   });
   const callbackUrlAllowed = options.callbackUrlAllowed ?? secureCallbackUrl;

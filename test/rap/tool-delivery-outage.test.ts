@@ -1,0 +1,126 @@
+import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { test } from "node:test";
+import { createRetryPool, deliverCallback } from "../../src/rap/tool/index.ts";
+import { ECHO, invocation, post, startTool } from "./tool-fixture.ts";
+
+const message = { type: "tool_result", group_id: "g", id: "i", text: "ok" };
+
+/** A runtime's callback receiver that can be stopped and brought back on the same port. */
+function receiver(answers: { status: number; headers?: Record<string, string> }[] = []) {
+  const received: { at: number; body: string }[] = [];
+  let server: Server | undefined;
+  const start = (port = 0) =>
+    new Promise<number>((resolve, reject) => {
+      server = createServer(async (req, res) => {
+        let body = "";
+        for await (const chunk of req) body += chunk;
+        received.push({ at: Date.now(), body });
+        const answer = answers.shift() ?? { status: 200 };
+        res.writeHead(answer.status, answer.headers).end();
+      });
+      server.once("error", reject);
+      server.listen(port, "127.0.0.1", () => resolve((server?.address() as AddressInfo).port));
+    });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      server?.close(() => resolve());
+      server?.closeAllConnections();
+    });
+  return { received, start, stop };
+}
+
+test("[RAP-callback-retry-outage] the runtime is down longer than the old 3.7 s window, comes back on the same port, and the result still arrives", async () => {
+  const runtime = receiver();
+  const port = await runtime.start();
+  await runtime.stop();
+  const { url, tool } = await startTool({
+    operations: [ECHO],
+    deliveryRetryTotalMs: 60_000,
+    delivery: { baseDelayMs: 50, maxDelayMs: 500 },
+  });
+  const body = invocation(`http://127.0.0.1:${port}/cb`, {
+    arguments: { text: "after the outage" },
+  });
+  assert.equal((await post(`${url}/invoke`, body)).status, 200);
+  // The outage itself: a fixed wait is setup here, not an assertion on how long anything took.
+  await new Promise((r) => setTimeout(r, 4_500));
+  assert.equal(runtime.received.length, 0);
+  await runtime.start(port);
+  await tool.settled();
+  await runtime.stop();
+  assert.equal(runtime.received.length, 1);
+  assert.equal(JSON.parse(runtime.received[0]?.body as string).text, "echo: after the outage");
+});
+
+test("[RAP-callback-retry-after] 429 and 408 are retried after their Retry-After; other 4xx are final", async () => {
+  const runtime = receiver([{ status: 429, headers: { "retry-after": "1" } }, { status: 408 }]);
+  const port = await runtime.start();
+  const started = Date.now();
+  const outcome = await deliverCallback(`http://127.0.0.1:${port}/cb`, message, {
+    baseDelayMs: 5,
+    maxDelayMs: 20,
+    maxTotalMs: 30_000,
+  });
+  assert.deepEqual(outcome, { delivered: true, attempts: 3, status: 200 });
+  // Lower bound only: the tool waited at least what the runtime asked for.
+  assert.ok((runtime.received[1]?.at ?? 0) - started >= 900, "Retry-After honoured");
+  const refusing = receiver([{ status: 404 }, { status: 200 }]);
+  const port2 = await refusing.start();
+  const final = await deliverCallback(`http://127.0.0.1:${port2}/cb`, message, { baseDelayMs: 5 });
+  assert.deepEqual(final, { delivered: false, attempts: 1, status: 404, reason: "rejected" });
+  const late = receiver([{ status: 429, headers: { "retry-after": "3600" } }]);
+  const port3 = await late.start();
+  const tooLate = await deliverCallback(`http://127.0.0.1:${port3}/cb`, message, {
+    maxTotalMs: 5_000,
+  });
+  assert.deepEqual(tooLate, { delivered: false, attempts: 1, status: 429, reason: "exhausted" });
+  await Promise.all([runtime.stop(), refusing.stop(), late.stop()]);
+});
+
+test("[RAP-callback-pending-bounded] at most maxPendingDeliveries wait to retry: the oldest is dropped for a new one", async () => {
+  const dead = receiver();
+  const port = await dead.start();
+  await dead.stop();
+  const pool = createRetryPool(2);
+  const stop = new AbortController();
+  const options = {
+    baseDelayMs: 20,
+    maxDelayMs: 50,
+    maxTotalMs: 60_000,
+    pool,
+    signal: stop.signal,
+  };
+  const first = deliverCallback(`http://127.0.0.1:${port}/a`, message, options);
+  await new Promise((r) => setTimeout(r, 100));
+  const second = deliverCallback(`http://127.0.0.1:${port}/b`, message, options);
+  const third = deliverCallback(`http://127.0.0.1:${port}/c`, message, options);
+  const dropped = await first;
+  assert.equal(dropped.delivered, false);
+  assert.equal(dropped.reason, "dropped");
+  assert.ok(pool.size <= 2);
+  stop.abort();
+  assert.equal((await second).reason, "cancelled");
+  assert.equal((await third).reason, "cancelled");
+});
+
+test("[RAP-callback-pending-bounded] the tool server logs a dropped delivery and keeps serving", async () => {
+  const dead = receiver();
+  const port = await dead.start();
+  await dead.stop();
+  const { url, tool, logs } = await startTool({
+    operations: [ECHO],
+    maxPendingDeliveries: 1,
+    delivery: { baseDelayMs: 20, maxDelayMs: 50 },
+    deliveryRetryTotalMs: 2_000,
+  });
+  for (const id of ["a", "b"]) {
+    await post(`${url}/invoke`, invocation(`http://127.0.0.1:${port}/cb`, { id }));
+  }
+  await tool.settled();
+  assert.ok(
+    logs.some((l) => l.includes("rap.callback.failed") && l.includes('"reason":"dropped"')),
+    logs.join("\n"),
+  );
+});
