@@ -42,7 +42,7 @@ export class VaultCorruptError extends AgentAuthError {
 export function corruptRecord(recordId: string, why: string): VaultCorruptError {
   return new VaultCorruptError(
     `The stored credential ${recordId} is corrupt (${why}). Delete it ` +
-      `(\`agentauth vault revoke ${recordId}\`) and log in again.`,
+      `(\`agentauth vault delete ${recordId}\`) and log in again.`,
     { recordId },
   );
 }

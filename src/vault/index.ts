@@ -12,7 +12,12 @@ export { loadKeyring, rotateVaultKey } from "./key-source.ts";
 export { generateVaultKey, Keyring, keyId, parseVaultKey } from "./keyring.ts";
 export { isLeaseOwnerGone, leaseOwnerId } from "./lease-owner.ts";
 export { MemoryCredentialStore, type MemoryCredentialStoreOptions } from "./memory-store.ts";
-export { type OpenVaultOptions, openVault } from "./open-vault.ts";
+export {
+  type OpenExistingVaultOptions,
+  type OpenVaultOptions,
+  openExistingVault,
+  openVault,
+} from "./open-vault.ts";
 export { type VaultLocationOptions, vaultDbPath, vaultKeyFilePath } from "./paths.ts";
 export { credentialId } from "./record.ts";
 export { SqliteCredentialStore, type SqliteCredentialStoreOptions } from "./sqlite-store.ts";
@@ -21,10 +26,12 @@ export type {
   CredentialFilter,
   CredentialInput,
   CredentialKey,
+  CredentialListing,
   CredentialRecord,
   CredentialStatus,
   CredentialStore,
   CredentialSummary,
   CredentialTokens,
   LeaseInfo,
+  UnreadableCredential,
 } from "./types.ts";

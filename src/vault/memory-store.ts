@@ -16,6 +16,7 @@ import type {
   CredentialFilter,
   CredentialInput,
   CredentialKey,
+  CredentialListing,
   CredentialRecord,
   CredentialStore,
   CredentialSummary,
@@ -51,6 +52,11 @@ export class MemoryCredentialStore implements CredentialStore {
       .filter((record) => matches(record, filter))
       .sort(compareKeys)
       .map(summarize);
+  }
+
+  /** Memory rows cannot be damaged: nothing is ever unreadable here. */
+  async listReport(filter?: CredentialFilter): Promise<CredentialListing> {
+    return { credentials: await this.list(filter), unreadable: [] };
   }
 
   async put(input: CredentialInput): Promise<CredentialRecord> {

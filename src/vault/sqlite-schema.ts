@@ -1,7 +1,7 @@
 /** Opening the vault's SQLite file: permissions, pragmas for multi-process use, and the schema. */
 
-import type { DatabaseSync } from "node:sqlite";
-import { openSqliteDatabase } from "../core/sqlite.ts";
+import { DatabaseSync } from "node:sqlite";
+import { BUSY_TIMEOUT_MS, openSqliteDatabase } from "../core/sqlite.ts";
 import { VaultIoError } from "./errors.ts";
 
 const SCHEMA_VERSION = 1;
@@ -40,8 +40,16 @@ CREATE TABLE leases (
 );
 `;
 
-/** Opens (creating if needed) a vault database; every failure becomes a VaultIoError naming the path. */
-export function openVaultDatabase(path: string): DatabaseSync {
+/**
+ * Opens (creating if needed) a vault database; every failure becomes a VaultIoError naming the path. `readOnly`
+ * opens an existing file without creating or changing anything (SQLite may still add its -wal/-shm companions,
+ * which hold no data of ours).
+ */
+export function openVaultDatabase(
+  path: string,
+  options: { readOnly?: boolean } = {},
+): DatabaseSync {
+  if (options.readOnly) return openReadOnly(path);
   const db = openSqliteDatabase(
     path,
     { version: SCHEMA_VERSION, sql: SCHEMA },
@@ -72,6 +80,31 @@ export function openVaultDatabase(path: string): DatabaseSync {
     );
   }
   return db;
+}
+
+function openReadOnly(path: string): DatabaseSync {
+  let db: DatabaseSync | undefined;
+  try {
+    db = new DatabaseSync(path, { readOnly: true, timeout: BUSY_TIMEOUT_MS });
+    const version = Number(db.prepare("PRAGMA user_version").get()?.user_version ?? 0);
+    if (version > SCHEMA_VERSION) {
+      throw new VaultIoError(
+        "vault_schema_unsupported",
+        `The credential vault at ${path} has schema version ${version}, newer than this agentauth understands ` +
+          `(${SCHEMA_VERSION}). Upgrade agentauth.`,
+      );
+    }
+    return db;
+  } catch (error) {
+    db?.close();
+    if (error instanceof VaultIoError) throw error;
+    throw new VaultIoError(
+      "vault_io",
+      `Cannot open the credential vault at ${path} for reading (${(error as Error).message}). Check that the ` +
+        "path is a readable file and not another program's database.",
+      { cause: error },
+    );
+  }
 }
 
 /**

@@ -2,27 +2,36 @@
 
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { AgentAuthError } from "../core/errors.ts";
-import { VaultIoError, VaultKeyError } from "./errors.ts";
+import { VaultCorruptError, VaultIoError, VaultKeyError } from "./errors.ts";
 import type { Keyring } from "./keyring.ts";
 import { isLeaseOwnerGone } from "./lease-owner.ts";
 import { copyRecord, credentialId, validateInput, validateLease } from "./record.ts";
 import { sealTokens } from "./seal.ts";
 import { inputParams, type Row, rowToRecord, rowToSummary } from "./sqlite-rows.ts";
 import { openVaultDatabase } from "./sqlite-schema.ts";
+import { SQL } from "./sqlite-sql.ts";
 import type {
   CredentialFilter,
   CredentialInput,
   CredentialKey,
+  CredentialListing,
   CredentialRecord,
   CredentialStore,
   CredentialSummary,
   LeaseInfo,
+  UnreadableCredential,
 } from "./types.ts";
 
 export interface SqliteCredentialStoreOptions {
   /** The database file; created (owner-only) if missing. */
   path: string;
-  keyring: Keyring;
+  /** The keys; a function is called on first use, so a store that only lists never needs (or creates) a key. */
+  keyring: Keyring | (() => Keyring);
+  /**
+   * Open an existing file read-only (SQLite's read-only mode: no schema set-up, no writes). For commands that only
+   * look; every write fails with vault_io.
+   */
+  readOnly?: boolean;
   /**
    * Called once when a row names a key id the keyring lacks: another process may have rotated the key file since
    * this one started. Without it, such rows fail with `vault_key_unknown`.
@@ -32,67 +41,26 @@ export interface SqliteCredentialStoreOptions {
   now?: () => number;
 }
 
-const WRITE_COLUMNS = `client_id = $client_id, status = $status, expires_at = $expires_at, scopes = $scopes,
-  account = $account, has_access = $has_access, has_refresh = $has_refresh, has_id = $has_id, kid = $kid,
-  nonce = $nonce, ciphertext = $ciphertext`;
-const SUMMARY_COLUMNS = `subject, issuer, resource, id, client_id, status, expires_at, scopes, account, has_access,
-  has_refresh, has_id, version, created_at, updated_at`;
-const BY_KEY = "subject = $subject AND issuer = $issuer AND resource = $resource";
-
-const SQL = {
-  get: `SELECT * FROM credentials WHERE ${BY_KEY}`,
-  getById: "SELECT * FROM credentials WHERE id = $id",
-  list: `SELECT ${SUMMARY_COLUMNS} FROM credentials
-    WHERE ($subject IS NULL OR subject = $subject) AND ($issuer IS NULL OR issuer = $issuer)
-      AND ($resource IS NULL OR resource = $resource)
-    ORDER BY subject, issuer, resource`,
-  // One statement, so atomic without an explicit transaction: insert at version 1 or bump the existing row.
-  put: `INSERT INTO credentials (subject, issuer, resource, id, client_id, status, expires_at, scopes, account,
-      has_access, has_refresh, has_id, kid, nonce, ciphertext, version, created_at, updated_at)
-    VALUES ($subject, $issuer, $resource, $id, $client_id, $status, $expires_at, $scopes, $account, $has_access,
-      $has_refresh, $has_id, $kid, $nonce, $ciphertext, 1, $now, $now)
-    ON CONFLICT (subject, issuer, resource) DO UPDATE SET ${WRITE_COLUMNS},
-      version = credentials.version + 1, updated_at = $now
-    RETURNING version, created_at, updated_at`,
-  // The version test and the write are one statement: no other process can slip in between.
-  compareAndSwap: `UPDATE credentials SET ${WRITE_COLUMNS}, version = version + 1, updated_at = $now
-    WHERE ${BY_KEY} AND version = $expected
-    RETURNING version, created_at, updated_at`,
-  delete: `DELETE FROM credentials WHERE ${BY_KEY}`,
-  deleteById: "DELETE FROM credentials WHERE id = $id",
-  // Take the lease if it is free, expired, or already ours (which extends it); otherwise change nothing.
-  acquireLease: `INSERT INTO leases (name, owner, expires_at) VALUES ($name, $owner, $expires_at)
-    ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-    WHERE leases.owner = excluded.owner OR leases.expires_at <= $now`,
-  releaseLease: "DELETE FROM leases WHERE name = $name AND owner = $owner",
-  getLease: "SELECT owner, expires_at, note FROM leases WHERE name = $name",
-  // Compare-and-swap on the dead holder's id: of several contenders that saw the same dead owner, one wins.
-  takeLease: `UPDATE leases SET owner = $owner, expires_at = $expires_at
-    WHERE name = $name AND owner = $dead`,
-  setLeaseNote: "UPDATE leases SET note = $note WHERE name = $name AND owner = $owner",
-  staleRows: "SELECT * FROM credentials WHERE kid IS NOT $kid",
-  reseal: `UPDATE credentials SET kid = $kid, nonce = $nonce, ciphertext = $ciphertext WHERE ${BY_KEY}`,
-} as const;
-
 export class SqliteCredentialStore implements CredentialStore {
   readonly path: string;
   readonly #db: DatabaseSync;
-  readonly #statements: { [K in keyof typeof SQL]: StatementSync };
+  readonly #statements: Partial<Record<keyof typeof SQL, StatementSync>> = {};
   readonly #reloadKeyring: (() => Keyring) | undefined;
   readonly #now: () => number;
-  #keyring: Keyring;
+  #keyring: Keyring | (() => Keyring);
 
   constructor(options: SqliteCredentialStoreOptions) {
     this.path = options.path;
     this.#keyring = options.keyring;
     this.#reloadKeyring = options.reloadKeyring;
     this.#now = options.now ?? Date.now;
-    this.#db = openVaultDatabase(options.path);
-    const statements: Partial<Record<keyof typeof SQL, StatementSync>> = {};
+    this.#db = openVaultDatabase(options.path, { readOnly: options.readOnly ?? false });
     try {
-      for (const [name, sql] of Object.entries(SQL)) {
-        statements[name as keyof typeof SQL] = this.#db.prepare(sql);
-      }
+      // Read-only stores prepare the rest on first use (an older file may lack a column only writes touch).
+      const names = options.readOnly
+        ? (["list"] as const)
+        : (Object.keys(SQL) as (keyof typeof SQL)[]);
+      for (const name of names) this.#statement(name);
     } catch (error) {
       // Our schema version but other tables: someone else's database, or a bad hand edit.
       this.#db.close();
@@ -103,37 +71,50 @@ export class SqliteCredentialStore implements CredentialStore {
         { cause: error },
       );
     }
-    this.#statements = statements as { [K in keyof typeof SQL]: StatementSync };
   }
 
   /** The key id new writes are sealed with. */
   get currentKid(): string {
-    return this.#keyring.currentKid;
+    return this.#keys().currentKid;
   }
 
   async get(key: CredentialKey): Promise<CredentialRecord | undefined> {
-    return this.#io(() => this.#read(this.#statements.get.get(keyParams(key))));
+    return this.#io(() => this.#read(this.#statement("get").get(keyParams(key))));
   }
 
   async getById(id: string): Promise<CredentialRecord | undefined> {
-    return this.#io(() => this.#read(this.#statements.getById.get({ id })));
+    return this.#io(() => this.#read(this.#statement("getById").get({ id })));
   }
 
+  /** Every row that reads; a row whose columns are damaged is left out (see `listReport`, which names it). */
   async list(filter: CredentialFilter = {}): Promise<CredentialSummary[]> {
+    return (await this.listReport(filter)).credentials;
+  }
+
+  async listReport(filter: CredentialFilter = {}): Promise<CredentialListing> {
     return this.#io(() => {
-      const rows = this.#statements.list.all({
+      const rows = this.#statement("list").all({
         subject: filter.subject ?? null,
         issuer: filter.issuer ?? null,
         resource: filter.resource ?? null,
       });
-      return rows.map((row) => rowToSummary(row as Row));
+      const listing: CredentialListing = { credentials: [], unreadable: [] };
+      for (const row of rows) {
+        try {
+          listing.credentials.push(rowToSummary(row as Row));
+        } catch (error) {
+          if (!(error instanceof VaultCorruptError)) throw error;
+          listing.unreadable.push(unreadable(row as Row, error));
+        }
+      }
+      return listing;
     });
   }
 
   async put(input: CredentialInput): Promise<CredentialRecord> {
     validateInput(input);
     return this.#io(() => {
-      const row = this.#statements.put.get(inputParams(this.#keyring, input, this.#now()));
+      const row = this.#statement("put").get(inputParams(this.#keys(), input, this.#now()));
       return stored(input, row as Row);
     });
   }
@@ -145,22 +126,19 @@ export class SqliteCredentialStore implements CredentialStore {
     validateInput(input);
     return this.#io(() => {
       // The id is fixed by the key, so the swap leaves it (and its unique index) untouched.
-      const { id: _id, ...params } = inputParams(this.#keyring, input, this.#now());
-      const row = this.#statements.compareAndSwap.get({ ...params, expected: expectedVersion });
+      const { id: _id, ...params } = inputParams(this.#keys(), input, this.#now());
+      const row = this.#statement("compareAndSwap").get({ ...params, expected: expectedVersion });
       return row ? stored(input, row as Row) : undefined;
     });
   }
 
   async delete(key: CredentialKey): Promise<boolean> {
-    return this.#io(() => Number(this.#statements.delete.run(keyParams(key)).changes) > 0);
+    return this.#io(() => Number(this.#statement("delete").run(keyParams(key)).changes) > 0);
   }
 
-  /**
-   * Not in the CredentialStore contract: deletes by id without reading the row, so `vault revoke <id>` can
-   * remove a record that no longer decodes (the id is in every vault_record_corrupt error).
-   */
+  /** Deletes by id without reading the row, so a record that no longer decodes can be removed. */
   async deleteById(id: string): Promise<boolean> {
-    return this.#io(() => Number(this.#statements.deleteById.run({ id }).changes) > 0);
+    return this.#io(() => Number(this.#statement("deleteById").run({ id }).changes) > 0);
   }
 
   /**
@@ -173,20 +151,21 @@ export class SqliteCredentialStore implements CredentialStore {
     return this.#io(() => {
       const now = this.#now();
       const params = { name, owner, expires_at: now + ttlMs };
-      if (Number(this.#statements.acquireLease.run({ ...params, now }).changes) === 1) return true;
-      const holder = this.#statements.getLease.get({ name })?.owner;
+      if (Number(this.#statement("acquireLease").run({ ...params, now }).changes) === 1)
+        return true;
+      const holder = this.#statement("getLease").get({ name })?.owner;
       if (typeof holder !== "string" || !isLeaseOwnerGone(holder)) return false;
-      return Number(this.#statements.takeLease.run({ ...params, dead: holder }).changes) === 1;
+      return Number(this.#statement("takeLease").run({ ...params, dead: holder }).changes) === 1;
     });
   }
 
   async releaseLease(name: string, owner: string): Promise<void> {
-    this.#io(() => this.#statements.releaseLease.run({ name, owner }));
+    this.#io(() => this.#statement("releaseLease").run({ name, owner }));
   }
 
   async getLease(name: string): Promise<LeaseInfo | undefined> {
     return this.#io(() => {
-      const row = this.#statements.getLease.get({ name });
+      const row = this.#statement("getLease").get({ name });
       if (!row) return undefined;
       const lease: LeaseInfo = { owner: String(row.owner), expiresAt: Number(row.expires_at) };
       if (typeof row.note === "string") lease.note = row.note;
@@ -196,7 +175,7 @@ export class SqliteCredentialStore implements CredentialStore {
 
   async setLeaseNote(name: string, owner: string, note: string): Promise<boolean> {
     return this.#io(
-      () => Number(this.#statements.setLeaseNote.run({ name, owner, note }).changes) === 1,
+      () => Number(this.#statement("setLeaseNote").run({ name, owner, note }).changes) === 1,
     );
   }
 
@@ -208,13 +187,13 @@ export class SqliteCredentialStore implements CredentialStore {
     return this.#io(() => {
       this.#db.exec("BEGIN IMMEDIATE");
       try {
-        const { kid } = this.#keyring.current;
-        const rows = this.#statements.staleRows.all({ kid }) as Row[];
+        const { kid } = this.#keys().current;
+        const rows = this.#statement("staleRows").all({ kid }) as Row[];
         for (const row of rows) {
           const record = this.#read(row)!;
-          this.#statements.reseal.run({
+          this.#statement("reseal").run({
             ...keyParams(record),
-            ...sealTokens(this.#keyring, record, record.tokens),
+            ...sealTokens(this.#keys(), record, record.tokens),
           });
         }
         this.#db.exec("COMMIT");
@@ -233,7 +212,7 @@ export class SqliteCredentialStore implements CredentialStore {
   #read(row: unknown): CredentialRecord | undefined {
     if (row === undefined) return undefined;
     try {
-      return rowToRecord(this.#keyring, row as Row);
+      return rowToRecord(this.#keys(), row as Row);
     } catch (error) {
       if (
         !(
@@ -244,8 +223,22 @@ export class SqliteCredentialStore implements CredentialStore {
       )
         throw error;
       this.#keyring = this.#reloadKeyring();
-      return rowToRecord(this.#keyring, row as Row);
+      return rowToRecord(this.#keys(), row as Row);
     }
+  }
+
+  #keys(): Keyring {
+    if (typeof this.#keyring === "function") this.#keyring = this.#keyring();
+    return this.#keyring;
+  }
+
+  #statement(name: keyof typeof SQL): StatementSync {
+    let statement = this.#statements[name];
+    if (!statement) {
+      statement = this.#db.prepare(SQL[name]);
+      this.#statements[name] = statement;
+    }
+    return statement;
   }
 
   /** Our own errors pass through; anything SQLite throws (locked past the timeout, disk full, closed) is vault_io. */
@@ -266,6 +259,20 @@ export class SqliteCredentialStore implements CredentialStore {
 
 function keyParams(key: CredentialKey): { subject: string; issuer: string; resource: string } {
   return { subject: key.subject, issuer: key.issuer, resource: key.resource };
+}
+
+/** What can still be said about a damaged row: its key columns when they are text, and why it does not read. */
+function unreadable(row: Row, error: VaultCorruptError): UnreadableCredential {
+  const entry: UnreadableCredential = {
+    id: error.recordId ?? "(unknown id)",
+    code: error.code,
+    message: error.message,
+  };
+  for (const column of ["subject", "issuer", "resource"] as const) {
+    const value = row[column];
+    if (typeof value === "string") entry[column] = value;
+  }
+  return entry;
 }
 
 /** The record as written: built from the input and the row's new version, no decryption round trip. */

@@ -56,6 +56,24 @@ export type CredentialSummary = Omit<CredentialRecord, "tokens"> & {
   has: { accessToken: boolean; refreshToken: boolean; idToken: boolean };
 };
 
+/** A row that exists but cannot be read (damaged columns): enough to name it and delete it. */
+export interface UnreadableCredential {
+  /** The id to pass to `deleteById` (`agentauth vault delete <id>`). */
+  id: string;
+  subject?: string;
+  issuer?: string;
+  resource?: string;
+  /** The typed error's code (`vault_record_corrupt`) and its message, which says what to do. Never a secret. */
+  code: string;
+  message: string;
+}
+
+/** What `listReport` returns: the rows that read, and the ones that do not, so one bad row hides nothing else. */
+export interface CredentialListing {
+  credentials: CredentialSummary[];
+  unreadable: UnreadableCredential[];
+}
+
 /** A lease as stored: who holds it, until when, and what the holder said it is doing (see `setLeaseNote`). */
 export interface LeaseInfo {
   owner: string;
@@ -76,7 +94,10 @@ export interface CredentialFilter {
 export interface CredentialStore {
   get(key: CredentialKey): Promise<CredentialRecord | undefined>;
   getById(id: string): Promise<CredentialRecord | undefined>;
+  /** Summaries of the rows that read; a damaged row is left out rather than failing the whole listing. */
   list(filter?: CredentialFilter): Promise<CredentialSummary[]>;
+  /** Like `list`, plus the rows that cannot be read, each with its id and what to do. */
+  listReport(filter?: CredentialFilter): Promise<CredentialListing>;
   /** Insert or replace the record for its key; returns the stored record (new version). */
   put(input: CredentialInput): Promise<CredentialRecord>;
   /**

@@ -68,8 +68,28 @@ for (const [column, value, listable] of DAMAGE) {
     };
     await assert.rejects(vault.get(victim), check);
     if (column !== "id") await assert.rejects(vault.getById(victim.id), check);
-    if (listable) assert.equal((await vault.list()).length, 2);
-    else await assert.rejects(vault.list(), check);
+    // One bad row never hides the others: list() skips it, listReport() names it with the id to delete.
+    const report = await vault.listReport();
+    if (listable) {
+      assert.equal((await vault.list()).length, 2);
+      assert.deepEqual(report.unreadable, []);
+    } else {
+      assert.deepEqual(
+        (await vault.list()).map((s) => s.id),
+        [healthy.id],
+      );
+      assert.deepEqual(
+        report.credentials.map((s) => s.id),
+        [healthy.id],
+      );
+      assert.equal(report.unreadable.length, 1);
+      const [flagged] = report.unreadable;
+      assert.equal(flagged?.code, "vault_record_corrupt");
+      assert.equal(flagged?.id, column === "id" ? "forged-id-00" : victim.id);
+      assert.equal(flagged?.issuer, victim.issuer);
+      assert.match(flagged?.message ?? "", /agentauth vault delete/);
+      assertNoSecret(flagged, secrets);
+    }
     assert.deepEqual(tokenValues((await vault.get(healthy))!), tokenValues(healthy));
     // The id the error reports is enough to remove the row without decoding it (`vault revoke <id>`).
     assert.equal(await vault.deleteById(reportedId!), true);

@@ -1,14 +1,56 @@
 /** `agentauth vault list|revoke|delete`: what is stored (never a secret), and how to get rid of it. */
 
 import { parseArgs } from "node:util";
+import type { AgentAuthError } from "../../core/errors.ts";
+import { agentauthHome } from "../../core/home.ts";
+import { peerText } from "../../core/index.ts";
 import { logout } from "../../oauth/index.ts";
-import { openVault } from "../../vault/index.ts";
-import type { CredentialSummary } from "../../vault/types.ts";
+import {
+  openExistingVault,
+  type SqliteCredentialStore,
+  VaultCorruptError,
+  VaultKeyError,
+  vaultDbPath,
+} from "../../vault/index.ts";
+import type { CredentialListing } from "../../vault/types.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 
 export const VAULT_USAGE = `agentauth vault list [--json]      what the vault holds (ids, accounts, expiry; never a token)
 agentauth vault revoke <id>        revoke at the authorization server (RFC 7009), then delete
 agentauth vault delete <id>        forget locally without revoking`;
+
+export const VAULT_HELP: Record<string, string> = {
+  "": `${VAULT_USAGE}
+
+The vault is $AGENTAUTH_HOME/vault.db (tokens sealed with AES-256-GCM); its key comes from $AGENTAUTH_VAULT_KEY
+or $AGENTAUTH_HOME/vault.key. Run 'agentauth vault <command> --help' for one command.
+`,
+  list: `agentauth vault list [--json]
+
+Lists the stored credentials: id, account, issuer, resource, status, access-token expiry, whether a refresh token
+is held. Never prints a token, never needs the vault key, and creates nothing (a missing vault is reported as
+not existing yet). A row that cannot be read is flagged with its id and how to delete it; the others are listed.
+
+  --json    one JSON array; unreadable rows carry "unreadable": {"code", "message"}
+
+Example: agentauth vault list --json
+`,
+  revoke: `agentauth vault revoke <id>
+
+Revokes the credential's refresh token (then access token) at its authorization server (RFC 7009), then deletes
+it. If the server cannot be reached the credential is kept (retry, or 'vault delete' it). A credential whose
+stored tokens cannot be decrypted cannot be revoked: it is deleted, and the output says it was not revoked.
+
+Example: agentauth vault revoke Qm9iLWlk3x
+`,
+  delete: `agentauth vault delete <id>
+
+Forgets the credential locally without contacting its server (its tokens stay valid there until they expire).
+Works on rows that cannot be read or decrypted.
+
+Example: agentauth vault delete Qm9iLWlk3x
+`,
+};
 
 export async function vaultCommand(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;
@@ -18,48 +60,125 @@ export async function vaultCommand(argv: string[], io: CliIo): Promise<number> {
     strict: true,
     allowPositionals: true,
   });
-  const store = openVault({ env: io.env });
-  try {
-    switch (sub) {
-      case "list": {
-        if (positionals.length > 0) throw new UsageError("vault list takes no arguments");
-        const rows = await store.list();
-        io.stdout(values.json ? `${JSON.stringify(rows)}\n` : formatTable(rows));
-        return EXIT.ok;
-      }
-      case "revoke":
-      case "delete": {
-        const id = positionals[0];
-        if (!id || positionals.length > 1)
-          throw new UsageError(`vault ${sub} needs exactly one <id> (see 'agentauth vault list')`);
-        const record = await store.getById(id);
-        if (!record) {
-          io.stderr(`agentauth: no credential with id ${id}\n`);
-          return EXIT.failure;
-        }
-        const key = { subject: record.subject, issuer: record.issuer, resource: record.resource };
-        if (sub === "delete") {
-          await store.delete(key);
-          io.stdout(`Deleted ${id} (not revoked at ${record.issuer}).\n`);
-          return EXIT.ok;
-        }
-        const result = await logout({ store, key });
-        if (!result.revoked) {
-          io.stderr(
-            `agentauth: could not revoke ${id} at ${record.issuer}: ${result.error?.message ?? "unknown error"}\n` +
-              `The credential is kept; run 'agentauth vault delete ${id}' to forget it without revoking.\n`,
-          );
-          return EXIT.failure;
-        }
-        io.stdout(`Revoked ${id} at ${record.issuer} and deleted it.\n`);
-        return EXIT.ok;
-      }
-      default:
-        throw new UsageError(`unknown vault command '${sub ?? ""}'`);
+  switch (sub) {
+    case "list":
+      if (positionals.length > 0) throw new UsageError("vault list takes no arguments");
+      return list(io, values.json);
+    case "revoke":
+    case "delete": {
+      const id = positionals[0];
+      if (!id || positionals.length > 1)
+        throw new UsageError(`vault ${sub} needs exactly one <id> (see 'agentauth vault list')`);
+      return sub === "delete" ? remove(io, id) : revoke(io, id);
     }
+    default:
+      throw new UsageError(`unknown vault command '${sub ?? ""}'`);
+  }
+}
+
+/** Read-only: opens an existing vault without creating a folder, database or key; never decrypts. */
+async function list(io: CliIo, json: boolean): Promise<number> {
+  const store = openExistingVault({ env: io.env, readOnly: true });
+  if (!store) {
+    const path = vaultDbPath(agentauthHome(io.env));
+    io.stdout(json ? "[]\n" : `The vault does not exist yet (${path}); it is empty.\n`);
+    return EXIT.ok;
+  }
+  try {
+    const listing = await store.listReport();
+    io.stdout(json ? formatJson(listing) : formatTable(listing));
+    return EXIT.ok;
   } finally {
     await store.close();
   }
+}
+
+async function withWritableVault(
+  io: CliIo,
+  id: string,
+  run: (store: SqliteCredentialStore, where: Where) => Promise<number>,
+): Promise<number> {
+  const store = openExistingVault({ env: io.env, readOnly: false });
+  if (!store) return noSuchId(io, id);
+  try {
+    const where = locate(await store.listReport(), id);
+    if (!where) return noSuchId(io, id);
+    return await run(store, where);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Deletes by id without decrypting, so it works on any row, readable or not. */
+function remove(io: CliIo, id: string): Promise<number> {
+  return withWritableVault(io, id, async (store, where) => {
+    await store.deleteById(id);
+    io.stdout(`Deleted ${id} (not revoked at ${where.issuer}).\n`);
+    return EXIT.ok;
+  });
+}
+
+function revoke(io: CliIo, id: string): Promise<number> {
+  return withWritableVault(io, id, async (store, where) => {
+    let record: Awaited<ReturnType<SqliteCredentialStore["getById"]>>;
+    try {
+      record = where.unreadable ? undefined : await store.getById(id);
+    } catch (error) {
+      if (!unreadableRow(error, id)) throw error;
+      where.unreadable = (error as AgentAuthError).code;
+    }
+    if (!record) {
+      // Revoking needs the tokens; a row whose tokens cannot be read can only be forgotten. The corrupt-row error
+      // tells the user to delete it, so revoke does exactly that rather than leave the row in place.
+      await store.deleteById(id);
+      io.stdout(
+        `Deleted ${id}, not revoked at ${where.issuer}: its stored tokens cannot be read ` +
+          `(${where.unreadable ?? "unreadable"}), so they cannot be sent for revocation. They stay valid there ` +
+          "until they expire; sign in again with 'agentauth login' if you still need access.\n",
+      );
+      return EXIT.ok;
+    }
+    const key = { subject: record.subject, issuer: record.issuer, resource: record.resource };
+    const result = await logout({ store, key });
+    if (!result.revoked) {
+      io.stderr(
+        `agentauth: could not revoke ${id} at ${record.issuer}: ${result.error?.message ?? "unknown error"}\n` +
+          `The credential is kept; run 'agentauth vault delete ${id}' to forget it without revoking.\n`,
+      );
+      return EXIT.failure;
+    }
+    io.stdout(`Revoked ${id} at ${record.issuer} and deleted it.\n`);
+    return EXIT.ok;
+  });
+}
+
+interface Where {
+  issuer: string;
+  /** The error code when the row is known to be unreadable. */
+  unreadable?: string;
+}
+
+function locate(listing: CredentialListing, id: string): Where | undefined {
+  const readable = listing.credentials.find((c) => c.id === id);
+  if (readable) return { issuer: peerText(readable.issuer) };
+  const damaged = listing.unreadable.find((c) => c.id === id);
+  if (damaged)
+    return { issuer: peerText(damaged.issuer ?? "its server"), unreadable: damaged.code };
+  return undefined;
+}
+
+/** Errors that mean "this row's tokens cannot be read", as opposed to the vault itself failing. */
+function unreadableRow(error: unknown, id: string): boolean {
+  return (
+    (error instanceof VaultCorruptError || error instanceof VaultKeyError) && error.recordId === id
+  );
+}
+
+function noSuchId(io: CliIo, id: string): number {
+  io.stderr(
+    `agentauth: no credential with id ${peerText(id, { max: 80 })}; run 'agentauth vault list' to see the ids.\n`,
+  );
+  return EXIT.failure;
 }
 
 /** Vault ids are base64url, so one may begin with "-": move such ids behind "--" so parseArgs does not read them as flags. */
@@ -73,17 +192,39 @@ function idsAsPositionals(args: string[]): string[] {
   return [...head.filter((arg) => !DASH_ID.test(arg)), "--", ...ids, ...args.slice(end + 1)];
 }
 
-function formatTable(rows: CredentialSummary[]): string {
-  if (rows.length === 0) return "The vault is empty.\n";
+/** The summaries, then each unreadable row with an `unreadable` marker (same array, so existing readers still work). */
+function formatJson(listing: CredentialListing): string {
+  const damaged = listing.unreadable.map(({ code, message, ...rest }) => ({
+    ...rest,
+    unreadable: { code, message },
+  }));
+  return `${JSON.stringify([...listing.credentials, ...damaged])}\n`;
+}
+
+function formatTable(listing: CredentialListing): string {
+  const { credentials: rows, unreadable } = listing;
+  if (rows.length === 0 && unreadable.length === 0) return "The vault is empty.\n";
+  // Issuers, subjects and account labels came from authorization servers: sanitised before they reach a terminal.
   const lines = rows.map((r) => [
     r.id,
-    r.account.label ?? r.subject,
-    r.issuer,
-    r.resource || "-",
+    peerText(r.account.label ?? r.subject, { max: 60 }),
+    peerText(r.issuer, { max: 80 }),
+    peerText(r.resource, { max: 80 }) || "-",
     r.status,
     r.expiresAt ? new Date(r.expiresAt).toISOString() : "-",
     r.has.refreshToken ? "yes" : "no",
   ]);
+  for (const u of unreadable) {
+    lines.push([
+      peerText(u.id, { max: 40 }),
+      peerText(u.subject ?? "?", { max: 60 }),
+      peerText(u.issuer ?? "?", { max: 80 }),
+      peerText(u.resource ?? "", { max: 80 }) || "-",
+      "UNREADABLE",
+      "-",
+      "-",
+    ]);
+  }
   const header = ["ID", "ACCOUNT", "ISSUER", "RESOURCE", "STATUS", "EXPIRES", "REFRESH"];
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? "").length)));
   const fmt = (cells: string[]) =>
@@ -91,5 +232,10 @@ function formatTable(rows: CredentialSummary[]): string {
       .map((c, i) => c.padEnd(widths[i] ?? 0))
       .join("  ")
       .trimEnd()}\n`;
-  return fmt(header) + lines.map(fmt).join("");
+  const notes = unreadable.map(
+    (u) =>
+      `\n${peerText(u.id, { max: 40 })} cannot be read (${u.code}): ${peerText(u.message, { max: 300 })}\n` +
+      `  Remove it with 'agentauth vault delete ${peerText(u.id, { max: 40 })}', then sign in again.\n`,
+  );
+  return fmt(header) + lines.map(fmt).join("") + notes.join("");
 }
