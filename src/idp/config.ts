@@ -13,6 +13,11 @@ import { demoClaims, findDemoUser } from "./users.ts";
 
 /** The public client `agentauth login` uses by default: PKCE, loopback redirects on any port (RFC 8252 §7.3). */
 export const CLI_CLIENT_ID = "agentauth-cli";
+/**
+ * The example ACP agent's own public client (`agentauth acp example-agent`): a component of its own, so its
+ * tokens and revocations never touch the CLI's (issue 8 §4.5).
+ */
+export const EXAMPLE_AGENT_CLIENT_ID = "agentauth-example-agent";
 
 export const SUPPORTED_SCOPES = [
   "openid",
@@ -44,7 +49,11 @@ export function buildConfiguration(options: IdpConfigOptions): Configuration {
   const accessTokenTtl = options.accessTokenTtlSeconds ?? 3600;
   return {
     adapter: options.adapter,
-    clients: [cliClient(), ...(options.clients ?? [])],
+    clients: [
+      cliClient(),
+      nativeClient(EXAMPLE_AGENT_CLIENT_ID, "agentauth example ACP agent"),
+      ...(options.clients ?? []),
+    ],
     jwks: { keys: [options.signingKey] },
     // One ES256 key signs everything; clients (static or registered) default to it.
     clientDefaults: {
@@ -150,9 +159,13 @@ export function buildConfiguration(options: IdpConfigOptions): Configuration {
 }
 
 function cliClient(): ClientMetadata {
+  return nativeClient(CLI_CLIENT_ID, "agentauth CLI");
+}
+
+function nativeClient(clientId: string, name: string): ClientMetadata {
   return {
-    client_id: CLI_CLIENT_ID,
-    client_name: "agentauth CLI",
+    client_id: clientId,
+    client_name: name,
     application_type: "native",
     token_endpoint_auth_method: "none",
     grant_types: [

@@ -1,4 +1,9 @@
 /** The embedded authorization server: oidc-provider configured strictly, for tests, demos and local development. */
-export { CLI_CLIENT_ID, RESOURCE_SCOPES, SUPPORTED_SCOPES } from "./config.ts";
+export {
+  CLI_CLIENT_ID,
+  EXAMPLE_AGENT_CLIENT_ID,
+  RESOURCE_SCOPES,
+  SUPPORTED_SCOPES,
+} from "./config.ts";
 export { type IdpOptions, type RunningIdp, startIdp, type TokenEndpointStats } from "./server.ts";
 export { DEMO_USERS, type DemoUser, findDemoUser } from "./users.ts";

@@ -54,6 +54,7 @@ test("[ACP-getAuthState-advertise-invalid] an unknown advertise value is a confi
     assert.throws(
       () =>
         createAgentAuth({
+          name: "advertise-test",
           methods: [],
           store: new MemoryCredentialStore(),
           getAuthState: { advertise: advertise as never },

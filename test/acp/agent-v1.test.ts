@@ -253,7 +253,7 @@ test(
     const [tokens] = await vaultTokens(home);
     const refreshToken = tokens?.refreshToken;
     assert.ok(refreshToken instanceof Secret, "the login stored a refresh token");
-    const client = { clientId: "agentauth-cli" };
+    const client = { clientId: "agentauth-example-agent" };
     const introspect = () =>
       introspectToken({ as, client, token: refreshToken, tokenTypeHint: "refresh_token" });
     assert.equal((await introspect()).active, true);

@@ -69,7 +69,7 @@ test("[ACP-e2e-cli] acp login -- agentauth acp example-agent signs in; status sa
   const as = await discoverAuthorizationServer(idp.issuer);
   const info = await introspectToken({
     as,
-    client: { clientId: "agentauth-cli" },
+    client: { clientId: "agentauth-example-agent" },
     token: record.tokens.refreshToken,
     tokenTypeHint: "refresh_token",
   });

@@ -21,13 +21,24 @@ export function apiKeyIssuer(method: ApiKeyMethod): string {
   return `apikey:${method.id}`;
 }
 
+/**
+ * The vault subject of everything one agent stores: its own namespace, so the agent's logout can never reach a
+ * credential another component stored for the same issuer (the user's `agentauth login` keys by the OIDC `sub`).
+ */
+export function agentSubject(agentName: string): string {
+  return `acp-agent:${agentName}`;
+}
+
 export class MethodCredentials {
   readonly #store: CredentialStore;
   readonly #env: NodeJS.ProcessEnv;
+  /** Every record this agent writes, reads or deletes has this subject. */
+  readonly subject: string;
 
-  constructor(store: CredentialStore, env: NodeJS.ProcessEnv) {
+  constructor(store: CredentialStore, env: NodeJS.ProcessEnv, subject: string) {
     this.#store = store;
     this.#env = env;
+    this.subject = subject;
   }
 
   get store(): CredentialStore {
@@ -65,7 +76,7 @@ export class MethodCredentials {
 
   async storeApiKey(method: ApiKeyMethod, apiKey: string, account: AccountInfo): Promise<void> {
     await this.#store.put({
-      subject: "default",
+      subject: this.subject,
       issuer: apiKeyIssuer(method),
       resource: "",
       clientId: method.id,
@@ -78,7 +89,7 @@ export class MethodCredentials {
 
   async apiKey(method: ApiKeyMethod): Promise<Secret | undefined> {
     const record = await this.#store.get({
-      subject: "default",
+      subject: this.subject,
       issuer: apiKeyIssuer(method),
       resource: "",
     });
@@ -117,8 +128,8 @@ export class MethodCredentials {
   async #records(method: OAuthMethod | ApiKeyMethod): Promise<CredentialSummary[]> {
     const filter =
       method.kind === "oauth"
-        ? { issuer: method.issuer, resource: method.resource ?? "" }
-        : { issuer: apiKeyIssuer(method), resource: "" };
+        ? { subject: this.subject, issuer: method.issuer, resource: method.resource ?? "" }
+        : { subject: this.subject, issuer: apiKeyIssuer(method), resource: "" };
     const rows = await this.#store.list(filter);
     return rows
       .filter(

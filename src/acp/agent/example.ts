@@ -23,6 +23,9 @@ export const EXAMPLE_AGENT_INFO = {
   version: "0.1.0",
 };
 
+/** The OAuth client id of the example agent (`src/idp` registers it as a public native client). */
+export const EXAMPLE_AGENT_CLIENT_ID = "agentauth-example-agent";
+
 export function exampleMethods(issuer: string): AuthMethodConfig[] {
   return [
     {
@@ -31,7 +34,9 @@ export function exampleMethods(issuer: string): AuthMethodConfig[] {
       name: "Sign in",
       description: "Sign in with your browser or another device (OAuth device flow)",
       issuer,
-      clientId: "agentauth-cli",
+      // Its own public client (registered statically at the embedded server), never the CLI's: the agent's
+      // tokens, revocations and logout are its own.
+      clientId: EXAMPLE_AGENT_CLIENT_ID,
       scope: "openid profile email org offline_access",
       envVar: "AGENTAUTH_EXAMPLE_TOKEN",
     },
@@ -70,6 +75,7 @@ export function buildExampleAgent(options: ExampleAgentOptions): {
   v2: acp2.AgentApp;
 } {
   const auth = createAgentAuth({
+    name: EXAMPLE_AGENT_INFO.name,
     methods: exampleMethods(options.issuer),
     store: options.store,
     env: options.env,

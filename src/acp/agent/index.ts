@@ -9,8 +9,10 @@ export {
   v1AuthMethods,
   v2AuthMethods,
 } from "./config.ts";
+export { agentSubject } from "./credentials.ts";
 export {
   buildExampleAgent,
+  EXAMPLE_AGENT_CLIENT_ID,
   EXAMPLE_AGENT_INFO,
   exampleMethods,
   runExampleAgent,

@@ -35,7 +35,7 @@ import {
   v2AuthMethods,
   validateMethods,
 } from "./config.ts";
-import { MethodCredentials } from "./credentials.ts";
+import { agentSubject, MethodCredentials } from "./credentials.ts";
 import { runOAuthLogin } from "./login.ts";
 import { type AuthStatus, StatusPublisher, toAuthStatus, toGetAuthState } from "./state.ts";
 
@@ -43,6 +43,11 @@ import { type AuthStatus, StatusPublisher, toAuthStatus, toGetAuthState } from "
 export type SessionPolicy = "require-auth" | "terminate" | "keep";
 
 export interface AgentAuthOptions {
+  /**
+   * The agent's name (e.g. its `agentInfo.name`). Its vault entries are stored under the subject
+   * `acp-agent:<name>`, so its logout removes only what it stored, never the user's own `agentauth login`.
+   */
+  name: string;
   methods: AuthMethodConfig[];
   /** Default: the machine's vault (`openVault()`, honouring $AGENTAUTH_HOME). */
   store?: CredentialStore;
@@ -102,6 +107,10 @@ export class AgentAuth {
 
   constructor(options: AgentAuthOptions) {
     validateMethods(options.methods);
+    if (typeof options.name !== "string" || !/^[\w.@-]{1,100}$/.test(options.name))
+      throw new TypeError(
+        "name must be 1 to 100 letters, digits, '.', '_', '@' or '-' (it keys the agent's vault entries)",
+      );
     const advertise = options.getAuthState?.advertise ?? "meta";
     if (!ADVERTISING.includes(advertise))
       throw new TypeError('getAuthState.advertise must be "meta", "root" or "both"');
@@ -112,7 +121,11 @@ export class AgentAuth {
     this.#log =
       options.logger ?? createLogger({ level: "warn", fields: { component: "acp-agent" } });
     const store = options.store ?? openVault({ env: options.env });
-    this.credentials = new MethodCredentials(store, options.env ?? process.env);
+    this.credentials = new MethodCredentials(
+      store,
+      options.env ?? process.env,
+      agentSubject(options.name),
+    );
     this.#publisher = new StatusPublisher(async (status) => {
       await this.#connection?.client
         .notify(acp.methods.client.auth.statusUpdate, status)
@@ -414,7 +427,7 @@ export class AgentAuth {
     try {
       await runOAuthLogin(
         method,
-        this.credentials.store,
+        this.credentials,
         {
           stderr,
           notify: async (prompt) => {

@@ -6,9 +6,10 @@
  */
 
 import { DeviceFlowError, login } from "../../oauth/index.ts";
-import type { CredentialRecord, CredentialStore } from "../../vault/types.ts";
+import type { CredentialRecord } from "../../vault/types.ts";
 import type { LoginPrompt } from "../wire.ts";
 import type { OAuthMethod } from "./config.ts";
+import type { MethodCredentials } from "./credentials.ts";
 
 export interface PromptChannel {
   /** URL-mode elicitation; resolves with the person's answer. Absent when the client did not advertise it. */
@@ -22,7 +23,7 @@ export const DEFAULT_LOGIN_TIMEOUT_MS = 10 * 60_000;
 
 export async function runOAuthLogin(
   method: OAuthMethod,
-  store: CredentialStore,
+  credentials: MethodCredentials,
   channel: PromptChannel,
   signal: AbortSignal,
 ): Promise<CredentialRecord> {
@@ -58,7 +59,8 @@ export async function runOAuthLogin(
       issuer: method.issuer,
       client: { clientId: method.clientId },
       flow: method.flow ?? "device",
-      store,
+      store: credentials.store,
+      subject: credentials.subject,
       scope: method.scope,
       resource: method.resource,
       signal: controller.signal,

@@ -46,6 +46,7 @@ export async function runTerminalLoginIfRequested(
       scope: method.scope,
       resource: method.resource,
       store: auth.credentials.store,
+      subject: auth.credentials.subject,
       signal: controller.signal,
       onDevicePrompt: (p) => {
         io.stderr(
