@@ -124,3 +124,22 @@ test("[RAP-callback-pending-bounded] the tool server logs a dropped delivery and
     logs.join("\n"),
   );
 });
+
+test("[RAP-callback-shutdown] closing the tool stops every delivery still retrying, including errors for calls never registered", async () => {
+  const dead = receiver();
+  const port = await dead.start();
+  await dead.stop();
+  const { url, tool, logs } = await startTool({
+    operations: [ECHO],
+    delivery: { baseDelayMs: 20, maxDelayMs: 50 },
+  });
+  await post(
+    `${url}/invoke`,
+    invocation(`http://127.0.0.1:${port}/cb`, { operation: "unknown-op" }),
+  );
+  await post(`${url}/invoke`, invocation(`http://127.0.0.1:${port}/cb`));
+  await new Promise((r) => setTimeout(r, 200));
+  tool.shutdown();
+  await tool.settled();
+  assert.equal(logs.filter((l) => l.includes('"reason":"cancelled"')).length, 2, logs.join("\n"));
+});

@@ -31,6 +31,8 @@ export interface CallRunnerOptions {
   operationTimeoutMs: number;
   delivery: DeliveryOptions;
   retryPool?: RetryPool;
+  /** Aborted when the server shuts down: every delivery still retrying stops (nothing keeps the process alive). */
+  stopped?: AbortSignal;
   logger: Logger;
 }
 
@@ -240,7 +242,9 @@ export class CallRunner {
 
   /** Delivers in the background; a call's messages go out one after another, and none after cancellation. */
   #send(target: CallTarget, message: CallbackMessage, call?: ActiveCall): void {
-    const signal = call?.controller.signal;
+    const stopped = this.#o.stopped;
+    const own = call?.controller.signal;
+    const signal = own && stopped ? AbortSignal.any([own, stopped]) : (own ?? stopped);
     const deliver = async () => {
       if (signal?.aborted) return;
       const outcome = await deliverCallback(target.callbackUrl, message, {

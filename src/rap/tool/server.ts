@@ -131,6 +131,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
       : undefined;
   // Processing after the ack, bounded (see work-queue.ts); `workConcurrency` tunes it.
   const work = new WorkQueue(options.workConcurrency ?? 16);
+  const stopping = new AbortController();
   const operationTimeoutMs = options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS;
   if (!(operationTimeoutMs > 0)) {
     throw new ToolConfigError("timeout_invalid", "operationTimeoutMs must be a positive number.");
@@ -145,6 +146,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
       ...options.delivery,
       maxTotalMs: options.deliveryRetryTotalMs ?? options.delivery?.maxTotalMs,
     },
+    stopped: stopping.signal,
     retryPool: createRetryPool(options.maxPendingDeliveries ?? DEFAULT_MAX_PENDING_DELIVERIES),
     logger,
   });
@@ -349,7 +351,10 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     });
   };
 
-  const shutdown = () => calls.cancelAll();
+  const shutdown = () => {
+    calls.cancelAll();
+    stopping.abort();
+  };
 
   return {
     handler,
