@@ -32,6 +32,12 @@ export const AhpErrorCodes = {
   UnsupportedProtocolVersion: -32005,
   /** `AuthRequired` (official) / `AHP_AUTH_REQUIRED` (seed): `data.resources` (official) or `data.challenges` (seed). */
   AuthRequired: -32007,
+  /** `SessionNotFound`: the referenced `ahp-session:` URI does not exist. */
+  SessionNotFound: -32001,
+  /** `ProviderNotFound`: `createSession` names an agent provider this host does not have. */
+  ProviderNotFound: -32002,
+  /** `SessionAlreadyExists`: `createSession` with a URI already in use. */
+  SessionAlreadyExists: -32003,
   /** official `NotFound`: e.g. `subscribe` to a channel this host does not have. */
   NotFound: -32008,
   /**
@@ -94,7 +100,55 @@ export const AhpMethods = {
   seedAuthRequired: "notify/authRequired",
   /** seed client → server notification, deprecated: accepted for one version, logged as deprecated. */
   setAuthToken: "setAuthToken",
+  /** official client → server *notification* (`types/common/commands.ts`): stop updates for a channel. */
+  unsubscribe: "unsubscribe",
+  /** official client → server notification (write-ahead actions); this host keeps no action log and ignores it. */
+  dispatchAction: "dispatchAction",
 } as const;
+
+/** The official session commands the example host serves (`channels-session`/`channels-root` commands @043bc34). */
+export const OfficialSessionMethods = {
+  createSession: "createSession",
+  disposeSession: "disposeSession",
+  listSessions: "listSessions",
+  reconnect: "reconnect",
+} as const;
+
+/**
+ * Official client → server request names at 043bc34 (`types/common`, `channels-root`, `channels-session`,
+ * `channels-chat` commands). A host that does not serve one answers -32601 saying so, rather than a bare
+ * "method not found" that reads like a typo. Not exhaustive: any other name gets the plain -32601.
+ */
+export const OFFICIAL_COMMAND_NAMES: ReadonlySet<string> = new Set([
+  "initialize",
+  "reconnect",
+  "ping",
+  "subscribe",
+  "authenticate",
+  "createSession",
+  "disposeSession",
+  "listSessions",
+  "resolveSessionConfig",
+  "sessionConfigCompletions",
+  "fetchTurns",
+  "completions",
+  "resourceRead",
+  "resourceWrite",
+  "resourceList",
+  "resourceCopy",
+  "resourceDelete",
+  "resourceResolve",
+  "resourceRequest",
+]);
+
+/** A client-chosen session URI (`ahp-session:/<uuid>` in the official docs); bounded, no control characters. */
+export const SessionUriSchema = z
+  .string()
+  .max(256)
+  .regex(
+    /^ahp-session:\/[A-Za-z0-9._~-]{1,200}$/,
+    "expected ahp-session:/<id> (letters, digits, . _ ~ -)",
+  );
 
 /** The official `PROTOCOL_VERSION` and baselines (`types/version/registry.ts` @0383429); see `./version.ts`. */
 export const AHP_PROTOCOL_VERSION = OFFICIAL_PROTOCOL_VERSION;
@@ -289,3 +343,40 @@ export const SetAuthTokenParamsSchema = z.looseObject({
   token: z.string().max(16_384),
   schemeId: z.string().max(256).optional(),
 });
+
+// ─── official session shapes (example host) ──────────────────────────────────
+
+/** `createSession` params (`channels-session/commands.ts` @043bc34); other official fields are accepted and kept. */
+export const CreateSessionParamsSchema = z.looseObject({
+  channel: SessionUriSchema,
+  provider: z.string().min(1).max(256).optional(),
+});
+
+export const DisposeSessionParamsSchema = z.looseObject({ channel: SessionUriSchema });
+
+/** `listSessions` params: `PaginatedParams` (`channels-root/commands.ts` @043bc34). */
+export const ListSessionsParamsSchema = z.looseObject({
+  channel: z.literal(ROOT_CHANNEL).optional(),
+  limit: z.number().int().min(1).optional(),
+  cursor: z.string().max(1024).optional(),
+});
+
+/** `reconnect` params (`common/commands.ts` @043bc34). */
+export const ReconnectParamsSchema = z.looseObject({
+  channel: z.literal(ROOT_CHANNEL).optional(),
+  clientId: z.string().min(1).max(256),
+  lastSeenServerSeq: z.number().int().min(0),
+  subscriptions: z.array(z.string().max(2048)).max(256),
+});
+
+/** `SessionSummary` (`channels-session/state.ts` @043bc34): `SessionMetadata` + resource and ISO 8601 times. */
+export const SessionSummarySchema = z.looseObject({
+  resource: z.string(),
+  provider: z.string(),
+  title: z.string(),
+  /** `SessionStatus` bitset; `1` = Idle. */
+  status: z.number().int(),
+  createdAt: z.string(),
+  modifiedAt: z.string(),
+});
+export type SessionSummary = z.infer<typeof SessionSummarySchema>;

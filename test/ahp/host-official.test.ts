@@ -88,7 +88,9 @@ describe("official AHP host", () => {
     const sub = await peer.request("subscribe", { channel: "ahp-root://" });
     assert.deepEqual(sub, { jsonrpc: "2.0", id: 2, result: { snapshot: root } });
     const other = await peer.request("subscribe", { channel: "ahp-session:/nope" });
-    assert.equal(other.error?.code, -32008);
+    assert.equal(other.error?.code, -32001);
+    const unknown = await peer.request("subscribe", { channel: "ahp-terminal:/nope" });
+    assert.equal(unknown.error?.code, -32008);
   });
 
   it("[AHP-gating] a gated command answers -32007 with data.resources until the resource is authenticated", async () => {

@@ -45,7 +45,7 @@ describe("AHP seed-dialect host", () => {
     const bad = await (await rawPeer(stand.host.url)).request("initialize", { protocolVersion: 7 });
     assert.deepEqual(bad.error, {
       code: -32005,
-      message: "Unsupported protocol version.",
+      message: "Unsupported protocol version: this host speaks seed protocolVersion 1; offered: 7.",
       data: { supportedVersions: [1] },
     });
   });

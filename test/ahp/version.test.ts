@@ -93,9 +93,7 @@ describe("AHP version negotiation (pure)", () => {
       `${"9".repeat(400)}.0.0`,
     ]) {
       const out = negotiateProtocolVersion([bad, "1.0.0"], BASES);
-      assert.equal(out.ok, false, JSON.stringify(bad));
-      assert.equal(out.ok === false && out.reason, "malformed", JSON.stringify(bad));
-      assert.equal(out.ok === false && out.index, 0);
+      assert.deepEqual(out, { ok: false, reason: "malformed", index: 0 }, JSON.stringify(bad));
     }
     // Non-strings (5, null, objects) are malformed too: a pure function must not trust its input.
     for (const bad of [5, null, undefined, {}, ["1.0.0"], true]) {

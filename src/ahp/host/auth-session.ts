@@ -7,7 +7,7 @@
 import type { Logger } from "../../core/log.ts";
 import { Secret } from "../../core/secret.ts";
 import { AhpErrorCodes, type JsonRpcError } from "../wire.ts";
-import type { AuthenticatedResource, CommandOptions, HostContext } from "./context.ts";
+import type { AuthenticatedResource, HostContext, Requirement } from "./context.ts";
 import { ConnectionCredentials } from "./credentials.ts";
 import {
   type AuthChange,
@@ -107,9 +107,12 @@ export class AuthSession {
   }
 
   /** The `-32007` (or other) error answering a gated command, or undefined when it may run. */
-  async check(options: CommandOptions): Promise<JsonRpcError | undefined> {
+  async check(
+    requirement: Requirement | undefined,
+    scopes: readonly string[] | undefined,
+  ): Promise<JsonRpcError | undefined> {
     const registry = this.#host.registry;
-    const requires = options.requires ?? [];
+    const requires = requirement ?? [];
     if (requires === "any") {
       const now = this.#host.now();
       this.#expireDue(now);
@@ -123,13 +126,19 @@ export class AuthSession {
     for (const id of requires) {
       const resource = registry.byResource(id);
       if (!resource) throw new Error(`command requires '${id}', which no agent registered`);
-      const problem = await this.#usable(resource, options.scopes ?? []);
+      const problem = await this.#usable(resource, scopes ?? []);
       if (problem instanceof VerifierUnavailable) {
         return { code: AhpErrorCodes.InternalError, message: problem.message };
       }
       if (problem) problems.push(problem);
     }
     return problems.length > 0 ? authRequiredError(this.#dialect, problems) : undefined;
+  }
+
+  /** True when this connection holds a live credential for every one of `resources` (no re-verification). */
+  holds(resources: readonly string[]): boolean {
+    const now = this.#host.now();
+    return resources.every((r) => this.#credentials.get(r, now).state === "authenticated");
   }
 
   authenticated(): AuthenticatedResource[] {

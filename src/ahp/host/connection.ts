@@ -4,6 +4,7 @@
  * a JSON-RPC answer, whatever it holds; params are never logged (they may carry a token).
  */
 
+import { peerText } from "../../core/display.ts";
 import type { Logger } from "../../core/log.ts";
 import { negotiateProtocolVersion } from "../version.ts";
 import {
@@ -16,13 +17,14 @@ import {
   type JsonRpcError,
   type JsonRpcId,
   JsonRpcIncomingSchema,
+  OFFICIAL_COMMAND_NAMES,
   ROOT_CHANNEL,
   SetAuthTokenParamsSchema,
   type Snapshot,
   SubscribeParamsSchema,
 } from "../wire.ts";
 import { AuthSession } from "./auth-session.ts";
-import type { HostContext } from "./context.ts";
+import { AhpCommandError, type HostContext } from "./context.ts";
 import type { Notification } from "./dialect.ts";
 import { type Dialect, detectDialect, negotiateSeed, supportedVersions } from "./negotiate.ts";
 import type { RegisteredResource } from "./resources.ts";
@@ -131,19 +133,39 @@ export class AhpConnection {
     if (!auth || !dialect) {
       return invalid(AhpErrorCodes.InvalidRequest, "Send initialize first.");
     }
-    if (method === AhpMethods.subscribe) return this.#subscribe(params);
+    if (method === AhpMethods.subscribe) return this.#subscribe(auth, params);
     if (method === AhpMethods.authenticate) return this.#authenticate(auth, dialect, params);
+    // `unsubscribe` is a notification in the official types; a client sending it as a request gets `{}`.
+    if (method === AhpMethods.unsubscribe) return { result: {} };
     const command = this.#host.commands.get(method);
-    if (!command) return invalid(AhpErrorCodes.MethodNotFound, `Method not found: ${clip(method)}`);
-    const refusal = await auth.check(command.options);
+    if (!command) return notFound(method);
+    const { requires, scopes } = command.options;
+    const requirement = typeof requires === "function" ? requires(params) : requires;
+    const refusal = await auth.check(requirement, scopes);
     if (refusal) return { error: refusal };
-    const result = await command.handler(params, {
-      connectionId: this.id,
-      dialect,
-      authenticated: auth.authenticated(),
-      logger: this.#log,
-    });
-    return { result: result ?? {} };
+    try {
+      const result = await command.handler(params, {
+        connectionId: this.id,
+        dialect,
+        authenticated: auth.authenticated(),
+        logger: this.#log,
+      });
+      // `createSession` answers `null` (channels-session/commands.ts): only an absent result becomes `{}`.
+      return { result: result === undefined ? {} : result };
+    } catch (error) {
+      if (error instanceof AhpCommandError)
+        return invalid(error.rpcCode, error.message, error.data);
+      throw error;
+    }
+  }
+
+  /**
+   * Sends `notification` if this connection speaks the official dialect and holds every one of `resources` (root
+   * session events go only to connections entitled to that agent, so they do not leak other agents' sessions).
+   */
+  announce(resources: readonly string[], notification: Notification): void {
+    if (this.#dialect !== "official" || !this.#auth?.holds(resources)) return;
+    this.#send(notification);
   }
 
   #initialize(params: unknown): Reply {
@@ -224,15 +246,28 @@ export class AhpConnection {
     );
   }
 
-  #subscribe(params: unknown): Reply {
+  async #subscribe(auth: AuthSession, params: unknown): Promise<Reply> {
     const p = SubscribeParamsSchema.safeParse(params);
     if (!p.success) return invalidParams(p.error);
-    if (p.data.channel !== ROOT_CHANNEL) return invalid(AhpErrorCodes.NotFound, "No such channel.");
-    return {
-      result: {
-        snapshot: { resource: ROOT_CHANNEL, state: this.#host.registry.rootState(), fromSeq: 0 },
-      },
-    };
+    const channel = p.data.channel;
+    if (channel === ROOT_CHANNEL) {
+      return {
+        result: {
+          snapshot: { resource: ROOT_CHANNEL, state: this.#host.registry.rootState(), fromSeq: 0 },
+        },
+      };
+    }
+    const sessions = this.#host.sessions;
+    if (sessions && channel.startsWith("ahp-session:")) {
+      const summary = sessions.get(channel);
+      if (!summary) return invalid(AhpErrorCodes.SessionNotFound, "Session not found.");
+      const refusal = await auth.check(sessions.resourcesOf(summary.provider), undefined);
+      if (refusal) return { error: refusal };
+      return {
+        result: { snapshot: { resource: channel, state: sessions.state(summary), fromSeq: 0 } },
+      };
+    }
+    return invalid(AhpErrorCodes.NotFound, "No such channel.");
   }
 
   async #authenticate(auth: AuthSession, dialect: Dialect, params: unknown): Promise<Reply> {
@@ -275,6 +310,9 @@ export class AhpConnection {
   }
 
   async #notification(method: string, params: unknown): Promise<void> {
+    // No per-channel delivery is kept (nothing is pushed but auth and root session events), so there is nothing
+    // to stop; `dispatchAction` targets state this host does not hold.
+    if (method === AhpMethods.unsubscribe || method === AhpMethods.dispatchAction) return;
     if (method !== AhpMethods.setAuthToken || this.#dialect !== "seed" || !this.#auth) {
       this.#log.debug("ahp.notification_ignored", { method: clip(method) });
       return;
@@ -308,6 +346,19 @@ export class AhpConnection {
       "method" in message && !("jsonrpc" in message) ? { jsonrpc: "2.0", ...message } : message;
     this.#peer.send(framed);
   }
+}
+
+function notFound(method: string): Reply {
+  if (OFFICIAL_COMMAND_NAMES.has(method)) {
+    return invalid(
+      AhpErrorCodes.MethodNotFound,
+      `${method} is an AHP command this host does not implement.`,
+    );
+  }
+  return invalid(
+    AhpErrorCodes.MethodNotFound,
+    `Method not found: ${peerText(method, { max: 100 })}`,
+  );
 }
 
 function invalid(code: number, message: string, data?: unknown): { error: JsonRpcError } {

@@ -14,12 +14,19 @@
 
 import { type Logger, silentLogger } from "../../core/log.ts";
 import { OFFICIAL_SUPPORTED_PROTOCOL_VERSIONS, parseBaselines } from "../version.ts";
+import { ROOT_CHANNEL } from "../wire.ts";
 import type { AhpConnection } from "./connection.ts";
 import { isReservedMethod } from "./connection.ts";
 import type { CommandEntry, CommandHandler, CommandOptions, HostContext } from "./context.ts";
 import type { RateLimitOptions } from "./rate-limit.ts";
 import { type AgentSpec, ResourceRegistry } from "./resources.ts";
 import { type ListenOptions, type RunningAhpHost, serve } from "./server.ts";
+import {
+  SessionCatalog,
+  type SessionCatalogOptions,
+  type SessionEvent,
+  sessionCommands,
+} from "./sessions.ts";
 import { createResourceVerifier, type VerifierChoice } from "./verify.ts";
 
 export interface AhpHostOptions {
@@ -48,6 +55,11 @@ export interface AhpHostOptions {
 
 export interface AhpHost {
   agent(spec: AgentSpec): AhpHost;
+  /**
+   * Serves the official session commands (`createSession`, `listSessions`, `disposeSession`, `reconnect`, and
+   * `subscribe` to `ahp-session:` channels), each gated by the protected resources of the agent it touches.
+   */
+  sessions(options?: SessionCatalogOptions): AhpHost;
   command(name: string, options: CommandOptions, handler: CommandHandler): AhpHost;
   listen(options?: ListenOptions): Promise<RunningAhpHost>;
 }
@@ -80,6 +92,29 @@ export function createAhpHost(options: AhpHostOptions = {}): AhpHost {
       const added = registry.addAgent(spec);
       for (const connection of connections)
         for (const resource of added) connection.resourceAdded(resource);
+      return host;
+    },
+    sessions(sessionOptions = {}) {
+      if (context.sessions) throw new Error("the session commands are already served");
+      const catalog = new SessionCatalog(registry, { now: context.now, ...sessionOptions });
+      context.sessions = catalog;
+      const announce = (event: SessionEvent) => {
+        const notification =
+          event.kind === "added"
+            ? {
+                method: "root/sessionAdded",
+                params: { channel: ROOT_CHANNEL, summary: event.summary },
+              }
+            : {
+                method: "root/sessionRemoved",
+                params: { channel: ROOT_CHANNEL, session: event.session },
+              };
+        for (const connection of connections) connection.announce(event.resources, notification);
+      };
+      for (const [name, entry] of sessionCommands(registry, catalog, announce)) {
+        if (commands.has(name)) throw new Error(`command '${name}' is already registered`);
+        commands.set(name, entry);
+      }
       return host;
     },
     command(name, commandOptions, handler) {

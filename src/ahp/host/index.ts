@@ -1,10 +1,12 @@
-/** The AHP host side: WebSocket JSON-RPC, both auth dialects (official and the seed), per-connection credentials. */
+/** The AHP host side: WebSocket JSON-RPC, both auth dialects (official and the seed), the official session commands, per-connection credentials. */
 export { AuthSession } from "./auth-session.ts";
-export type {
-  AuthenticatedResource,
-  CommandContext,
-  CommandHandler,
-  CommandOptions,
+export {
+  AhpCommandError,
+  type AuthenticatedResource,
+  type CommandContext,
+  type CommandHandler,
+  type CommandOptions,
+  type Requirement,
 } from "./context.ts";
 export {
   type AcceptInput,
@@ -43,6 +45,7 @@ export {
   ResourceRegistry,
 } from "./resources.ts";
 export type { ListenOptions, RunningAhpHost } from "./server.ts";
+export { SessionCatalog, type SessionCatalogOptions, type SessionEvent } from "./sessions.ts";
 export {
   type CustomVerifier,
   TokenRejected,

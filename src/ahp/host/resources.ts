@@ -70,6 +70,21 @@ export class ResourceRegistry {
     return this.#bySchemeId.get(schemeId);
   }
 
+  agent(provider: string): AgentSpec | undefined {
+    return this.#agents.find((a) => a.provider === provider);
+  }
+
+  providers(): string[] {
+    return this.#agents.map((a) => a.provider);
+  }
+
+  /** The resources an agent needs before its sessions may be used (`required` absent or true). */
+  requiredResourcesOf(provider: string): readonly string[] | undefined {
+    return this.agent(provider)
+      ?.resources.filter((r) => r.required !== false)
+      .map((r) => r.resource);
+  }
+
   all(): RegisteredResource[] {
     return [...this.#byResource.values()];
   }
