@@ -112,6 +112,8 @@ export async function runExampleAgent(
   const { auth, v1, v2 } = buildExampleAgent(options);
   const terminal = await runTerminalLoginIfRequested(auth, options.argv);
   if (terminal !== undefined) return terminal;
+  const notice = handRunNotice(Boolean(process.stdin.isTTY));
+  if (notice) process.stderr.write(notice);
   const stream = acp.ndJsonStream(
     Writable.toWeb(process.stdout),
     Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>,
@@ -120,6 +122,19 @@ export async function runExampleAgent(
   await connection.closed;
   await auth.credentials.store.close();
   return 0;
+}
+
+/**
+ * What a person who started the agent by hand sees: stdin is a terminal only then; ACP clients always spawn it on
+ * pipes, and their logs (or UI) would show the line on every start, so it stays silent there. stderr, never
+ * stdout, which carries only ACP.
+ */
+export function handRunNotice(stdinIsTerminal: boolean): string | undefined {
+  if (!stdinIsTerminal) return undefined;
+  return (
+    "agentauth example ACP agent: speaking ACP (JSON-RPC) on stdin/stdout; run it from an ACP client, e.g. " +
+    "`agentauth acp status -- agentauth acp example-agent`. Ctrl-D quits.\n"
+  );
 }
 
 function echo(prompt: readonly { type: string; text?: string }[]): string {
