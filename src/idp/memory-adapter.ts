@@ -2,6 +2,9 @@
  * oidc-provider's storage for the embedded server: in memory, one store per server instance, expiring entries.
  * oidc-provider's own development adapter is a process-global 1,000-entry LRU, which silently evicts live refresh
  * tokens under load and shares state between servers in one process; tests and benchmarks need neither.
+ *
+ * Bounded (issue 8 §1.7): expired entries and the index rows pointing at them are swept every 1,000 writes or once a
+ * minute; dynamic client registrations expire after a sliding TTL and are capped, least recently used evicted first.
  */
 
 import type { Adapter, AdapterPayload } from "oidc-provider";
@@ -11,19 +14,86 @@ interface Entry {
   expiresAt: number;
 }
 
+export interface MemoryStorageOptions {
+  /** A dynamically registered client unused this long is forgotten. Default 24 h. */
+  registrationTtlSeconds?: number;
+  /** At most this many dynamically registered clients; the least recently used goes first. Default 1,000. */
+  maxRegistrations?: number;
+}
+
+export const DEFAULT_REGISTRATION_TTL_SECONDS = 24 * 3600;
+export const DEFAULT_MAX_REGISTRATIONS = 1_000;
+const SWEEP_EVERY_WRITES = 1_000;
+const SWEEP_EVERY_MS = 60_000;
+const CLIENT_MODEL = "Client";
+
 export class MemoryStorage {
   readonly entries = new Map<string, Entry>();
+  /** grantId → entry keys, userCode → entry key, uid → entry key: pruned with the entries they point to. */
   readonly grants = new Map<string, Set<string>>();
   readonly userCodes = new Map<string, string>();
   readonly uids = new Map<string, string>();
+  /** Registered client keys in least-recently-used order (a Map iterates in insertion order). */
+  readonly clients = new Map<string, true>();
+  readonly registrationTtlMs: number;
+  readonly maxRegistrations: number;
+  #writes = 0;
+  #lastSweep = Date.now();
+
+  constructor(options: MemoryStorageOptions = {}) {
+    this.registrationTtlMs =
+      (options.registrationTtlSeconds ?? DEFAULT_REGISTRATION_TTL_SECONDS) * 1000;
+    this.maxRegistrations = options.maxRegistrations ?? DEFAULT_MAX_REGISTRATIONS;
+  }
+
+  /** Sweeps when enough writes or time have passed since the last sweep. */
+  maybeSweep(now = Date.now()): void {
+    if (++this.#writes % SWEEP_EVERY_WRITES === 0 || now - this.#lastSweep >= SWEEP_EVERY_MS)
+      this.sweep(now);
+  }
 
   sweep(now = Date.now()): void {
-    for (const [key, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(key);
+    this.#lastSweep = now;
+    for (const [key, entry] of this.entries) if (entry.expiresAt <= now) this.remove(key);
+    for (const [grantId, members] of this.grants) {
+      for (const key of members) if (!this.entries.has(key)) members.delete(key);
+      if (members.size === 0) this.grants.delete(grantId);
+    }
+    for (const index of [this.userCodes, this.uids])
+      for (const [code, key] of index) if (!this.entries.has(key)) index.delete(code);
+  }
+
+  remove(key: string): void {
+    this.entries.delete(key);
+    this.clients.delete(key);
+  }
+
+  /** A registered client was written or used: move it to the young end, renew its TTL, evict past the cap. */
+  touchClient(key: string, now = Date.now()): void {
+    const entry = this.entries.get(key);
+    if (entry) entry.expiresAt = now + this.registrationTtlMs;
+    this.clients.delete(key);
+    this.clients.set(key, true);
+    while (this.clients.size > this.maxRegistrations) {
+      const oldest = this.clients.keys().next().value as string;
+      this.remove(oldest);
+    }
+  }
+
+  /** Live counts (expired entries are swept first): what tests and operators watch to see the bounds hold. */
+  counts(): { entries: number; registrations: number; indexes: number } {
+    this.sweep();
+    let grantMembers = 0;
+    for (const members of this.grants.values()) grantMembers += members.size;
+    return {
+      entries: this.entries.size,
+      registrations: this.clients.size,
+      indexes: grantMembers + this.userCodes.size + this.uids.size,
+    };
   }
 }
 
 export function memoryAdapterFactory(storage: MemoryStorage): new (name: string) => Adapter {
-  let writes = 0;
   return class MemoryAdapter implements Adapter {
     readonly #model: string;
 
@@ -37,38 +107,50 @@ export function memoryAdapterFactory(storage: MemoryStorage): new (name: string)
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
       const key = this.#key(id);
-      if (++writes % 1000 === 0) storage.sweep();
+      const now = Date.now();
+      storage.maybeSweep(now);
       storage.entries.set(key, {
         payload,
-        expiresAt: expiresIn ? Date.now() + expiresIn * 1000 : Number.POSITIVE_INFINITY,
+        expiresAt: expiresIn ? now + expiresIn * 1000 : Number.POSITIVE_INFINITY,
       });
+      // Static clients never come through the adapter; these are RFC 7591 registrations.
+      if (this.#model === CLIENT_MODEL) storage.touchClient(key, now);
       if (payload.grantId) {
         const members = storage.grants.get(payload.grantId) ?? new Set<string>();
         members.add(key);
         storage.grants.set(payload.grantId, members);
       }
-      if (payload.userCode) storage.userCodes.set(payload.userCode, id);
-      if (payload.uid) storage.uids.set(payload.uid, id);
+      if (payload.userCode) storage.userCodes.set(payload.userCode, key);
+      if (payload.uid) storage.uids.set(payload.uid, key);
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
-      const entry = storage.entries.get(this.#key(id));
+      return this.#findKey(this.#key(id));
+    }
+
+    #findKey(key: string): AdapterPayload | undefined {
+      const entry = storage.entries.get(key);
       if (!entry) return undefined;
       if (entry.expiresAt <= Date.now()) {
-        storage.entries.delete(this.#key(id));
+        storage.remove(key);
         return undefined;
       }
+      if (this.#model === CLIENT_MODEL) storage.touchClient(key);
       return entry.payload;
     }
 
+    /** Index maps are shared by all models: only follow keys of this adapter's model. */
+    #findIndexed(key: string | undefined): AdapterPayload | undefined {
+      if (key === undefined || !key.startsWith(`${this.#model}:`)) return undefined;
+      return this.#findKey(key);
+    }
+
     async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
-      const id = storage.userCodes.get(userCode);
-      return id === undefined ? undefined : this.find(id);
+      return this.#findIndexed(storage.userCodes.get(userCode));
     }
 
     async findByUid(uid: string): Promise<AdapterPayload | undefined> {
-      const id = storage.uids.get(uid);
-      return id === undefined ? undefined : this.find(id);
+      return this.#findIndexed(storage.uids.get(uid));
     }
 
     async consume(id: string): Promise<void> {
@@ -77,11 +159,11 @@ export function memoryAdapterFactory(storage: MemoryStorage): new (name: string)
     }
 
     async destroy(id: string): Promise<void> {
-      storage.entries.delete(this.#key(id));
+      storage.remove(this.#key(id));
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
-      for (const key of storage.grants.get(grantId) ?? []) storage.entries.delete(key);
+      for (const key of storage.grants.get(grantId) ?? []) storage.remove(key);
       storage.grants.delete(grantId);
     }
   };

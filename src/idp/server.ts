@@ -1,6 +1,6 @@
 /** Runs the embedded authorization server (oidc-provider, strict) on loopback, with counters tests can read. */
 
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair } from "jose";
@@ -10,11 +10,11 @@ import type { Logger } from "../core/log.ts";
 import { silentLogger } from "../core/log.ts";
 import { emulateBrowser, shouldEmulate } from "./auto-approve.ts";
 import { buildConfiguration } from "./config.ts";
+import { devicePolling } from "./device-polling.ts";
 import { interactionRoutes } from "./interactions.ts";
 import { MemoryStorage, memoryAdapterFactory } from "./memory-adapter.ts";
 import { DEMO_USERS, findDemoUser } from "./users.ts";
 
-const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 const MARKER_HEADER = "x-agentauth-emulated";
 
 export interface IdpOptions {
@@ -32,7 +32,28 @@ export interface IdpOptions {
   deviceIntervalSeconds?: number;
   /** The minimum poll spacing enforced with `slow_down` (RFC 8628 §3.5). Default: the advertised interval. */
   deviceEnforcedIntervalSeconds?: number;
+  /** A dynamically registered client (RFC 7591) unused this long is forgotten. Default 24 h. */
+  registrationTtlSeconds?: number;
+  /** At most this many registered clients are kept; the least recently used is evicted. Default 1,000. */
+  maxRegistrations?: number;
   logger?: Logger;
+}
+
+/** Token-endpoint errors kept in `stats.errors` (the most recent); the counters in `byGrant` count every one. */
+export const MAX_ERROR_STATS = 1_000;
+
+/** What the server holds in memory, for checking that it stays bounded. */
+export interface IdpMemoryStats {
+  /** Live adapter entries (tokens, codes, sessions, grants, registrations), expired ones swept first. */
+  entries: number;
+  /** Dynamically registered clients. */
+  registrations: number;
+  /** Rows of the adapter's lookup indexes (grant members, user codes, uids). */
+  indexes: number;
+  /** Device-flow poll clocks. */
+  devicePolls: number;
+  /** Entries in `stats.errors`. */
+  errorStats: number;
 }
 
 export interface TokenEndpointStats {
@@ -49,6 +70,7 @@ export interface RunningIdp {
   provider: Provider;
   stats: TokenEndpointStats;
   resetStats(): void;
+  memory(): IdpMemoryStats;
   close(): Promise<void>;
 }
 
@@ -76,6 +98,10 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
     use: "sig",
     kid: randomBytes(8).toString("hex"),
   } as JWK;
+  const storage = new MemoryStorage({
+    registrationTtlSeconds: options.registrationTtlSeconds,
+    maxRegistrations: options.maxRegistrations,
+  });
   const provider = new Provider(
     issuer,
     buildConfiguration({
@@ -86,7 +112,7 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
       refreshTokenTtlSeconds: options.refreshTokenTtlSeconds,
       deviceCodeTtlSeconds: options.deviceCodeTtlSeconds,
       opaqueResources: options.opaqueResources,
-      adapter: memoryAdapterFactory(new MemoryStorage()),
+      adapter: memoryAdapterFactory(storage),
     }),
   );
 
@@ -103,10 +129,17 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
       grantType,
       error: String((error as { error?: string }).error ?? error.name),
     });
+    if (stats.errors.length > MAX_ERROR_STATS)
+      stats.errors.splice(0, stats.errors.length - MAX_ERROR_STATS);
   });
   provider.on("server_error", (_ctx, error) => logger.error("idp.server_error", { error }));
 
-  provider.use(devicePolling(options, stats));
+  const polling = devicePolling({
+    advertisedSeconds: options.deviceIntervalSeconds ?? 5,
+    enforcedSeconds: options.deviceEnforcedIntervalSeconds ?? options.deviceIntervalSeconds ?? 5,
+    onSlowDown: () => stats.slowDowns++,
+  });
+  provider.use(polling.middleware);
   provider.use(interactionRoutes(provider, { autoApproveAs: options.autoApproveAs, logger }));
 
   const marker = randomBytes(32).toString("base64url");
@@ -140,6 +173,11 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
       stats.errors = [];
       stats.slowDowns = 0;
     },
+    memory: () => ({
+      ...storage.counts(),
+      devicePolls: polling.size(),
+      errorStats: stats.errors.length,
+    }),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -152,39 +190,4 @@ function isMarked(req: IncomingMessage, marker: string): boolean {
   const value = req.headers[MARKER_HEADER];
   if (typeof value !== "string" || value.length !== marker.length) return false;
   return timingSafeEqual(Buffer.from(value), Buffer.from(marker));
-}
-
-/**
- * oidc-provider 9 neither advertises `interval` nor answers `slow_down`; RFC 8628 §3.2 and §3.5 want both, and
- * clients must be tested against a server that enforces them.
- */
-function devicePolling(options: IdpOptions, stats: TokenEndpointStats) {
-  const advertised = options.deviceIntervalSeconds ?? 5;
-  const enforced = options.deviceEnforcedIntervalSeconds ?? advertised;
-  const lastPoll = new Map<string, number>();
-  return async (ctx: import("oidc-provider").KoaContextWithOIDC, next: () => Promise<void>) => {
-    await next();
-    if (ctx.method !== "POST") return;
-    const body = ctx.body as Record<string, unknown> | undefined;
-    if (ctx.path === "/device/auth" && ctx.status === 200 && body?.device_code) {
-      ctx.body = { ...body, interval: advertised };
-      return;
-    }
-    if (ctx.path !== "/token" || ctx.oidc?.params?.grant_type !== DEVICE_GRANT) return;
-    const key = createHash("sha256").update(String(ctx.oidc.params.device_code)).digest("hex");
-    const now = Date.now();
-    const last = lastPoll.get(key);
-    lastPoll.set(key, now);
-    if (
-      last !== undefined &&
-      now - last < enforced * 1000 &&
-      body?.error === "authorization_pending"
-    ) {
-      stats.slowDowns++;
-      ctx.body = {
-        error: "slow_down",
-        error_description: `poll at most every ${enforced} seconds`,
-      };
-    }
-  };
 }
