@@ -45,8 +45,10 @@ export class MetadataCache {
 export const defaultMetadataCache = new MetadataCache();
 
 /**
- * RFC 8414 first (`/.well-known/oauth-authorization-server` inserted before the path), then OpenID Connect
- * Discovery (`/.well-known/openid-configuration` appended). Either way the document's `issuer` must equal the
+ * Tries, in order (as the MCP SDK and RFC 8414 §5 suggest): RFC 8414 with the well-known segment inserted before
+ * the issuer's path, OpenID Connect with the same insertion, then OpenID Connect Discovery 1.0 with it appended
+ * (the three coincide partly for an issuer without a path). Any non-200 answer moves on to the next URL; when
+ * none has metadata, the error names every URL and what it answered. The document's `issuer` must equal the
  * issuer we asked about (RFC 8414 §3.3), which oauth4webapi checks.
  */
 export async function discoverAuthorizationServer(
@@ -59,18 +61,19 @@ export async function discoverAuthorizationServer(
   const cached = cache.get<AuthorizationServer>(key);
   if (cached) return cached;
 
-  let lastError: unknown;
-  for (const algorithm of ["oauth2", "oidc"] as const) {
+  const tried: string[] = [];
+  for (const url of metadataUrls(issuerUrl)) {
     try {
-      const response = await oauth.discoveryRequest(issuerUrl, {
-        algorithm,
-        ...requestOptions(issuerUrl, options),
+      const { signal } = requestOptions(url, options);
+      // Manual redirects, like oauth4webapi: metadata must be served at the well-known URL itself.
+      const response = await fetch(url, {
+        headers: { accept: "application/json" },
+        redirect: "manual",
+        signal,
       });
-      if (response.status === 404) {
-        lastError = new DiscoveryError(
-          "metadata_not_found",
-          `No ${algorithm} metadata at ${issuerUrl.origin}.`,
-        );
+      if (response.status !== 200) {
+        await response.body?.cancel();
+        tried.push(`${url.href} (${response.status})`);
         continue;
       }
       const as = await oauth.processDiscoveryResponse(issuerUrl, response);
@@ -80,7 +83,22 @@ export async function discoverAuthorizationServer(
       throw discoveryFailure(error, issuerUrl);
     }
   }
-  throw discoveryFailure(lastError, issuerUrl);
+  throw new DiscoveryError(
+    "metadata_not_found",
+    `No authorization server metadata for the issuer ${issuerUrl.href}. Tried ${tried.join(", ")}. Check the ` +
+      "issuer URL: it must be exactly the server's issuer, path included (no trailing /.well-known/...).",
+  );
+}
+
+/** The well-known metadata URLs for an issuer, without duplicates, in the order they are tried. */
+export function metadataUrls(issuer: URL): URL[] {
+  const path = issuer.pathname.replace(/\/+$/, "");
+  const candidates = [
+    `${issuer.origin}/.well-known/oauth-authorization-server${path}`,
+    `${issuer.origin}/.well-known/openid-configuration${path}`,
+    `${issuer.origin}${path}/.well-known/openid-configuration`,
+  ];
+  return [...new Set(candidates)].map((href) => new URL(href));
 }
 
 /**

@@ -166,3 +166,40 @@ test("[RFC9728-S3.3-resource-match] metadata for a different resource is refused
     (e: unknown) => e instanceof DiscoveryError && e.code === "resource_mismatch",
   );
 });
+
+test("[DISCOVERY-not-found-names-urls] an issuer with a wrong path names every URL tried, what each answered, and what to do", async () => {
+  const idp = await useIdp();
+  const issuer = `${idp.issuer}/wrong`;
+  await assert.rejects(
+    discoverAuthorizationServer(issuer, { cache: new MetadataCache() }),
+    (e: unknown) => {
+      assert.ok(e instanceof DiscoveryError, String(e));
+      assert.equal(e.code, "metadata_not_found");
+      for (const url of [
+        `${idp.issuer}/.well-known/oauth-authorization-server/wrong`,
+        `${idp.issuer}/.well-known/openid-configuration/wrong`,
+        `${idp.issuer}/wrong/.well-known/openid-configuration`,
+      ])
+        assert.ok(e.message.includes(`${url} (404)`), `${url} missing from: ${e.message}`);
+      assert.ok(e.message.includes(issuer), "names the issuer with its path");
+      assert.match(e.message, /Check the issuer URL/);
+      return true;
+    },
+  );
+});
+
+test("[DISCOVERY-oidc-path-insertion] OpenID metadata at the path-inserted well-known URL (RFC 8414 §5) is found", async () => {
+  const server = await scriptedServer({
+    "/.well-known/openid-configuration/tenant": (_r, _b, origin) => ({
+      body: asMetadata(`${origin}/tenant`),
+    }),
+  });
+  const as = await discoverAuthorizationServer(`${server.origin}/tenant`, {
+    cache: new MetadataCache(),
+  });
+  assert.equal(as.issuer, `${server.origin}/tenant`);
+  assert.deepEqual(
+    server.requests.map((r) => r.path),
+    ["/.well-known/oauth-authorization-server/tenant", "/.well-known/openid-configuration/tenant"],
+  );
+});
