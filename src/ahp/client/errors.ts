@@ -3,6 +3,7 @@
  * next. Messages may quote what the host said (its JSON-RPC error message, clipped), never its `data` or a token.
  */
 
+import { peerText } from "../../core/display.ts";
 import { AgentAuthError } from "../../core/errors.ts";
 
 /** The WebSocket could not be opened, or it closed while a request was outstanding. */
@@ -77,13 +78,7 @@ export class AhpClosedError extends AgentAuthError {
   }
 }
 
-/** Host-supplied text in our messages: one line, bounded, so a hostile host cannot flood a terminal. */
+/** Host-supplied text in our messages: the one sanitiser (`peerText`), one line, bounded. */
 export function clip(text: unknown, max = 200): string {
-  const line = String(text).replace(CONTROL_CHARS, " ").trim();
-  return line.length > max ? `${line.slice(0, max)}…` : line;
+  return peerText(text, { max });
 }
-
-/** C0 and C1 control characters (terminal escape sequences start with them), newlines and tabs included. */
-const CONTROL_CHARS =
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point.
-  /[\u0000-\u001f\u007f-\u009f]+/g;

@@ -25,6 +25,12 @@ export interface ResourceStatus {
     expired?: boolean;
     refreshable?: boolean;
   };
+  /**
+   * The vault can authenticate this resource without a new sign-in: an active credential whose access token is
+   * still valid, or can be refreshed. This, not `authenticated`, is what a person asks after `ahp login`.
+   */
+  ready: boolean;
+  /** Whether *this* connection has authenticated; a status-only connection never has. */
   authenticated: boolean;
 }
 
@@ -35,6 +41,8 @@ export function resourceStatus(
   now: number,
 ): ResourceStatus {
   const left = remainingSeconds(found?.expiresAt, now);
+  const valid = found?.status === "active" && found.has.accessToken && left !== 0;
+  const refreshable = found?.status === "active" && found.has.refreshToken;
   return {
     id: resource.id,
     resource: resource.resource,
@@ -57,6 +65,7 @@ export function resourceStatus(
           refreshable: found.has.refreshToken,
         }
       : { present: false },
+    ready: Boolean(valid || refreshable),
     authenticated,
   };
 }

@@ -12,6 +12,8 @@ import {
   type RenewalEvent,
   type ResourceStatus,
 } from "../../ahp/client/index.ts";
+import { peerText, peerUrl } from "../../core/display.ts";
+import { AgentAuthError } from "../../core/errors.ts";
 import { Secret } from "../../core/secret.ts";
 import { type Spinner, startSpinner } from "../../core/spinner.ts";
 import type { DevicePrompt } from "../../oauth/index.ts";
@@ -35,8 +37,12 @@ const COMMON = {
 
 export async function ahpClientCommand(argv: string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === "status") return statusCommand(rest, io);
-  if (name === "login") return loginCommand(rest, io);
+  try {
+    if (name === "status") return await statusCommand(rest, io);
+    if (name === "login") return await loginCommand(rest, io);
+  } catch (error) {
+    throw sanitised(error);
+  }
   throw new UsageError(
     name
       ? `unknown ahp command '${name}' (one of: status, login)`
@@ -111,7 +117,11 @@ async function loginCommand(argv: string[], io: CliIo): Promise<number> {
         },
         signal: controller.signal,
         onDevicePrompt: (prompt, resource) => {
-          showDevicePrompt(io, prompt, `${resource.label} (${resource.resource})`);
+          showDevicePrompt(
+            io,
+            prompt,
+            `${peerText(resource.label)} (${peerText(resource.resource)})`,
+          );
           spinner = startSpinner(
             io.stderr,
             io.interactive,
@@ -121,12 +131,15 @@ async function loginCommand(argv: string[], io: CliIo): Promise<number> {
       },
       onRenewal: (event: RenewalEvent) => io.stdout(`${JSON.stringify(event)}\n`),
       onRenewalError: (error, resource) =>
-        io.stderr(`agentauth: renewing ${resource || "a resource"} failed: ${error.message}\n`),
+        io.stderr(
+          `agentauth: renewing ${peerText(resource) || "a resource"} failed: ${peerText(error.message, { max: 600 })}\n`,
+        ),
       onDisconnect: (error) => disconnected?.(error),
     });
     try {
       const ids = values.resource ?? client.resources().map((r) => r.id);
-      if (ids.length === 0) io.stderr("The host advertises no protected resources.\n");
+      if (ids.length === 0)
+        io.stderr("The host advertises no protected resources; nothing to sign in to.\n");
       for (const id of ids) {
         const [outcome] = await client.authenticate([id]);
         spinner?.stop();
@@ -137,7 +150,7 @@ async function loginCommand(argv: string[], io: CliIo): Promise<number> {
       process.off("SIGINT", onSignal);
       const ended = await Promise.race([untilTerminated(), lost]);
       if (ended instanceof Error) {
-        io.stderr(`agentauth: ${ended.message}\n`);
+        io.stderr(`agentauth: ${peerText(ended.message, { max: 600 })}\n`);
         return EXIT.failure;
       }
       return EXIT.ok;
@@ -149,6 +162,17 @@ async function loginCommand(argv: string[], io: CliIo): Promise<number> {
     process.off("SIGINT", onSignal);
     await store.close();
   }
+}
+
+/**
+ * Error messages may quote a host or an authorization server (a JSON-RPC message, an `error_description`): they
+ * reach the terminal only through `peerText`, whoever built them.
+ */
+function sanitised(error: unknown): unknown {
+  if (!(error instanceof AgentAuthError) || error instanceof UsageError) return error;
+  const clean = peerText(error.message, { max: 600 });
+  if (clean === error.message) return error;
+  return new AgentAuthError(error.code, clean);
 }
 
 function oneUrl(positionals: string[]): string {
@@ -166,13 +190,17 @@ function dialectsOf(protocol: string): Dialect[] {
   throw new UsageError("--protocol must be auto, official or seed");
 }
 
+/** Everything here came from the authorization server or the host: URLs through `peerUrl`, text through `peerText`. */
 function showDevicePrompt(io: CliIo, prompt: DevicePrompt, what: string): void {
   const minutes = Math.round(prompt.expiresInSeconds / 60);
+  const uri = peerUrl(prompt.verificationUri);
+  const complete = peerUrl(prompt.verificationUriComplete);
+  const code = peerText(prompt.userCode, { max: 64 });
   io.stderr(
-    `To sign in for ${what}, open\n\n  ${prompt.verificationUri}\n\nand enter the code\n\n  ${prompt.userCode}\n\n` +
-      (prompt.verificationUriComplete
-        ? `(or open ${prompt.verificationUriComplete} directly)\n`
-        : "") +
+    (uri
+      ? `To sign in for ${what}, open\n\n  ${uri}\n\nand enter the code\n\n  ${code}\n\n`
+      : `To sign in for ${what}, the authorization server sent an unusable verification URL; enter the code\n\n  ${code}\n\nat its device sign-in page.\n`) +
+      (complete ? `(or open ${complete} directly)\n` : "") +
       `The code expires in ${minutes} minute${minutes === 1 ? "" : "s"}.\n`,
   );
 }
@@ -182,32 +210,47 @@ function printOutcome(io: CliIo, outcome: AuthenticationOutcome, json: boolean):
     io.stdout(`${JSON.stringify({ event: "authenticated", ...outcome })}\n`);
     return;
   }
-  const who = outcome.account.label ?? outcome.subject;
+  const who = peerText(outcome.account.label ?? outcome.subject);
   const left =
     outcome.expiresIn === undefined ? "" : `; the token expires in ${outcome.expiresIn}s`;
-  io.stdout(`Authenticated for ${outcome.id} as ${who} (issuer ${outcome.issuer})${left}.\n`);
+  io.stdout(
+    `Authenticated for ${peerText(outcome.id)} as ${who} (issuer ${peerText(outcome.issuer)})${left}.\n`,
+  );
 }
 
 function describeStatus(client: AhpClient, resources: ResourceStatus[]): string {
-  const lines = [`${client.url}: AHP ${client.dialect} (${client.protocolVersion})`];
+  const lines = [
+    `${peerText(client.url)}: AHP ${client.dialect} (${peerText(client.protocolVersion)})`,
+  ];
   if (resources.length === 0) lines.push("  no protected resources");
   for (const r of resources) {
-    const c = r.credential;
-    const credential = !c.present
-      ? "no credential in the vault"
-      : `${c.status === "login_required" ? "needs a new login" : "stored"} for ${c.account ?? c.subject}` +
-        (c.expiresIn === undefined
-          ? ""
-          : c.expired
-            ? ", expired"
-            : `, expires in ${c.expiresIn}s`) +
-        (c.refreshable ? ", refreshable" : "");
+    const id = peerText(r.id);
+    const resource = peerText(r.resource);
     lines.push(
-      `  ${r.id}${r.id === r.resource ? "" : ` (${r.resource})`}: ${r.label}${r.required ? "" : " [optional]"}`,
-      `    authorization servers: ${r.authorizationServers.join(", ") || "none"}`,
-      `    vault: ${credential}`,
-      `    this connection: ${r.authenticated ? "authenticated" : "not authenticated"}`,
+      `  ${id}${r.id === r.resource ? "" : ` (${resource})`}: ${peerText(r.label)}${r.required ? "" : " [optional]"}`,
+      `    authorization servers: ${r.authorizationServers.map((a) => peerText(a)).join(", ") || "none"}`,
+      `    ${readiness(r)}`,
     );
   }
   return `${lines.join("\n")}\n`;
+}
+
+/** What a person wants to know after `ahp login`: can this machine authenticate to the resource without a sign-in? */
+function readiness(r: ResourceStatus): string {
+  const c = r.credential;
+  const login = `run 'agentauth ahp login --resource ${peerText(r.id)} <ws-url>'`;
+  if (!c.present) return `sign-in needed: ${login} (no credential in the vault)`;
+  const who = peerText(c.account ?? c.subject);
+  if (c.status === "login_required")
+    return `sign-in needed: ${login} (the vault's credential for ${who} was refused)`;
+  if (!r.ready)
+    return `sign-in needed: ${login} (the token for ${who} expired and cannot be refreshed)`;
+  const expiry =
+    c.expiresIn === undefined
+      ? ""
+      : c.expired
+        ? ", expired but refreshable"
+        : `, expires in ${c.expiresIn}s${c.refreshable ? ", refreshable" : ""}`;
+  const held = r.authenticated ? "; authenticated on this connection" : "";
+  return `ready: the vault holds a valid token for ${who}${expiry}${held}`;
 }
