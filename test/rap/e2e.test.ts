@@ -5,6 +5,7 @@ import { openVault } from "../../src/vault/index.ts";
 import { runCli, startCli } from "../support/cli.ts";
 import { useIdp } from "../support/idp.ts";
 import { tempDir } from "../support/tmp.ts";
+import { authorize } from "./tool-oauth-fixture.ts";
 
 const idp = await useIdp();
 
@@ -34,9 +35,21 @@ test("[RAP-e2e-oauth] runtime and example tool as real processes: invoke → oau
   assert.match(inspect.stdout, /whoami\s+requires auth: demo/);
   assert.match(inspect.stdout, /echo\s+no auth/);
 
-  const runtime = startCli(["rap", "runtime", "serve", "--toolset", toolReady.url], {
-    AGENTAUTH_HOME: runtimeHome,
-  });
+  assert.equal(toolReady.invocationAuth, "hmac-sha256", "rap tool serve signs by default");
+  const runtime = startCli(
+    [
+      "rap",
+      "runtime",
+      "serve",
+      "--toolset",
+      toolReady.url,
+      "--tool-secret-file",
+      toolReady.invocationSecretFile,
+    ],
+    {
+      AGENTAUTH_HOME: runtimeHome,
+    },
+  );
   const ready = JSON.parse((await runtime.waitFor("stdout", /^\{.*"event":"ready".*\}$/m))[0]);
   assert.deepEqual(ready.tools, ["echo", "whoami"]);
   const token = readFileSync(ready.controlTokenFile, "utf8");
@@ -72,8 +85,13 @@ test("[RAP-e2e-oauth] runtime and example tool as real processes: invoke → oau
   // Alice: first call needs authorization.
   const first = await call("thread-a", "alice");
   const [, authUrl] = await runtime.waitFor("stderr", new RegExp(`call ${first}\\): open (\\S+)`));
-  assert.ok(authUrl?.startsWith(idp.issuer));
-  await (await fetch(authUrl as string)).arrayBuffer(); // the person follows auth_url (auto-approve)
+  assert.ok(
+    authUrl?.startsWith(`${toolReady.url}/oauth/start?`),
+    "auth_url leads to the tool's consent page",
+  );
+  // The person follows auth_url, presses Continue, and the auto-approving server redirects back to the tool.
+  const signedIn = await authorize(authUrl as string);
+  assert.match(signedIn.page, /signed in to the demo API as alice/);
   const one = await settled("thread-a", first);
   assert.equal(one.found.result?.text, "You are alice at the demo API (scopes: read).");
   assert.ok(

@@ -4,6 +4,7 @@ import { startExampleTool } from "../../src/rap/example/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { callbackSink } from "../support/callback-sink.ts";
 import { useIdp } from "../support/idp.ts";
+import { authorize } from "./tool-oauth-fixture.ts";
 
 const idp = await useIdp();
 
@@ -40,7 +41,12 @@ test("[RAP-example-protected-api] the example tool's whoami goes through oauth, 
     });
   assert.equal((await invoke("call-1", "alice")).status, 200);
   const oauth = await sink.waitFor((m) => m.type === "oauth" && m.id === "call-1");
-  await (await fetch(String(oauth.auth_url))).arrayBuffer(); // the person authorizes (auto-approve)
+  const landed = await authorize(String(oauth.auth_url)); // consent page, Continue, auto-approve
+  assert.match(
+    landed.page,
+    /signed in to the demo API as alice/,
+    "the account read from /api/me is shown",
+  );
   const result = await sink.waitFor((m) => m.type === "tool_result" && m.id === "call-1");
   assert.equal(result.text, "You are alice at the demo API (scopes: read).");
 

@@ -78,18 +78,69 @@ export function providers(idp: RunningIdp): ToolServerOptions["providers"] {
   };
 }
 
-/** Follows an auth_url as the person's browser would: the auto-approving server redirects to the tool. */
+/**
+ * Opens an auth_url that leads to the tool's consent page (issue 8 §1.2) and presses a button as the person's browser
+ * would (the page's cookie and hidden fields); returns the POST's response.
+ */
+export async function consent(authUrl: string, action: "continue" | "cancel"): Promise<Response> {
+  const shown = await fetch(authUrl);
+  const html = await shown.text();
+  if (shown.status !== 200)
+    throw new Error(`the consent page answered HTTP ${shown.status}: ${html}`);
+  const field = (name: string) =>
+    new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? "";
+  const cookie = (shown.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+  const actionPath = /<form method="post" action="([^"]*)"/.exec(html)?.[1] ?? "";
+  return fetch(new URL(actionPath, authUrl), {
+    method: "POST",
+    redirect: "manual",
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      cookie,
+      origin: new URL(authUrl).origin,
+    },
+    body: new URLSearchParams({
+      consent: field("consent"),
+      csrf: field("csrf"),
+      action,
+    }).toString(),
+  });
+}
+
+/** The provider's authorization URL behind an auth_url: the person pressed Continue on the consent page. */
+export async function providerUrl(authUrl: string): Promise<URL> {
+  const response = await consent(authUrl, "continue");
+  await response.arrayBuffer();
+  const location = response.headers.get("location");
+  if (response.status !== 303 || !location)
+    throw new Error(`Continue answered HTTP ${response.status}`);
+  return new URL(location);
+}
+
+/**
+ * Follows an auth_url as the person's browser would: the consent page (Continue), then the auto-approving server
+ * redirects to the tool. A provider URL (from `providerUrl`) skips the consent step.
+ */
 export async function authorize(authUrl: string): Promise<{
   redirect: URL;
   status: number;
   page: string;
 }> {
-  const first = await fetch(authUrl, { redirect: "manual" });
+  let start = new URL(authUrl);
+  if (start.pathname.endsWith("/oauth/start")) {
+    // A link with nothing left to do shows its error page right there.
+    const shown = await fetch(authUrl);
+    if (shown.status !== 200)
+      return { redirect: start, status: shown.status, page: await shown.text() };
+    await shown.arrayBuffer();
+    start = await providerUrl(authUrl);
+  }
+  const first = await fetch(start, { redirect: "manual" });
   await first.arrayBuffer();
   const location = first.headers.get("location");
   if (!location)
     throw new Error(`the authorization server did not redirect (HTTP ${first.status})`);
-  const redirect = new URL(location, authUrl);
+  const redirect = new URL(location, start);
   const landed = await fetch(redirect);
   return { redirect, status: landed.status, page: await landed.text() };
 }

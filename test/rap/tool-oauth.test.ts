@@ -9,6 +9,7 @@ import {
   authorize,
   oauthOperations,
   providers,
+  providerUrl,
   RAP_TOOL_CLIENT,
   SCOPE,
 } from "./tool-oauth-fixture.ts";
@@ -54,7 +55,15 @@ test("[RAP-oauth-flow] no token: an oauth message with a PKCE S256 URL; after th
   assert.ok(OAuthMessageSchema.safeParse(first).success);
   assert.equal(first.group_id, "thread_oauth");
   assert.equal(first.call_id, "secondary", "call_id is echoed");
-  const authUrl = new URL(String(first.auth_url));
+  const consentUrl = new URL(String(first.auth_url));
+  assert.equal(
+    consentUrl.origin,
+    new URL(url).origin,
+    "auth_url leads to the tool's consent page first",
+  );
+  assert.equal(consentUrl.pathname, "/oauth/start");
+  assert.ok(!consentUrl.searchParams.has("state"), "the provider's state is not in auth_url");
+  const authUrl = await providerUrl(consentUrl.href);
   assert.equal(
     authUrl.origin,
     idp.issuer,
@@ -138,7 +147,7 @@ test("[RAP-oauth-no-user-id] an operation that needs OAuth, invoked without user
 
 test("[RAP-oauth-state-csrf-forged] a forged or missing state is refused with a 400 page; nothing is exchanged or sent", async () => {
   const { body, first } = await call({ user_id: "u-grace" });
-  const genuine = new URL(String(first.auth_url));
+  const genuine = await providerUrl(String(first.auth_url));
   const before = { ...grants("authorization_code") };
   const messages = sink.messages.length;
   for (const query of [
@@ -180,7 +189,7 @@ test("[RAP-oauth-state-replayed] replaying a used redirect is refused: no second
 
 test("[RAP-oauth-denied] access_denied on the redirect (valid state) ends the call with an actionable error", async () => {
   const { body, first } = await call({ user_id: "u-ivan" });
-  const state = new URL(String(first.auth_url)).searchParams.get("state") ?? "";
+  const state = (await providerUrl(String(first.auth_url))).searchParams.get("state") ?? "";
   const before = { ...grants("authorization_code") };
   const query = new URLSearchParams({ error: "access_denied", state, iss: idp.issuer });
   const response = await fetch(`${url}/oauth/callback?${query}`);
@@ -197,7 +206,7 @@ test("[RAP-oauth-denied] access_denied on the redirect (valid state) ends the ca
 
 test("[RAP-oauth-exchange-failed] a valid state with a bogus code: the exchange fails, the call ends with an error", async () => {
   const { body, first } = await call({ user_id: "u-judy" });
-  const state = new URL(String(first.auth_url)).searchParams.get("state") ?? "";
+  const state = (await providerUrl(String(first.auth_url))).searchParams.get("state") ?? "";
   const errorsBefore = grants("authorization_code").error;
   const query = new URLSearchParams({ code: "bogus-code", state, iss: idp.issuer });
   const response = await fetch(`${url}/oauth/callback?${query}`);
@@ -217,7 +226,7 @@ test("[RAP-oauth-exchange-failed] a valid state with a bogus code: the exchange 
 
 test("[RAP-oauth-iss-mismatch] a redirect naming another issuer (mix-up) ends the call with an error", async () => {
   const { body, first } = await call({ user_id: "u-kim" });
-  const state = new URL(String(first.auth_url)).searchParams.get("state") ?? "";
+  const state = (await providerUrl(String(first.auth_url))).searchParams.get("state") ?? "";
   const query = new URLSearchParams({ code: "x", state, iss: "https://evil.example" });
   const response = await fetch(`${url}/oauth/callback?${query}`);
   assert.equal(response.status, 400);

@@ -14,6 +14,7 @@ import {
   captureLogs,
   oauthOperations,
   providers,
+  providerUrl,
   RAP_TOOL_CLIENT,
   whoami,
 } from "./tool-oauth-fixture.ts";
@@ -116,7 +117,7 @@ test("[RAP-no-secret-leak] no token, code or verifier in any log line, callback,
   // 4. A failed exchange and a replayed redirect also log and answer something.
   const third = await send({ operation: "whoami", user_id: "u-secret-2" });
   const oauth3 = await sink.waitFor((m) => m.id === third.id);
-  const state3 = new URL(String(oauth3.auth_url)).searchParams.get("state") ?? "";
+  const state3 = (await providerUrl(String(oauth3.auth_url))).searchParams.get("state") ?? "";
   const bad = await fetch(
     `${url}/oauth/callback?${new URLSearchParams({ code: "bogus", state: state3, iss: idp.issuer })}`,
   );

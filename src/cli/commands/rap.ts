@@ -47,7 +47,7 @@ export const RAP_HELP: Record<string, string> = {
 
   Example:
     agentauth rap tool serve --example --issuer http://127.0.0.1:4444
-    agentauth rap runtime serve --toolset http://127.0.0.1:PORT --invocation-secret-file ~/.local/share/agentauth/rap-invocation.secret`,
+    agentauth rap runtime serve --toolset http://127.0.0.1:PORT   # same AGENTAUTH_HOME: same secret file`,
 };
 
 export async function rapCommand(argv: string[], io: CliIo): Promise<number> {

@@ -61,6 +61,18 @@ async function startOnApi(
         scope: "read",
         resource: api.resource,
         displayName: "the demo API",
+        // No ID token (scope "read" only): who signed in is read from the API itself.
+        account: async (accessToken) => {
+          const response = await fetch(`${api.url}/api/me`, {
+            headers: { authorization: `Bearer ${accessToken.reveal()}` },
+          });
+          if (!response.ok) {
+            await response.arrayBuffer();
+            return undefined;
+          }
+          const me = (await response.json()) as { subject?: unknown };
+          return typeof me.subject === "string" ? { subject: me.subject } : undefined;
+        },
       },
     },
     operations: [

@@ -18,6 +18,7 @@ import {
   LoginRequiredError,
   startAuthorization,
   TokenRefresher,
+  type TokenSet,
 } from "../../oauth/index.ts";
 import type { CredentialKey, CredentialRecord, CredentialStore } from "../../vault/index.ts";
 import type { OAuthProviderConfig, PendingCall, PendingCallAuthorization } from "./options.ts";
@@ -28,8 +29,15 @@ export type TokenLookup =
   | { kind: "login" }
   | { kind: "error"; message: string };
 
+/** Who signed in, as far as the tool can read it (ID token claims, then the provider's `account` hook). */
+export interface ConnectedAccount {
+  subject?: string;
+  name?: string;
+  email?: string;
+}
+
 export type Exchange =
-  | { kind: "authorized" }
+  | { kind: "authorized"; account: ConnectedAccount }
   | { kind: "denied" }
   | { kind: "failed"; message: string };
 
@@ -58,6 +66,15 @@ export class ProviderAuth {
           (p) => p.client.clientId === record.clientId && sameIssuer(p.issuer, record.issuer),
         )?.client ?? { clientId: record.clientId },
     });
+  }
+
+  /** What the consent page shows about a provider. */
+  describe(provider: string): { name: string; scopes: string[] } {
+    const config = this.#provider(provider);
+    return {
+      name: this.displayName(provider),
+      scopes: (config.scope ?? "").split(" ").filter(Boolean),
+    };
   }
 
   displayName(provider: string): string {
@@ -117,16 +134,29 @@ export class ProviderAuth {
         callback: params,
         pending: alreadyTaken(state, entry.authorization),
       });
-      await this.#options.store.put(
-        credentialFromTokens(tokens, {
-          subject: call.userId,
-          issuer: as.issuer,
-          resource: config.resource ?? "",
-          clientId: config.client.clientId,
-        }),
-      );
-      log.info("rap.oauth.authorized", { provider: call.provider, user_id: call.userId });
-      return { kind: "authorized" };
+      const account = await this.#account(call.provider, tokens);
+      const record = credentialFromTokens(tokens, {
+        subject: call.userId,
+        issuer: as.issuer,
+        resource: config.resource ?? "",
+        clientId: config.client.clientId,
+      });
+      // The vault's display fields say which provider account this user_id is now bound to (issue 8 §1.2).
+      record.account = {
+        ...record.account,
+        ...(account.name ? { name: account.name } : {}),
+        ...(account.email ? { email: account.email } : {}),
+        label: account.email ?? account.name ?? account.subject ?? record.account.label,
+      };
+      await this.#options.store.put(record);
+      log.info("rap.oauth.authorized", {
+        provider: call.provider,
+        user_id: call.userId,
+        account_sub: account.subject,
+        account_name: account.name,
+        account_email: account.email,
+      });
+      return { kind: "authorized", account };
     } catch (error) {
       if (error instanceof AuthorizationResponseError && error.code === "access_denied") {
         log.info("rap.oauth.denied", { provider: call.provider, user_id: call.userId });
@@ -138,6 +168,28 @@ export class ProviderAuth {
         kind: "failed",
         message: `Signing in to ${name} did not complete (${describe(error)}). Ask again to get a new sign-in link.`,
       };
+    }
+  }
+
+  /** ID token claims first; the provider's `account` hook (e.g. a /me endpoint) fills in or overrides them. */
+  async #account(provider: string, tokens: TokenSet): Promise<ConnectedAccount> {
+    const fromToken: ConnectedAccount = {
+      subject: tokens.subject,
+      name: tokens.account.name,
+      email: tokens.account.email,
+    };
+    const hook = this.#provider(provider).account;
+    if (!hook) return fromToken;
+    try {
+      const read = await hook(tokens.accessToken);
+      return {
+        subject: read?.subject ?? fromToken.subject,
+        name: read?.name ?? fromToken.name,
+        email: read?.email ?? fromToken.email,
+      };
+    } catch (error) {
+      this.#options.logger.warn("rap.oauth.account_unreadable", { provider, error });
+      return fromToken;
     }
   }
 

@@ -69,6 +69,13 @@ export interface OAuthProviderConfig {
   displayName?: string;
   /** Extra authorization request parameters (`prompt`, …); cannot override the protected ones. */
   extraParams?: Record<string, string>;
+  /**
+   * Reads who signed in (e.g. the API's /me) right after the code exchange, for the success page, the log and the
+   * vault record's display fields; ID token claims are used without it. Failures are logged and ignored.
+   */
+  account?: (
+    accessToken: Secret,
+  ) => Promise<{ subject?: string; name?: string; email?: string } | undefined>;
 }
 
 /** A pending authorization, as kept in the `PendingStore` under its `state`: serialisable apart from the verifier. */

@@ -1,4 +1,6 @@
-/** The short HTML pages a person sees at the tool's OAuth redirect endpoint (pure; every dynamic part escaped). */
+/** The short HTML pages a person sees at the tool's consent and OAuth redirect endpoints (pure; every dynamic part escaped). */
+
+import { peerText } from "../../core/display.ts";
 
 export interface Page {
   status: number;
@@ -16,12 +18,77 @@ export const PAGE_HEADERS = {
   "x-frame-options": "DENY",
 } as const;
 
-export function signedInPage(provider: string): Page {
+/** Who the person turned out to be at the provider, as far as the tool can read it. */
+export interface SignedInAccount {
+  subject?: string;
+  name?: string;
+  email?: string;
+}
+
+export function signedInPage(
+  provider: string,
+  account: SignedInAccount = {},
+  userId?: string,
+): Page {
+  const who = [account.name, account.email ? `<${account.email}>` : undefined]
+    .filter(Boolean)
+    .join(" ");
+  const id = account.subject ? ` (account id ${account.subject})` : "";
+  const as = who || account.subject ? ` as ${who || account.subject}${who ? id : ""}` : "";
+  const owner = userId
+    ? ` This connection now belongs to the user "${peerText(userId, { max: 100 })}".`
+    : "";
   return page(
     200,
     "Signed in",
-    `You are signed in to ${provider}.`,
-    "You can close this window and return to your conversation: the request will continue there.",
+    `You are signed in to ${provider}${as}.`,
+    `${owner} If that is not the account you meant, tell the assistant so the connection can be removed. You can close this window and return to your conversation: the request will continue there.`.trim(),
+  );
+}
+
+/** The page `auth_url` leads to: what is being connected, for whom, with Continue / Cancel (a POST). */
+export function consentPage(view: {
+  toolName: string;
+  operation: string;
+  providerName: string;
+  providerHost: string;
+  scopes: string[];
+  userId: string;
+  action: string;
+  consent: string;
+  csrf: string;
+}): Page {
+  const user = escapeHtml(peerText(view.userId, { max: 100 }));
+  const scopes = view.scopes.length
+    ? view.scopes.map((s) => escapeHtml(peerText(s, { max: 100 }))).join(", ")
+    : "(none named)";
+  const body = `<h1>Connect ${escapeHtml(view.providerName)} to ${escapeHtml(view.toolName)}?</h1>
+<p>The tool <b>${escapeHtml(view.toolName)}</b> asks for access to <b>${escapeHtml(view.providerName)}</b> (sign-in at ${escapeHtml(view.providerHost)}) to run <b>${escapeHtml(view.operation)}</b>.</p>
+<dl><dt>Permissions</dt><dd>${scopes}</dd><dt>The connection will belong to</dt><dd><b>${user}</b> (as the assistant's runtime named you)</dd></dl>
+<p>Continue only if you are <b>${user}</b> and you asked for this. Whatever account you sign in with next will be used for ${user}'s requests.</p>
+<form method="post" action="${escapeHtml(view.action)}">
+<input type="hidden" name="consent" value="${escapeHtml(view.consent)}"><input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}">
+<button type="submit" name="action" value="continue">Continue to ${escapeHtml(view.providerName)}</button>
+<button type="submit" name="action" value="cancel">Cancel</button>
+</form>`;
+  return { status: 200, html: shell(`Connect ${view.providerName}`, body) };
+}
+
+export function cancelledPage(provider: string): Page {
+  return page(
+    200,
+    "Cancelled",
+    `Nothing was connected to ${provider}.`,
+    "The request was cancelled. Return to your conversation; ask again if you still need it.",
+  );
+}
+
+export function forbiddenPage(): Page {
+  return page(
+    403,
+    "Not allowed",
+    "This form was not sent from the page this tool showed you.",
+    "Open the sign-in link from your conversation again and use its buttons.",
   );
 }
 
@@ -58,13 +125,19 @@ export function notFoundPage(): Page {
 }
 
 function page(status: number, title: string, heading: string, text: string): Page {
-  const html = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;line-height:1.5}</style></head>
-<body><h1>${escapeHtml(heading)}</h1><p>${escapeHtml(text)}</p></body></html>`;
-  return { status, html };
+  return {
+    status,
+    html: shell(title, `<h1>${escapeHtml(heading)}</h1><p>${escapeHtml(text)}</p>`),
+  };
 }
 
-function escapeHtml(text: string): string {
+function shell(title: string, body: string): string {
+  return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;line-height:1.5}dt{font-weight:600}button{margin-right:1rem;padding:.4rem 1rem}</style></head>
+<body>${body}</body></html>`;
+}
+
+export function escapeHtml(text: string): string {
   return text.replace(
     /[&<>"']/g,
     (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c,

@@ -33,6 +33,8 @@ export interface CallRunnerOptions {
   retryPool?: RetryPool;
   /** Aborted when the server shuts down: every delivery still retrying stops (nothing keeps the process alive). */
   stopped?: AbortSignal;
+  /** The link sent as `auth_url` for a provider authorization URL (the consent page); the URL itself if absent. */
+  consentLink?: (call: ActiveCall, provider: string, authorizationUrl: URL) => URL;
   logger: Logger;
 }
 
@@ -192,7 +194,8 @@ export class CallRunner {
       );
     });
     this.#o.logger.info("rap.oauth.requested", { provider, group_id: spec.groupId, id: spec.id });
-    this.#send(call.target, oauthMessage(call.target, url), call);
+    const link = this.#o.consentLink?.(call, provider, url) ?? url;
+    this.#send(call.target, oauthMessage(call.target, link), call);
   }
 
   #succeed(call: ActiveCall, output: OperationOutput, secrets: string[]): void {

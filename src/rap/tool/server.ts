@@ -28,17 +28,11 @@ import {
   readBody,
   WRONG_CONTENT_TYPE,
 } from "./http-body.ts";
+import { json } from "./http-reply.ts";
 import { judgeInvocation, secureCallbackUrl } from "./invocation.ts";
+import { ConsentLinks, createOAuthEndpoints, OAUTH_START_PATH } from "./oauth-endpoints.ts";
 import { ProviderAuth } from "./oauth-flow.ts";
 import type { ToolServerOptions } from "./options.ts";
-import {
-  deniedPage,
-  failedPage,
-  invalidStatePage,
-  PAGE_HEADERS,
-  type Page,
-  signedInPage,
-} from "./pages.ts";
 import { PendingAuthorizations } from "./pending-calls.ts";
 import { createRetryPool, DEFAULT_MAX_PENDING_DELIVERIES } from "./retry-pool.ts";
 import { CallRunner } from "./runner.ts";
@@ -147,9 +141,40 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
       maxTotalMs: options.deliveryRetryTotalMs ?? options.delivery?.maxTotalMs,
     },
     stopped: stopping.signal,
+    // auth_url leads to the tool's consent page first (issue 8 §1.2), not straight to the provider.
+    consentLink: (call, provider, authorizationUrl) => {
+      const described = auth?.describe(provider);
+      const id = consents.create({
+        toolName: options.toolset.name,
+        operation: call.spec.operation,
+        provider,
+        providerName: described?.name ?? provider,
+        providerHost: authorizationUrl.host,
+        scopes: described?.scopes ?? [],
+        userId: call.spec.userId ?? "",
+        authorizationUrl,
+        state: authorizationUrl.searchParams.get("state") ?? "",
+        groupId: call.spec.groupId,
+        id: call.spec.id,
+        attempt: call.attempt,
+      });
+      return new URL(`${(base as Base).href}${OAUTH_START_PATH}?consent=${id}`);
+    },
     retryPool: createRetryPool(options.maxPendingDeliveries ?? DEFAULT_MAX_PENDING_DELIVERIES),
     logger,
   });
+  const consents = new ConsentLinks(timeoutMs, options.maxActiveCalls ?? 1000);
+  const endpoints = auth
+    ? createOAuthEndpoints({
+        auth,
+        calls,
+        pending,
+        consents,
+        runner: () => runner,
+        base: () => base as Base,
+        logger,
+      })
+    : undefined;
   const callbackUrlAllowed = options.callbackUrlAllowed ?? secureCallbackUrl;
   const gate = options.invocationAuth ? new InvocationGate(options.invocationAuth) : undefined;
   // Set by listen() on loopback; `allowedHosts` alone turns the check on for any other server.
@@ -262,48 +287,6 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     }
   }
 
-  async function oauthRedirect(url: URL, res: ServerResponse): Promise<void> {
-    const params = url.searchParams;
-    const state = params.get("state");
-    let entry: ReturnType<PendingAuthorizations["take"]>;
-    try {
-      entry = pending.take(state);
-    } catch {
-      logger.warn("rap.oauth.state_refused", { reason: "unknown, used or expired" });
-      return page(res, invalidStatePage());
-    }
-    const { call: spec } = entry;
-    const call = calls.awaiting(spec.groupId, spec.id, spec.attempt);
-    if (!call || !auth || state === null) {
-      logger.warn("rap.oauth.state_refused", { reason: "call no longer pending" });
-      return page(res, invalidStatePage());
-    }
-    calls.resume(call);
-    const outcome = await auth.exchange(state, entry, params);
-    const name = auth.displayName(spec.provider);
-    if (outcome.kind === "denied") {
-      page(res, deniedPage(name));
-      return runner.fail(
-        call,
-        `${name} authorization was denied by the user. To use ${spec.operation}, ask again and grant the requested permissions.`,
-      );
-    }
-    if (outcome.kind === "failed") {
-      page(res, failedPage(name));
-      return runner.fail(call, outcome.message);
-    }
-    page(res, signedInPage(name));
-    // One authorization serves every call of this user waiting on this provider.
-    const waiting = [call, ...calls.awaitingUser(spec.userId, spec.provider)];
-    for (const next of waiting) {
-      calls.resume(next);
-      runner.run(next, true).catch((error) => {
-        logger.error("rap.call.crashed", { error });
-        runner.fail(next, `${next.spec.operation} failed unexpectedly. Try again later.`);
-      });
-    }
-  }
-
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const misdirected = hostRefusal(hosts, req.headers.host);
     if (misdirected) return refuse(res, misdirected, "host");
@@ -337,7 +320,12 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
         if (allow("POST")) await cancel(req, res, false);
         return;
       case OAUTH_CALLBACK_PATH:
-        if (auth && url && allow("GET")) return oauthRedirect(url, res);
+        if (endpoints && url && allow("GET")) return endpoints.redirect(url, res);
+        break;
+      case OAUTH_START_PATH:
+        if (endpoints && url && allow("GET,POST")) {
+          return method === "GET" ? endpoints.show(url, res) : endpoints.decide(req, res);
+        }
         break;
     }
     json(res, 404, { error: "not_found" }, true);
@@ -436,28 +424,4 @@ function secure(url: URL, what: string): void {
   } catch (error) {
     throw new ToolConfigError("insecure_url", (error as Error).message, { cause: error });
   }
-}
-
-function json(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  close = false,
-  headers: Record<string, string> = {},
-): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "content-type": "application/json",
-    "content-length": Buffer.byteLength(text),
-    "cache-control": "no-store",
-    "x-content-type-options": "nosniff",
-    ...(close ? { connection: "close" } : {}),
-    ...headers,
-  });
-  res.end(text);
-}
-
-function page(res: ServerResponse, { status, html }: Page): void {
-  res.writeHead(status, { ...PAGE_HEADERS, "content-length": Buffer.byteLength(html) });
-  res.end(html);
 }

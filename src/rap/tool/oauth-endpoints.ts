@@ -1,0 +1,160 @@
+/**
+ * The tool's two browser-facing OAuth endpoints: the consent page `auth_url` points at (GET shows it, POST
+ * Continue redirects to the provider, POST Cancel ends the call), and the redirect endpoint that exchanges the code.
+ */
+
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Logger } from "../../core/log.ts";
+import type { CallRegistry } from "./calls.ts";
+import { ConsentLinks, consentCookieName, readCookie } from "./consent.ts";
+import { readBody } from "./http-body.ts";
+import { page } from "./http-reply.ts";
+import type { ProviderAuth } from "./oauth-flow.ts";
+import {
+  cancelledPage,
+  consentPage,
+  deniedPage,
+  failedPage,
+  forbiddenPage,
+  invalidStatePage,
+  signedInPage,
+} from "./pages.ts";
+import type { PendingAuthorizations } from "./pending-calls.ts";
+import type { CallRunner } from "./runner.ts";
+
+export const OAUTH_START_PATH = "/oauth/start";
+const MAX_FORM_BYTES = 4096;
+
+export interface OAuthEndpointsOptions {
+  auth: ProviderAuth;
+  calls: CallRegistry;
+  pending: PendingAuthorizations;
+  runner: () => CallRunner;
+  consents: ConsentLinks;
+  /** The tool's base URL (origin + path prefix), known once listening. */
+  base: () => { href: string; path: string };
+  logger: Logger;
+}
+
+export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
+  const startPath = () => `${o.base().path}${OAUTH_START_PATH}`;
+
+  /** GET: the consent page, and the cookie that must come back with its form. */
+  function show(url: URL, res: ServerResponse): void {
+    const id = url.searchParams.get("consent");
+    const entry = o.consents.peek(id);
+    if (!entry || !o.calls.awaiting(entry.groupId, entry.id, entry.attempt)) {
+      page(res, invalidStatePage());
+      return;
+    }
+    const cookie = `${consentCookieName(id as string)}=${entry.csrf}; Path=${startPath()}; HttpOnly; SameSite=Strict; Max-Age=${Math.max(1, Math.floor((entry.expiresAt - Date.now()) / 1000))}${o.base().href.startsWith("https:") ? "; Secure" : ""}`;
+    page(
+      res,
+      consentPage({ ...entry, action: startPath(), consent: id as string, csrf: entry.csrf }),
+      {
+        "set-cookie": cookie,
+        // Continue redirects to the provider: form-action must allow its origin too (browsers check redirects).
+        "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; form-action 'self' ${entry.authorizationUrl.origin}`,
+      },
+    );
+  }
+
+  /** POST: Continue (303 to the provider) or Cancel (the call ends with an error). Refused without the CSRF pair. */
+  async function decide(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const type = req.headers["content-type"] ?? "";
+    const raw = await readBody(req, MAX_FORM_BYTES);
+    if (!raw.ok || !/^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) {
+      return page(res, forbiddenPage(), { connection: "close" });
+    }
+    const form = new URLSearchParams(raw.bytes.toString("utf8"));
+    const id = form.get("consent");
+    const origin = req.headers.origin;
+    // A browser names the page's origin on a form POST; another origin is a cross-site forgery (RFC 6454 §7.3).
+    if (origin !== undefined && origin !== new URL(o.base().href).origin) {
+      o.logger.warn("rap.oauth.consent_refused", { reason: "cross-origin" });
+      return page(res, forbiddenPage());
+    }
+    const cookie = id ? readCookie(req.headers.cookie, consentCookieName(id)) : undefined;
+    const entry = o.consents.take(id, form.get("csrf"), cookie);
+    if (!entry) {
+      o.logger.warn("rap.oauth.consent_refused", { reason: "unknown link or CSRF token" });
+      return page(res, forbiddenPage());
+    }
+    const call = o.calls.awaiting(entry.groupId, entry.id, entry.attempt);
+    if (!call) return page(res, invalidStatePage());
+    const clear = `${consentCookieName(id as string)}=; Path=${startPath()}; HttpOnly; SameSite=Strict; Max-Age=0`;
+    if (form.get("action") === "continue") {
+      o.logger.info("rap.oauth.consent_given", { provider: entry.provider, user_id: entry.userId });
+      res.writeHead(303, {
+        location: entry.authorizationUrl.href,
+        "cache-control": "no-store",
+        "referrer-policy": "no-referrer",
+        "set-cookie": clear,
+        "content-length": "0",
+      });
+      res.end();
+      return;
+    }
+    // Cancel: burn the state too, so the provider link cannot be completed later.
+    try {
+      o.pending.take(entry.state);
+    } catch {}
+    o.calls.resume(call);
+    o.logger.info("rap.oauth.consent_cancelled", {
+      provider: entry.provider,
+      user_id: entry.userId,
+    });
+    page(res, cancelledPage(entry.providerName), { "set-cookie": clear });
+    o.runner().fail(
+      call,
+      `The person cancelled signing in to ${entry.providerName}, so ${entry.operation} did not run. Ask again if you still need it.`,
+    );
+  }
+
+  async function redirect(url: URL, res: ServerResponse): Promise<void> {
+    const params = url.searchParams;
+    const state = params.get("state");
+    let entry: ReturnType<PendingAuthorizations["take"]>;
+    try {
+      entry = o.pending.take(state);
+    } catch {
+      o.logger.warn("rap.oauth.state_refused", { reason: "unknown, used or expired" });
+      return page(res, invalidStatePage());
+    }
+    const { call: spec } = entry;
+    const call = o.calls.awaiting(spec.groupId, spec.id, spec.attempt);
+    if (!call || state === null) {
+      o.logger.warn("rap.oauth.state_refused", { reason: "call no longer pending" });
+      return page(res, invalidStatePage());
+    }
+    o.calls.resume(call);
+    const outcome = await o.auth.exchange(state, entry, params);
+    const name = o.auth.displayName(spec.provider);
+    const runner = o.runner();
+    if (outcome.kind === "denied") {
+      page(res, deniedPage(name));
+      return runner.fail(
+        call,
+        `${name} authorization was denied by the user. To use ${spec.operation}, ask again and grant the requested permissions.`,
+      );
+    }
+    if (outcome.kind === "failed") {
+      page(res, failedPage(name));
+      return runner.fail(call, outcome.message);
+    }
+    page(res, signedInPage(name, outcome.account, spec.userId));
+    // One authorization serves every call of this user waiting on this provider.
+    const waiting = [call, ...o.calls.awaitingUser(spec.userId, spec.provider)];
+    for (const next of waiting) {
+      o.calls.resume(next);
+      runner.run(next, true).catch((error) => {
+        o.logger.error("rap.call.crashed", { error });
+        runner.fail(next, `${next.spec.operation} failed unexpectedly. Try again later.`);
+      });
+    }
+  }
+
+  return { show, decide, redirect };
+}
+
+export { ConsentLinks };
