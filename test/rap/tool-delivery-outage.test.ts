@@ -13,15 +13,16 @@ function receiver(answers: { status: number; headers?: Record<string, string> }[
   let server: Server | undefined;
   const start = (port = 0) =>
     new Promise<number>((resolve, reject) => {
-      server = createServer(async (req, res) => {
+      const created = createServer(async (req, res) => {
         let body = "";
         for await (const chunk of req) body += chunk;
         received.push({ at: Date.now(), body });
         const answer = answers.shift() ?? { status: 200 };
         res.writeHead(answer.status, answer.headers).end();
       });
-      server.once("error", reject);
-      server.listen(port, "127.0.0.1", () => resolve((server?.address() as AddressInfo).port));
+      server = created;
+      created.once("error", reject);
+      created.listen(port, "127.0.0.1", () => resolve((created.address() as AddressInfo).port));
     });
   const stop = () =>
     new Promise<void>((resolve) => {
