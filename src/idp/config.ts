@@ -8,7 +8,7 @@ import type {
   KoaContextWithOIDC,
 } from "oidc-provider";
 import { errors } from "oidc-provider";
-import { deviceConfirmPage, deviceInputPage, deviceSuccessPage, errorPage } from "./pages.ts";
+import { deviceConfirmPage, deviceInputResponse, deviceSuccessPage, errorPage } from "./pages.ts";
 import { demoClaims, findDemoUser } from "./users.ts";
 
 /** The public client `agentauth login` uses by default: PKCE, loopback redirects on any port (RFC 8252 §7.3). */
@@ -99,11 +99,8 @@ export function buildConfiguration(options: IdpConfigOptions): Configuration {
         enabled: true,
         charset: "base-20",
         mask: "****-****",
-        userCodeInputSource: async (ctx, form, _out, err) => {
-          ctx.body = deviceInputPage(
-            form,
-            err ? "That code did not work. Try again." : "Enter the code shown on your device.",
-          );
+        userCodeInputSource: async (ctx, form, out, err) => {
+          ctx.body = deviceInputResponse(form, out, err, err && (await deviceClientName(ctx)));
         },
         userCodeConfirmSource: async (ctx, form, client, _info, userCode) => {
           ctx.body = deviceConfirmPage(form, client.clientName ?? client.clientId, userCode);
@@ -156,6 +153,18 @@ export function buildConfiguration(options: IdpConfigOptions): Configuration {
       );
     },
   };
+}
+
+/** On the device flow's resume route ctx.oidc.client is unset: find the client through the interaction. */
+async function deviceClientName(ctx: KoaContextWithOIDC): Promise<string | undefined> {
+  const { oidc } = ctx;
+  const id =
+    oidc.client?.clientId ??
+    oidc.entities.Interaction?.params.client_id ??
+    oidc.deviceCode?.clientId;
+  if (typeof id !== "string") return undefined;
+  const client = await oidc.provider.Client.find(id).catch(() => undefined);
+  return client?.clientName ?? id;
 }
 
 function cliClient(): ClientMetadata {

@@ -54,6 +54,39 @@ export function deviceInputPage(form: string, message: string): string {
   );
 }
 
+/** What the device-code input page answers with, from oidc-provider's `userCodeInputSource(ctx, form, out, err)`. */
+export function deviceInputResponse(
+  form: string,
+  out: { error?: unknown; error_description?: unknown } | undefined,
+  err: (Error & { userCode?: unknown; cause?: unknown }) | undefined,
+  clientName: string | undefined,
+): string {
+  if (!err) return deviceInputPage(form, "Enter the code shown on your device.");
+  // oidc-provider turns the interaction's access_denied (Deny on the consent page) into an AbortedError whose
+  // cause is AccessDenied, and records access_denied on the device code: the device's next poll is told.
+  const cause = err.cause as { error?: unknown } | undefined;
+  if (err.name === "AbortedError" && (cause?.error ?? "access_denied") === "access_denied") {
+    return deniedPage(clientName ?? "The application");
+  }
+  if (err.userCode !== undefined || err.name === "NoCodeError")
+    return deviceInputPage(form, "That code did not work. Check it and try again.");
+  const what = typeof out?.error === "string" ? out.error : "error";
+  const why = typeof out?.error_description === "string" ? `: ${out.error_description}` : "";
+  return deviceInputPage(
+    form,
+    `The sign-in could not be completed (${what}${why}). Start again from your device, or enter a new code.`,
+  );
+}
+
+/** After Deny: the person chose this, so no "failed" wording, and they learn the application knows. */
+export function deniedPage(clientName: string): string {
+  return page(
+    "Access denied",
+    `<p>You denied access. <strong>${escapeHtml(clientName)}</strong> was told and will not be signed in.</p>
+<p>You can close this page.</p>`,
+  );
+}
+
 export function deviceConfirmPage(form: string, clientName: string, userCode: string): string {
   return page(
     "Confirm device",

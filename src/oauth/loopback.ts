@@ -19,8 +19,29 @@ export interface LoopbackListener {
   close(): Promise<void>;
 }
 
-const DONE_PAGE = `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Signed in</title></head>
-<body><h1>You can close this window</h1><p>Return to your terminal: agentauth has received the sign-in.</p></body></html>`;
+/**
+ * The page the browser lands on. RFC 6749 §4.1.2.1: a refusal comes back as `error` on the redirect; after Deny
+ * (`access_denied`) the person chose this, so say so rather than claim a sign-in arrived.
+ */
+export function landingPage(url: URL | null): string {
+  const error = url?.searchParams.get("error");
+  const [title, text] =
+    error === null || error === undefined
+      ? ["Signed in", "Return to your terminal: agentauth has received the sign-in."]
+      : error === "access_denied"
+        ? [
+            "Access denied",
+            "You denied access; agentauth was told and stopped waiting. You can close this window.",
+          ]
+        : [
+            "Sign-in did not complete",
+            // The code is the server's text: only a plain RFC 6749 token is shown, never markup.
+            `The server answered ${/^[A-Za-z0-9_.-]{1,64}$/.test(error) ? error : "with an error"}; ` +
+              "agentauth was told. Return to your terminal for what to do next.",
+          ];
+  return `<!DOCTYPE html><html><head><meta charset="utf-8"><title>${title}</title></head>
+<body><h1>${title}</h1><p>${text}</p></body></html>`;
+}
 
 export async function listenOnLoopback(
   options: { port?: number; path?: string } = {},
@@ -47,7 +68,7 @@ export async function listenOnLoopback(
       return;
     }
     res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
-    res.end(DONE_PAGE);
+    res.end(landingPage(url));
     const { resolve } = waiter;
     waiter = undefined;
     resolve(new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}${req.url}`));

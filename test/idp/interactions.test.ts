@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { listenOnLoopback } from "../../src/oauth/index.ts";
 import { authorizationUrl, LOOPBACK_REDIRECT, pkce, tokenRequest } from "../support/authorize.ts";
 import { useIdp } from "../support/idp.ts";
 
@@ -122,4 +123,94 @@ test("[IDP-auto-approve-off] denying consent sends access_denied to the client",
   const done = await browser.visit(deny, idp.issuer, {});
   assert.equal(done.location?.searchParams.get("error"), "access_denied");
   assert.equal(done.location?.searchParams.get("code"), null);
+});
+
+/**
+ * Every named input of the form with `id` in `html` (else of its first form: oidc-provider's auto-submitting
+ * pages have no id), with its value (hidden xsrf, prefilled user_code, confirm).
+ */
+function formFields(html: string, id: string): { action: URL; fields: Record<string, string> } {
+  const form =
+    new RegExp(`<form[^>]*id="${id.replace(".", "\\.")}"[^>]*>([\\s\\S]*?)</form>`).exec(html) ??
+    /<form[^>]*>([\s\S]*?)<\/form>/.exec(html);
+  assert.ok(form, `no form ${id} in:\n${html}`);
+  const action = /action="([^"]+)"/.exec(form[0])?.[1];
+  assert.ok(action);
+  const fields: Record<string, string> = {};
+  for (const input of form[1]!.matchAll(/<input[^>]*>/g)) {
+    const name = /name="([^"]+)"/.exec(input[0])?.[1];
+    if (name) fields[name] = /value="([^"]*)"/.exec(input[0])?.[1] ?? "";
+  }
+  return { action: new URL(action, idp.issuer), fields };
+}
+
+test("[IDP-deny-page] denying consent in the device flow shows 'You denied access', not a bad-code message, and the device is told", async () => {
+  const started = await fetch(`${idp.issuer}/device/auth`, {
+    method: "POST",
+    body: new URLSearchParams({ client_id: "agentauth-cli", scope: "openid" }),
+  });
+  const { device_code, verification_uri_complete } = (await started.json()) as Record<
+    string,
+    string
+  >;
+  const browser = new Browser();
+  const input = await browser.visit(new URL(verification_uri_complete!), idp.issuer);
+  const entered = formFields(input.html, "op.deviceInputForm");
+  const confirm = await browser.visit(entered.action, idp.issuer, entered.fields);
+  const confirmed = formFields(confirm.html, "op.deviceConfirmForm");
+  const login = await browser.visit(confirmed.action, idp.issuer, confirmed.fields);
+  const loginAction = formAction(login.html, /<form method="post" action="([^"]+\/login)"/);
+  const consent = await browser.visit(loginAction, idp.issuer, { login: "bob", password: "bob" });
+  const deny = formAction(consent.html, /<form method="post" action="([^"]+\/abort)"/);
+  const done = await browser.visit(deny, idp.issuer, {});
+
+  assert.match(done.html, /You denied access/);
+  assert.match(done.html, /agentauth CLI/, "names the application that was told");
+  assert.doesNotMatch(done.html, /did not work/);
+  const poll = await fetch(`${idp.issuer}/token`, {
+    method: "POST",
+    body: new URLSearchParams({
+      client_id: "agentauth-cli",
+      grant_type: "urn:ietf:params:oauth:grant-type:device_code",
+      device_code: device_code!,
+    }),
+  });
+  assert.equal(((await poll.json()) as { error: string }).error, "access_denied");
+});
+
+test("[IDP-deny-page] a wrong user code still says the code did not work", async () => {
+  const browser = new Browser();
+  const input = await browser.visit(new URL(`${idp.issuer}/device`), idp.issuer);
+  const entered = formFields(input.html, "op.deviceInputForm");
+  const retry = await browser.visit(entered.action, idp.issuer, {
+    ...entered.fields,
+    user_code: "BCDF-GHJK",
+  });
+  assert.match(retry.html, /did not work/);
+  assert.doesNotMatch(retry.html, /denied/);
+});
+
+test("[IDP-deny-page] denying consent in the code flow lands on agentauth's loopback page saying 'You denied access'", async (t) => {
+  const listener = await listenOnLoopback();
+  t.after(() => listener.close());
+  const state = "state-for-deny-test-0123456789";
+  const waiting = listener.waitForCallback(state, { timeoutMs: 15_000 });
+  const { challenge } = await pkce();
+  const browser = new Browser();
+  const url = authorizationUrl(idp.issuer, challenge, {
+    redirect_uri: listener.redirectUri,
+    state,
+  });
+  const page = await browser.visit(url, idp.issuer);
+  const loginAction = formAction(page.html, /<form method="post" action="([^"]+\/login)"/);
+  const consent = await browser.visit(loginAction, idp.issuer, { login: "bob", password: "bob" });
+  const deny = formAction(consent.html, /<form method="post" action="([^"]+\/abort)"/);
+  const redirect = await browser.visit(deny, idp.issuer, {});
+  assert.equal(redirect.location?.searchParams.get("error"), "access_denied");
+  const landing = await browser.request(redirect.location!);
+  assert.equal(landing.status, 200);
+  assert.match(landing.html, /You denied access/);
+  assert.match(landing.html, /agentauth was told/);
+  assert.doesNotMatch(landing.html, /received the sign-in/);
+  assert.equal((await waiting).searchParams.get("error"), "access_denied", "the app was told");
 });
