@@ -1,45 +1,95 @@
 /** `agentauth rap inspect <base URL>`: fetches and validates a toolset, and shows which operations need which provider. */
 
 import { parseArgs } from "node:util";
-import { TOOLSET_PATH, ToolsetSchema } from "../../rap/wire.ts";
+import { peerText, peerUrl } from "../../core/display.ts";
+import { fetchToolset, ToolsetDiscoveryError } from "../../rap/runtime/index.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
+import { TOOL_AUTH, type ToolAuthScheme, toolAuth } from "./rap-tool-auth.ts";
+
+export const INSPECT_HELP = `Usage: agentauth rap inspect <tool base URL> [--json] [--tool-auth SCHEME] [--tool-secret-file PATH]
+
+Fetches {base}/.well-known/rap-toolset, validates it the way the runtime does (the whole toolset or nothing),
+and lists each operation with the auth provider it requires. Nothing is created or stored.
+
+Options:
+  --json                   print the validated toolset document as JSON.
+  --tool-auth SCHEME       hmac, bearer or none. Default: hmac when $AGENTAUTH_HOME/rap-invocation.secret
+                           exists (a tool that requires authentication on its toolset accepts it), else none.
+  --tool-secret-file PATH  the shared invocation secret to sign with.
+
+Example:
+  agentauth rap inspect http://127.0.0.1:8700
+`;
 
 export async function inspectCommand(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { json: { type: "boolean", default: false } },
+    options: {
+      json: { type: "boolean", default: false },
+      "tool-auth": { type: "string" },
+      "tool-secret-file": { type: "string" },
+    },
     strict: true,
     allowPositionals: true,
   });
   const base = positionals[0];
   if (!base || positionals.length > 1 || !URL.canParse(base))
-    throw new UsageError("rap inspect needs one tool base URL");
-  const url = `${base.replace(/\/$/, "")}${TOOLSET_PATH}`;
-  const response = await fetch(url, { signal: AbortSignal.timeout(10_000) }).catch(() => undefined);
-  if (!response?.ok) {
-    io.stderr(`agentauth: could not fetch ${url}${response ? ` (HTTP ${response.status})` : ""}\n`);
-    return EXIT.failure;
+    throw new UsageError("rap inspect needs one tool base URL, e.g. http://127.0.0.1:8700");
+  const scheme = values["tool-auth"];
+  if (scheme !== undefined && !(TOOL_AUTH as readonly string[]).includes(scheme))
+    throw new UsageError("--tool-auth must be hmac, bearer or none");
+  // Read-only: the default secret file is used when it exists, never created.
+  const auth = await toolAuth(
+    (scheme ?? "hmac") as ToolAuthScheme,
+    values["tool-secret-file"],
+    io.env,
+    {
+      optional: scheme === undefined,
+    },
+  );
+  let loaded: Awaited<ReturnType<typeof fetchToolset>>;
+  try {
+    // Plain http off loopback is acceptable for a viewer, unless a bearer secret would travel in clear.
+    loaded = await fetchToolset(base, {
+      allowInsecureHttp: auth?.scheme !== "bearer",
+      authFor: () => auth,
+    });
+  } catch (error) {
+    if (error instanceof ToolsetDiscoveryError) {
+      io.stderr(`agentauth: ${peerText(error.message, { max: 600 })} [${error.code}]\n`);
+      return EXIT.failure;
+    }
+    throw error;
   }
-  const parsed = ToolsetSchema.safeParse(await response.json().catch(() => undefined));
-  if (!parsed.success) {
-    io.stderr(
-      `agentauth: ${url} is not a valid RAP toolset (${parsed.error.issues[0]?.message ?? "invalid"})\n`,
-    );
-    return EXIT.failure;
-  }
-  const toolset = parsed.data;
+  const toolset = loaded.toolset;
   if (values.json) {
-    io.stdout(`${JSON.stringify(toolset)}\n`);
+    io.stdout(`${jsonForTerminal(toolset)}\n`);
     return EXIT.ok;
   }
-  io.stdout(
-    `${toolset.name}${toolset.description ? `: ${toolset.description}` : ""}\nendpoint ${toolset.endpoint}\n\n`,
-  );
+  const endpoint = peerUrl(toolset.endpoint) ?? "(unusable URL)";
+  const description = toolset.description ? `: ${peerText(toolset.description)}` : "";
+  io.stdout(`${peerText(toolset.name)}${description}\nendpoint ${endpoint}\n\n`);
   for (const tool of toolset.tools) {
-    const auth = tool.annotations?.requiresAuth;
+    const provider = tool.annotations?.requiresAuth;
     io.stdout(
-      `  ${tool.name.padEnd(24)} ${auth ? `requires auth: ${auth}` : "no auth"}  ${tool.description}\n`,
+      `  ${peerText(tool.name).padEnd(24)} ${provider ? `requires auth: ${peerText(provider)}` : "no auth"}  ${peerText(tool.description)}\n`,
     );
   }
   return EXIT.ok;
+}
+
+/**
+ * JSON whose text is safe on a terminal with the same data: JSON.stringify escapes C0 controls but leaves DEL, C1
+ * controls (U+0080–U+009F, e.g. the one-byte CSI) and bidi overrides raw; those are written as \\u escapes too.
+ */
+export function jsonForTerminal(value: unknown): string {
+  return escapeForTerminal(JSON.stringify(value));
+}
+
+/** The same for text that is already JSON (a log line): those characters can only occur inside its strings. */
+export function escapeForTerminal(json: string): string {
+  return json.replace(
+    /[\u007f-\u009f\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }

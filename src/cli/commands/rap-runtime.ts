@@ -1,162 +1,222 @@
 /**
  * `agentauth rap runtime serve`: a RAP runtime on loopback. One listener serves the callback receiver
- * (`/callback/<signed capability>`) and a small JSON control API for whoever plays the model:
- * `GET /tools`, `POST /calls {operation, arguments, group_id, user_id?, toolset?}`, `GET /threads/<group_id>`.
- * The control API needs `Authorization: Bearer <token>`, the token being in a 0600 file named in the ready line.
+ * (`{public path}/callback/<signed capability>`) and the JSON control API (rap-runtime-control.ts). It signs every
+ * request to a tool with the invocation secret `rap tool serve` uses (HMAC by default, same AGENTAUTH_HOME, no
+ * flags), keeps its port and public URL across restarts (rap-runtime-settings.ts), and exits at once, closing what
+ * it opened, when it cannot start: usage errors exit 2, everything else 1, each with one sentence saying what to do.
  */
 
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { z } from "zod";
+import { peerText, peerUrl } from "../../core/display.ts";
 import { AgentAuthError } from "../../core/errors.ts";
 import { ensureHome } from "../../core/home.ts";
 import { createLogger } from "../../core/log.ts";
-import { createRuntime, type RapRuntime } from "../../rap/runtime/index.ts";
-import { MAX_BODY_BYTES } from "../../rap/wire.ts";
+import { DEFAULT_INVOCATION_SECRET_FILE } from "../../rap/invocation-auth.ts";
+import { createRuntime, DB_FILE, type RapRuntime } from "../../rap/runtime/index.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 import { parseInteger } from "./idp.ts";
+import { escapeForTerminal, jsonForTerminal } from "./rap-inspect.ts";
+import { handleControl, send } from "./rap-runtime-control.ts";
+import { readSettings, settingsPath, writeSettings } from "./rap-runtime-settings.ts";
+import { TOOL_AUTH, type ToolAuthScheme, toolAuth } from "./rap-tool-auth.ts";
 
-const CallRequestSchema = z.object({
-  operation: z.string().min(1).max(128),
-  arguments: z.record(z.string(), z.unknown()).default({}),
-  group_id: z.string().min(1).max(512),
-  user_id: z.string().min(1).max(512).nullish(),
-  toolset: z.string().max(128).optional(),
-});
+export const RUNTIME_SERVE_HELP = `Usage: agentauth rap runtime serve --toolset URL [--toolset URL…] [options]
+
+A RAP runtime on 127.0.0.1: the callback receiver (signed per-call URLs) and a JSON control API to invoke tools
+as the model would (GET /tools, POST /calls, GET /threads/<group_id>; Bearer token in controlTokenFile).
+Prints one ready line: {"event":"ready","url":…,"controlTokenFile":…,"tools":[…]}.
+
+Options:
+  --toolset URL            a tool server's base URL (serves /.well-known/rap-toolset); repeat for several.
+                           Every toolset must load, or the command exits 1.
+  --port N                 listen on port N (0: a free one). Default: the port kept from the last start, so
+                           callback URLs already given to tools keep working; the first start picks a free one.
+  --public-url URL         the base URL tools reach this runtime at (behind a proxy); kept like the port.
+  --tool-auth SCHEME       how the runtime authenticates to every toolset: hmac (default), bearer or none.
+  --tool-secret-file PATH  the shared invocation secret (default: $AGENTAUTH_HOME/${DEFAULT_INVOCATION_SECRET_FILE},
+                           the file 'rap tool serve' uses; created when missing).
+  --db PATH                the runtime database (default: $AGENTAUTH_HOME/${DB_FILE}); the kept port and
+                           public URL live beside it (rap-runtime.json).
+  --call-timeout SECONDS   how long a call waits for its result, OAuth detour included (default 900).
+
+Example:
+  agentauth rap runtime serve --toolset http://127.0.0.1:8700
+`;
+
+/** The command could not start for a reason outside the arguments (a port in use). */
+export class RuntimeServeError extends AgentAuthError {
+  declare readonly code: "rap_port_in_use" | "rap_listen_failed" | "rap_toolset_unreachable";
+}
 
 export async function runtimeServeCommand(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
       toolset: { type: "string", multiple: true, default: [] },
-      port: { type: "string", default: "0" },
+      port: { type: "string" },
+      "public-url": { type: "string" },
       db: { type: "string" },
       "call-timeout": { type: "string" },
+      "tool-auth": { type: "string" },
+      "tool-secret-file": { type: "string" },
     },
     strict: true,
   });
+  // Every usage check before anything is opened or created.
   if (values.toolset.length === 0)
     throw new UsageError("rap runtime serve needs at least one --toolset URL");
+  for (const url of values.toolset) {
+    if (!isHttpUrl(url)) {
+      throw new UsageError(
+        `--toolset ${peerText(url, { max: 80 })} is not a URL; pass a tool server's base URL, e.g. http://127.0.0.1:8700`,
+      );
+    }
+  }
+  const flagPort =
+    values.port === undefined ? undefined : parseInteger(values.port, "--port", 0, 65535);
+  const flagPublicUrl = values["public-url"];
+  if (flagPublicUrl !== undefined && !isHttpUrl(flagPublicUrl))
+    throw new UsageError("--public-url must be an http(s) URL, e.g. https://agent.example.com/rap");
+  const callTimeoutMs = values["call-timeout"]
+    ? parseInteger(values["call-timeout"], "--call-timeout", 1, 86_400) * 1000
+    : undefined;
+  const scheme = values["tool-auth"] ?? "hmac";
+  if (!(TOOL_AUTH as readonly string[]).includes(scheme))
+    throw new UsageError("--tool-auth must be hmac, bearer or none");
+  if (scheme === "none" && values["tool-secret-file"] !== undefined)
+    throw new UsageError("--tool-secret-file has no use with --tool-auth none; drop one of them");
+
   const home = ensureHome(io.env);
-  const logger = createLogger({ fields: { component: "rap-runtime" } });
-  const server = createServer();
-  await new Promise<void>((resolve) =>
-    server.listen(parseInteger(values.port, "--port", 0, 65535), "127.0.0.1", resolve),
-  );
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const runtime = await createRuntime({
-    toolsetUrls: values.toolset,
-    dbPath: values.db,
-    env: io.env,
-    publicBaseUrl: url,
-    callTimeoutMs: values["call-timeout"]
-      ? parseInteger(values["call-timeout"], "--call-timeout", 1, 86_400) * 1000
-      : undefined,
-    logger,
-    hooks: {
-      // The hand-off: a terminal prints the link; the runtime itself keeps no copy.
-      onAuthorizationRequired: (event) => {
-        io.stderr(
-          `Authorization required for ${event.operation} (call ${event.id}): open ${event.authUrl}\n`,
-        );
-      },
-    },
+  const dbPath = values.db ?? join(home, DB_FILE);
+  const settingsFile = settingsPath(dbPath);
+  const kept = readSettings(settingsFile);
+  const auth = await toolAuth(scheme as ToolAuthScheme, values["tool-secret-file"], io.env, {
+    create: true,
   });
+  const publicUrl = (flagPublicUrl ?? kept.publicUrl)?.replace(/\/+$/, "");
+  const port = flagPort ?? kept.port ?? 0;
+
+  // Log lines carry tool-supplied names; JSON leaves C1 controls and bidi overrides raw, so they are escaped here.
+  const logger = createLogger({
+    fields: { component: "rap-runtime" },
+    write: (line) => process.stderr.write(escapeForTerminal(line)),
+  });
+  const server = createServer();
+  await listen(
+    server,
+    port,
+    flagPort === undefined && kept.port !== undefined ? settingsFile : undefined,
+  );
+  const actualPort = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${actualPort}`;
+  let runtime: RapRuntime | undefined;
+  try {
+    runtime = await createRuntime({
+      toolsets: values.toolset.map((toolset) => ({ url: toolset, ...(auth ? { auth } : {}) })),
+      dbPath,
+      env: io.env,
+      publicBaseUrl: publicUrl ?? url,
+      callTimeoutMs,
+      logger,
+      hooks: {
+        // The hand-off: a terminal prints the link; the runtime itself keeps no copy. Everything here came from a
+        // tool, so it is printed through the peer sanitisers (no terminal escapes, no bidi tricks).
+        onAuthorizationRequired: (event) => {
+          const link = peerUrl(event.authUrl) ?? "(the tool sent a URL that cannot be shown)";
+          io.stderr(
+            `Authorization required for ${peerText(event.operation)} (call ${peerText(event.id)}): open ${link}\n`,
+          );
+        },
+      },
+    });
+    const [failure, ...more] = runtime.problems().failures;
+    if (failure) {
+      throw new RuntimeServeError(
+        "rap_toolset_unreachable",
+        `${peerText(failure.message, { max: 600 })}${more.length ? ` (${more.length} more toolset(s) failed too; see the log)` : ""}`,
+      );
+    }
+    writeSettings(settingsFile, { port: actualPort, ...(publicUrl ? { publicUrl } : {}) });
+  } catch (error) {
+    await runtime?.close();
+    await closeServer(server);
+    throw error;
+  }
+  if (kept.port !== undefined && kept.port !== actualPort && !publicUrl) {
+    io.stderr(
+      `agentauth: now on port ${actualPort} instead of ${kept.port}; callback URLs issued before no longer reach this runtime.\n`,
+    );
+  }
   const control = randomBytes(32).toString("base64url");
   const controlTokenFile = join(home, "rap-runtime-control.token");
   writeFileSync(controlTokenFile, control, { mode: 0o600 });
+  const callbackPrefix = `${new URL(publicUrl ?? url).pathname.replace(/\/+$/, "")}/callback/`;
+  const started = runtime;
   server.on("request", (req, res) => {
-    if (req.url?.startsWith("/callback/")) return runtime.handleCallback(req, res);
-    handleControl(runtime, control, req, res).catch((error) => {
+    if (req.url?.startsWith(callbackPrefix)) return started.handleCallback(req, res);
+    handleControl(started, control, req, res).catch((error) => {
       logger.error("rap.control_failed", { error });
-      if (!res.headersSent) send(res, 500, { error: "internal_error" });
+      send(res, 500, { error: "internal_error", message: "Retry later." });
     });
   });
   io.stdout(
-    `${JSON.stringify({ event: "ready", url, controlTokenFile, tools: runtime.listTools().map((t) => t.name) })}\n`,
+    `${jsonForTerminal({
+      event: "ready",
+      url,
+      ...(publicUrl ? { publicUrl } : {}),
+      controlTokenFile,
+      tools: started.listTools().map((t) => peerText(t.name)),
+    })}\n`,
   );
   await untilTerminated();
-  await new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
-  await runtime.close();
+  await closeServer(server);
+  await started.close();
   return EXIT.ok;
 }
 
-async function handleControl(
-  runtime: RapRuntime,
-  token: string,
-  req: IncomingMessage,
-  res: ServerResponse,
-): Promise<void> {
-  const presented = Buffer.from(String(req.headers.authorization ?? "").replace(/^Bearer /, ""));
-  const expected = Buffer.from(token);
-  if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
-    return send(
-      res,
-      401,
-      { error: "unauthorized" },
-      { "www-authenticate": 'Bearer realm="agentauth-rap-runtime"' },
+function isHttpUrl(raw: string): boolean {
+  return URL.canParse(raw) && ["http:", "https:"].includes(new URL(raw).protocol);
+}
+
+/** Listens on 127.0.0.1:port; a taken port is a sentence, not a stack. `keptIn`: the port came from that file. */
+async function listen(server: Server, port: number, keptIn: string | undefined): Promise<void> {
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, "127.0.0.1", () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EADDRINUSE") {
+      throw new RuntimeServeError(
+        "rap_port_in_use",
+        keptIn
+          ? `port ${port} (kept in ${keptIn} so that callback URLs already given to tools stay valid) is in use; ` +
+              "stop the program using it, or pass --port 0 to move to a free port (callback URLs issued before will " +
+              "then stop working)."
+          : `port ${port} is in use; pass --port 0 for a free one.`,
+      );
+    }
+    throw new RuntimeServeError(
+      "rap_listen_failed",
+      `Cannot listen on 127.0.0.1:${port} (${code ?? "error"}); pass --port 0 for a free port.`,
     );
   }
-  const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
-  if (req.method === "GET" && path === "/tools") return send(res, 200, runtime.listTools());
-  if (req.method === "GET" && path.startsWith("/threads/")) {
-    return send(res, 200, await runtime.thread(decodeURIComponent(path.slice("/threads/".length))));
-  }
-  if (req.method === "POST" && path === "/calls") {
-    const body = await readJson(req);
-    const parsed = CallRequestSchema.safeParse(body);
-    if (!parsed.success)
-      return send(res, 400, { error: "invalid_request", message: parsed.error.issues[0]?.message });
-    try {
-      const outcome = await runtime.invoke({
-        operation: parsed.data.operation,
-        arguments: parsed.data.arguments,
-        groupId: parsed.data.group_id,
-        userId: parsed.data.user_id ?? null,
-        toolset: parsed.data.toolset,
-      });
-      return send(res, 202, outcome);
-    } catch (error) {
-      if (error instanceof AgentAuthError) return send(res, 400, error.toJSON());
-      throw error;
-    }
-  }
-  send(res, 404, { error: "not_found" });
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  let size = 0;
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
-  } catch {
-    return undefined;
-  }
-}
-
-function send(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  res.writeHead(status, {
-    "content-type": "application/json",
-    "cache-control": "no-store",
-    ...headers,
+function closeServer(server: Server): Promise<void> {
+  if (!server.listening) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
   });
-  res.end(JSON.stringify(body));
 }

@@ -70,7 +70,7 @@ export function checkToolset(
       baseUrl,
       `The RAP toolset at ${describeEndpoint(baseUrl)} was rejected whole: ${why}. Fix the tool server's ` +
         `${TOOLSET_PATH} document; none of its tools is loaded until then.`,
-      { cause },
+      { cause, reason: why },
     );
   const parsed = ToolsetSchema.safeParse(body);
   if (!parsed.success) {
@@ -124,7 +124,7 @@ export async function fetchToolset(
       baseUrl,
       `Cannot load the RAP toolset from ${describeEndpoint(baseUrl)}: ${why}. Check that the tool server is ` +
         `running and serves ${TOOLSET_PATH} under that base URL.`,
-      { cause },
+      { cause, reason: why },
     );
   const problem = urlProblem(baseUrl, allowInsecureHttp);
   if (problem) throw unreachable(`the base URL ${problem}`);
@@ -150,6 +150,7 @@ export async function fetchToolset(
       "rap_toolset_unreachable",
       baseUrl,
       `Cannot load the RAP toolset: ${unauthorizedText("the tool server", url, auth, scheme)}`,
+      { reason: "HTTP 401: the tool refused the runtime's credentials" },
     );
   }
   if (response.status !== 200) {
@@ -165,7 +166,7 @@ export async function fetchToolset(
       baseUrl,
       `The RAP toolset at ${describeEndpoint(baseUrl)} was rejected whole: its body is not JSON within ` +
         `${MAX_BODY_BYTES} bytes (${(error as Error).message}).`,
-      { cause: error },
+      { cause: error, reason: "the body is not JSON within the size limit" },
     );
   }
   return checkToolset(baseUrl, body, { allowInsecureHttp });

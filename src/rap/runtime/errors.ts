@@ -6,14 +6,17 @@ import { AgentAuthError } from "../../core/errors.ts";
 export class ToolsetDiscoveryError extends AgentAuthError {
   declare readonly code: "rap_toolset_unreachable" | "rap_toolset_invalid";
   readonly baseUrl: string;
+  /** The short why (`ECONNREFUSED`, `it answered HTTP 404`, a schema issue), for log lines; no URL, no secret. */
+  readonly reason: string | undefined;
   constructor(
     code: "rap_toolset_unreachable" | "rap_toolset_invalid",
     baseUrl: string,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; reason?: string },
   ) {
     super(code, message, options);
     this.baseUrl = baseUrl;
+    this.reason = options?.reason;
   }
 }
 

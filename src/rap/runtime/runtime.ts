@@ -9,6 +9,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
+import { peerText } from "../../core/display.ts";
 import { ensureHome } from "../../core/home.ts";
 import { type Logger, silentLogger } from "../../core/log.ts";
 import type { Secret } from "../../core/secret.ts";
@@ -201,10 +202,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
       previous,
     );
     for (const failure of discovery.failures) {
-      // Configured URLs may carry credentials (user:pass@, ?key=): log them the way every other line does.
+      // Configured URLs may carry credentials (user:pass@, ?key=): log them the way every other line does. The
+      // error code goes under `errorCode`: the logger redacts any field named `code` (an OAuth authorization code).
       logger.warn("rap.runtime.toolset_failed", {
         baseUrl: describeEndpoint(failure.baseUrl),
-        code: failure.code,
+        errorCode: failure.code,
+        reason: peerText(failure.reason ?? failure.message),
       });
     }
     for (const clash of discovery.clashes) logger.warn("rap.runtime.name_clash", { ...clash });

@@ -1,0 +1,140 @@
+/**
+ * The control API of `rap runtime serve`, for whoever plays the model: `GET /tools`, `POST /calls {operation,
+ * arguments, group_id, user_id?, toolset?}`, `GET /threads/<group_id>`. Every request needs
+ * `Authorization: Bearer <token>` (the token is in a 0600 file named in the ready line). Errors are JSON
+ * `{error, message}` (or a typed error's `{name, code, message}`), 4xx for anything the caller sent.
+ */
+
+import { timingSafeEqual } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { z } from "zod";
+import { AgentAuthError } from "../../core/errors.ts";
+import type { RapRuntime } from "../../rap/runtime/index.ts";
+import { MAX_BODY_BYTES } from "../../rap/wire.ts";
+
+const CallRequestSchema = z.object({
+  operation: z.string().min(1).max(128),
+  arguments: z.record(z.string(), z.unknown()).default({}),
+  group_id: z.string().min(1).max(512),
+  user_id: z.string().min(1).max(512).nullish(),
+  toolset: z.string().max(128).optional(),
+});
+
+export async function handleControl(
+  runtime: RapRuntime,
+  token: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const presented = Buffer.from(String(req.headers.authorization ?? "").replace(/^Bearer /, ""));
+  const expected = Buffer.from(token);
+  if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
+    return send(
+      res,
+      401,
+      {
+        error: "unauthorized",
+        message: "Send Authorization: Bearer <the token in controlTokenFile>.",
+      },
+      { "www-authenticate": 'Bearer realm="agentauth-rap-runtime"' },
+    );
+  }
+  const path = requestPath(req.url);
+  if (path === undefined) return badRequest(res, "The request target is not a valid path.");
+  if (req.method === "GET" && path === "/tools") return send(res, 200, runtime.listTools());
+  if (req.method === "GET" && path.startsWith("/threads/")) {
+    let groupId: string;
+    try {
+      groupId = decodeURIComponent(path.slice("/threads/".length));
+    } catch {
+      return badRequest(res, "The thread id in the path is not valid percent-encoding.");
+    }
+    return send(res, 200, await runtime.thread(groupId));
+  }
+  if (req.method === "POST" && path === "/calls") {
+    const body = await readJson(req);
+    if (body === TOO_LARGE) {
+      return send(res, 413, {
+        error: "too_large",
+        message: `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`,
+      });
+    }
+    const parsed = CallRequestSchema.safeParse(body);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return badRequest(
+        res,
+        `Not a call request: ${issue?.path.join(".") || "(body)"}: ${issue?.message ?? "invalid"}.`,
+      );
+    }
+    try {
+      const outcome = await runtime.invoke({
+        operation: parsed.data.operation,
+        arguments: parsed.data.arguments,
+        groupId: parsed.data.group_id,
+        userId: parsed.data.user_id ?? null,
+        toolset: parsed.data.toolset,
+      });
+      return send(res, 202, outcome);
+    } catch (error) {
+      if (error instanceof AgentAuthError) return send(res, 400, error.toJSON());
+      throw error;
+    }
+  }
+  send(res, 404, {
+    error: "not_found",
+    message: "Try GET /tools, POST /calls or GET /threads/<group_id>.",
+  });
+}
+
+/** The path of a request target, or undefined when it does not parse (absolute-form garbage, `http://[`). */
+function requestPath(target: string | undefined): string | undefined {
+  try {
+    return new URL(target ?? "/", "http://127.0.0.1").pathname;
+  } catch {
+    return undefined;
+  }
+}
+
+const TOO_LARGE = Symbol("too large");
+
+/**
+ * The JSON body (undefined when it is not JSON), or TOO_LARGE past MAX_BODY_BYTES. An oversized body is read on
+ * (not kept) so the client sees the 413 rather than a reset, up to a limit past which the connection is cut.
+ */
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  let size = 0;
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > 8 * MAX_BODY_BYTES) return TOO_LARGE;
+    if (size <= MAX_BODY_BYTES) chunks.push(chunk as Buffer);
+  }
+  if (size > MAX_BODY_BYTES) return TOO_LARGE;
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+function badRequest(res: ServerResponse, message: string): void {
+  send(res, 400, { error: "invalid_request", message });
+}
+
+export function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  if (res.headersSent) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+    "cache-control": "no-store",
+    ...headers,
+  });
+  res.end(text);
+}
