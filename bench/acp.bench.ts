@@ -2,13 +2,14 @@
  * ACP over stdio: session/prompt requests per second through the echo agent with the agentauth kit (gated,
  * authenticated with an API key in a real SQLite vault) against the same agent without it, in one run; and the
  * auth/status round trip against a no-op extension request on the kit agent. Raw JSON lines from this process,
- * 16 requests in flight, medians of rounds whose order alternates.
+ * 16 requests in flight, medians of rounds whose order alternates. Also the agent processes' CPU time per
+ * session/prompt (from /proc), which a busy machine disturbs far less than throughput.
  *
  * Run: node_modules/.bin/node bench/acp.bench.ts
  */
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -67,13 +68,51 @@ class Peer {
     return response.result;
   }
 
-  close(): void {
+  /** Ends the conversation and lets the agent exit by itself (so `--cpu-prof` profiles get written), then kills. */
+  async close(): Promise<void> {
+    const exited = new Promise((resolve) => this.child.once("exit", resolve));
     this.child.stdin?.end();
-    this.child.kill();
+    const timer = setTimeout(() => this.child.kill(), 5000);
+    await exited;
+    clearTimeout(timer);
   }
 }
 
-async function promptsPerSecond(peer: Peer, sessionId: string): Promise<number> {
+/**
+ * CPU time (user + system, µs) the agent process has used so far, from /proc (Linux): per-request CPU cost is far
+ * less sensitive to a busy machine than throughput, so it shows what the kit itself costs. undefined elsewhere.
+ */
+function agentCpuMicros(peer: Peer): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${peer.child.pid}/stat`, "utf8");
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15 (1-based).
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return (ticks * 1e6) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+/** Agent CPU time and requests over the measured rounds, per agent. */
+const cpuSpent = new Map<Peer, { micros: number; requests: number }>();
+
+async function measuredRound(peer: Peer, sessionId: string): Promise<number> {
+  const before = agentCpuMicros(peer);
+  const rate = await promptRound(peer, sessionId);
+  const after = agentCpuMicros(peer);
+  if (before !== undefined && after !== undefined) {
+    const spent = cpuSpent.get(peer) ?? { micros: 0, requests: 0 };
+    spent.micros += after - before;
+    spent.requests += REQUESTS;
+    cpuSpent.set(peer, spent);
+  }
+  return rate;
+}
+
+/** session/prompt requests per second over one round of REQUESTS. */
+async function promptRound(peer: Peer, sessionId: string): Promise<number> {
   let sent = 0;
   const start = performance.now();
   const worker = async () => {
@@ -120,8 +159,8 @@ try {
   ).sessionId;
   // Warm up both (JIT in three processes, SQLite page cache) until rates stop climbing.
   for (let i = 0; i < WARMUP_ROUNDS; i++) {
-    await promptsPerSecond(bare, bareSession);
-    await promptsPerSecond(kit, kitSession);
+    await promptRound(bare, bareSession);
+    await promptRound(kit, kitSession);
   }
 
   const bareRates: number[] = [];
@@ -130,11 +169,11 @@ try {
   const noopLatency: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     if (round % 2 === 0) {
-      bareRates.push(await promptsPerSecond(bare, bareSession));
-      kitRates.push(await promptsPerSecond(kit, kitSession));
+      bareRates.push(await measuredRound(bare, bareSession));
+      kitRates.push(await measuredRound(kit, kitSession));
     } else {
-      kitRates.push(await promptsPerSecond(kit, kitSession));
-      bareRates.push(await promptsPerSecond(bare, bareSession));
+      kitRates.push(await measuredRound(kit, kitSession));
+      bareRates.push(await measuredRound(bare, bareSession));
     }
     statusLatency.push(await latencyMicros(kit, "auth/status"));
     noopLatency.push(await latencyMicros(kit, "_bench/noop"));
@@ -143,6 +182,12 @@ try {
   const k = median(kitRates);
   // Each round measures both back to back, so the per-round ratio cancels drift (CPU frequency, neighbours).
   const pairRatio = median(kitRates.map((rate, i) => rate / (bareRates[i] ?? rate)));
+  const cpu = (peer: Peer) => {
+    const spent = cpuSpent.get(peer);
+    return spent ? spent.micros / spent.requests : undefined;
+  };
+  const kitCpu = cpu(kit);
+  const bareCpu = cpu(bare);
   const s = median(statusLatency);
   const n = median(noopLatency);
   console.log(
@@ -155,6 +200,10 @@ try {
   console.log(
     `  median of per-round kit/bare ratios${" ".repeat(26)}${pairRatio.toFixed(3).padStart(9)}`,
   );
+  if (kitCpu !== undefined && bareCpu !== undefined)
+    console.log(
+      `agent CPU µs per session/prompt        ${kitCpu.toFixed(1).padStart(9)} ${bareCpu.toFixed(1).padStart(12)} ${(kitCpu / bareCpu).toFixed(3).padStart(9)}`,
+    );
   console.log(
     `round trip µs (auth/status vs noop) ${s.toFixed(0).padStart(12)} ${n.toFixed(0).padStart(12)} ${(s / n).toFixed(3).padStart(9)}`,
   );
@@ -168,6 +217,14 @@ try {
         ratio: Math.round((k / b) * 1000) / 1000,
         medianPairRatio: Math.round(pairRatio * 1000) / 1000,
       },
+      agentCpuMicrosPerPrompt: {
+        kit: kitCpu === undefined ? null : Math.round(kitCpu * 10) / 10,
+        bare: bareCpu === undefined ? null : Math.round(bareCpu * 10) / 10,
+        ratio:
+          kitCpu === undefined || bareCpu === undefined
+            ? null
+            : Math.round((kitCpu / bareCpu) * 1000) / 1000,
+      },
       roundTripMicros: {
         authStatus: Math.round(s),
         noop: Math.round(n),
@@ -177,7 +234,6 @@ try {
     }),
   );
 } finally {
-  bare.close();
-  kit.close();
+  await Promise.all([bare.close(), kit.close()]);
   rmSync(home, { recursive: true, force: true });
 }

@@ -99,7 +99,10 @@ export class AgentAuth {
   readonly #getAuthStateAt: GetAuthStateAdvertising;
   #clientFeatures: ClientAuthFeatures = { terminal: false, urlElicitation: false };
   #connection: Connection | undefined;
-  #authCache: { value: boolean; at: number } | undefined;
+  /** Until when (ms since the epoch) a positive "authenticated" answer is reused; 0 when none is. */
+  #authenticatedUntil = 0;
+  /** Whether sessions are tracked at all: only `keep` and `terminate` need to know them. */
+  readonly #trackSessions: boolean;
   #login: RunningLogin | undefined;
   /** Sessions created on this connection; `terminate` forgets them, `keep` lets them outlive a logout. */
   readonly #sessions = new Set<string>();
@@ -118,6 +121,7 @@ export class AgentAuth {
     this.methods = options.methods;
     this.#options = options;
     this.#gated = new Set([...DEFAULT_GATED, ...(options.gate ?? [])]);
+    this.#trackSessions = options.sessionPolicy === "keep" || options.sessionPolicy === "terminate";
     this.#log =
       options.logger ?? createLogger({ level: "warn", fields: { component: "acp-agent" } });
     const store = options.store ?? openVault({ env: options.env });
@@ -151,10 +155,12 @@ export class AgentAuth {
   }
 
   async isAuthenticated(): Promise<boolean> {
-    const cached = this.#authCache;
-    if (cached?.value && Date.now() - cached.at < AUTH_CACHE_MS) return true;
+    if (Date.now() < this.#authenticatedUntil) return true;
+    const epoch = this.#publisher.epoch;
     const value = (await this.status()).state !== "unauthenticated";
-    this.#authCache = { value, at: Date.now() };
+    // A login or logout that happened while we read must not be overwritten by this older answer.
+    if (epoch === this.#publisher.epoch)
+      this.#authenticatedUntil = value ? Date.now() + AUTH_CACHE_MS : 0;
     return value;
   }
 
@@ -181,32 +187,58 @@ export class AgentAuth {
     );
   }
 
-  /** Wraps a request handler so it answers `auth_required` (−32000) until the agent is authenticated. */
+  /**
+   * Wraps a request handler so it answers `auth_required` (−32000) until the agent is authenticated. The hot path
+   * (a positive answer less than 2 s old, the `require-auth` policy) is one clock read and a direct call: no
+   * allocation, no extra await, the handler's own result or promise returned as is.
+   */
   gate<Ctx extends { params: unknown }, R>(
     handler: (ctx: Ctx) => R | Promise<R>,
-  ): (ctx: Ctx) => Promise<R> {
-    return async (ctx) => {
-      const sessionId = sessionIdOf(ctx.params);
-      if (sessionId && this.#terminated.has(sessionId))
-        throw acp.RequestError.sessionNotFound(sessionId);
-      const kept =
-        this.#options.sessionPolicy === "keep" &&
-        sessionId !== undefined &&
-        this.#sessions.has(sessionId);
-      // Hot path: a recent positive answer is checked synchronously, without a vault read or an extra await.
-      const cached = this.#authCache;
-      const fresh = cached?.value === true && Date.now() - cached.at < AUTH_CACHE_MS;
-      if (!kept && !fresh && !(await this.isAuthenticated())) {
-        throw acp.RequestError.authRequired(
-          undefined,
-          "sign in with one of the advertised authMethods (see auth/status)",
-        );
-      }
-      const result = await handler(ctx);
-      const created = sessionIdOf(result);
-      if (created) this.#sessions.add(created);
-      return result;
+  ): (ctx: Ctx) => R | Promise<R> {
+    return (ctx) => {
+      if (this.#trackSessions) return this.#gateTracked(handler, ctx);
+      if (Date.now() < this.#authenticatedUntil) return handler(ctx);
+      return this.#gateSlow(handler, ctx, false);
     };
+  }
+
+  /** `keep` and `terminate`: sessions are remembered, terminated ones refused, kept ones let through. */
+  #gateTracked<Ctx extends { params: unknown }, R>(
+    handler: (ctx: Ctx) => R | Promise<R>,
+    ctx: Ctx,
+  ): R | Promise<R> {
+    const sessionId = sessionIdOf(ctx.params);
+    if (sessionId !== undefined && this.#terminated.has(sessionId))
+      throw acp.RequestError.sessionNotFound(sessionId);
+    const kept =
+      this.#options.sessionPolicy === "keep" &&
+      sessionId !== undefined &&
+      this.#sessions.has(sessionId);
+    if (kept || Date.now() < this.#authenticatedUntil) return this.#remember(handler(ctx));
+    return this.#gateSlow(handler, ctx, true);
+  }
+
+  async #gateSlow<Ctx extends { params: unknown }, R>(
+    handler: (ctx: Ctx) => R | Promise<R>,
+    ctx: Ctx,
+    track: boolean,
+  ): Promise<R> {
+    if (!(await this.isAuthenticated())) {
+      throw acp.RequestError.authRequired(
+        undefined,
+        "sign in with one of the advertised authMethods (see auth/status)",
+      );
+    }
+    const result = await handler(ctx);
+    return track ? this.#remember(result) : result;
+  }
+
+  /** Records the session a handler created (`session/new`, `session/fork`, …) once its result is known. */
+  #remember<R>(result: R | Promise<R>): R | Promise<R> {
+    if (isThenable(result)) return Promise.resolve(result).then((r) => this.#remember(r) as R);
+    const created = sessionIdOf(result);
+    if (created) this.#sessions.add(created);
+    return result;
   }
 
   /**
@@ -456,7 +488,7 @@ export class AgentAuth {
   }
 
   async #changed(): Promise<void> {
-    this.#authCache = undefined;
+    this.#authenticatedUntil = 0;
     await this.#publisher.refresh(() => this.status());
   }
 
@@ -527,4 +559,8 @@ function sessionIdOf(value: unknown): string | undefined {
 function envVarNames(method: ApiKeyMethod): readonly string[] {
   if (method.envVar === undefined) return [];
   return typeof method.envVar === "string" ? [method.envVar] : method.envVar;
+}
+
+function isThenable<R>(value: R | Promise<R>): value is Promise<R> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === "function";
 }
