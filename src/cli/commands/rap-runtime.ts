@@ -26,28 +26,29 @@ import { handleControl, send } from "./rap-runtime-control.ts";
 import { readSettings, settingsPath, writeSettings } from "./rap-runtime-settings.ts";
 import { TOOL_AUTH, type ToolAuthScheme, toolAuth } from "./rap-tool-auth.ts";
 
-export const RUNTIME_SERVE_HELP = `Usage: agentauth rap runtime serve --toolset URL [--toolset URL…] [options]
+export const RUNTIME_SERVE_HELP = `agentauth rap runtime serve --toolset URL [--toolset URL…] [options]
+  A RAP runtime on 127.0.0.1: the callback receiver (signed per-call URLs) and a JSON control API to invoke tools
+  as the model would (GET /tools, POST /calls, GET /threads/<group_id>; Bearer token from controlTokenFile).
+  Every request to a tool is authenticated with the shared invocation secret (HMAC by default).
 
-A RAP runtime on 127.0.0.1: the callback receiver (signed per-call URLs) and a JSON control API to invoke tools
-as the model would (GET /tools, POST /calls, GET /threads/<group_id>; Bearer token in controlTokenFile).
-Prints one ready line: {"event":"ready","url":…,"controlTokenFile":…,"tools":[…]}.
-
-Options:
   --toolset URL            a tool server's base URL (serves /.well-known/rap-toolset); repeat for several.
                            Every toolset must load, or the command exits 1.
   --port N                 listen on port N (0: a free one). Default: the port kept from the last start, so
-                           callback URLs already given to tools keep working; the first start picks a free one.
-  --public-url URL         the base URL tools reach this runtime at (behind a proxy); kept like the port.
-  --tool-auth SCHEME       how the runtime authenticates to every toolset: hmac (default), bearer or none.
-  --tool-secret-file PATH  the shared invocation secret (default: $AGENTAUTH_HOME/${DEFAULT_INVOCATION_SECRET_FILE},
-                           the file 'rap tool serve' uses; created when missing).
-  --db PATH                the runtime database (default: $AGENTAUTH_HOME/${DB_FILE}); the kept port and
-                           public URL live beside it (rap-runtime.json).
-  --call-timeout SECONDS   how long a call waits for its result, OAuth detour included (default 900).
+                           callback URLs already given to tools keep working; the first start picks a free one
+  --public-url URL         the base URL tools reach this runtime at (behind a proxy); kept like the port
+  --tool-auth MODE         how the runtime authenticates to every toolset: hmac (default), bearer or none
+  --tool-secret-file PATH  the shared secret file (default $AGENTAUTH_HOME/${DEFAULT_INVOCATION_SECRET_FILE}, created
+                           0600 if missing): the file 'rap tool serve' uses
+  --db PATH                the runtime database (default $AGENTAUTH_HOME/${DB_FILE}); the kept port and public URL
+                           live beside it (rap-runtime.json)
+  --call-timeout SECONDS   how long a call waits for its result, OAuth detour included (default 900)
 
-Example:
-  agentauth rap runtime serve --toolset http://127.0.0.1:8700
-`;
+  Prints one JSON line when ready: {"event":"ready","url":…,"controlTokenFile":…,"tools":[…]}.
+  Exits 1 with one sentence when it cannot start (a toolset unreachable or refusing the credentials, the port
+  taken), 2 on a usage error.
+
+  Example:
+    agentauth rap runtime serve --toolset http://127.0.0.1:8700`;
 
 /** The command could not start for a reason outside the arguments (a port in use). */
 export class RuntimeServeError extends AgentAuthError {

@@ -16,17 +16,17 @@ import { openVault } from "../../vault/index.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 import { parseInteger } from "./idp.ts";
-import { inspectCommand } from "./rap-inspect.ts";
-import { runtimeServeCommand } from "./rap-runtime.ts";
+import { INSPECT_HELP, inspectCommand } from "./rap-inspect.ts";
+import { RUNTIME_SERVE_HELP, runtimeServeCommand } from "./rap-runtime.ts";
 
 export const RAP_USAGE = `agentauth rap tool serve --example --issuer URL [--port N] [--client-id ID] [--invocation-auth hmac|bearer|none] [--invocation-secret-file PATH]
   The example RAP tool (echo; whoami needs OAuth at the issuer and calls a protected API). Tokens go to the vault.
-agentauth rap runtime serve --toolset URL [--toolset URL…] [--port N] [--db PATH]
+agentauth rap runtime serve --toolset URL [--toolset URL…] [--port N] [--public-url URL] [--tool-auth hmac|bearer|none] [--tool-secret-file PATH] [--db PATH] [--call-timeout S]
   A RAP runtime: callback receiver (signed per-call URLs) and a small JSON API to invoke tools as the model would.
-agentauth rap inspect <tool base URL> [--json]
+agentauth rap inspect <tool base URL> [--json] [--tool-auth hmac|bearer|none] [--tool-secret-file PATH]
   The toolset, and which operations require which auth provider.`;
 
-/** Full usage per subcommand (the CLI help contract); the runtime helper adds "runtime serve". */
+/** Full usage per subcommand (the CLI help contract). */
 export const RAP_HELP: Record<string, string> = {
   "": RAP_USAGE,
   "tool serve": `agentauth rap tool serve --example --issuer URL [options]
@@ -48,6 +48,8 @@ export const RAP_HELP: Record<string, string> = {
   Example:
     agentauth rap tool serve --example --issuer http://127.0.0.1:4444
     agentauth rap runtime serve --toolset http://127.0.0.1:PORT   # same AGENTAUTH_HOME: same secret file`,
+  "runtime serve": RUNTIME_SERVE_HELP,
+  inspect: INSPECT_HELP,
 };
 
 export async function rapCommand(argv: string[], io: CliIo): Promise<number> {
