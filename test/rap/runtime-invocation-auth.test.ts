@@ -147,3 +147,51 @@ test("[RAP-invoke-auth-config] a toolset configured twice, or a URL that does no
     },
   );
 });
+
+test("[RAP-invoke-auth-real-tool] against the real tool server (createToolServer with invocationAuth): the signed call completes; a runtime with the wrong secret gets an error result and the handler never runs", async () => {
+  const { startTool, ECHO } = await import("./tool-fixture.ts");
+  const shared = secret();
+  let runs = 0;
+  const { url } = await startTool({
+    operations: [
+      {
+        ...ECHO,
+        handler: async (ctx) => {
+          runs++;
+          return ECHO.handler(ctx);
+        },
+      },
+    ],
+    invocationAuth: { scheme: "hmac-sha256", secret: shared },
+  });
+  const good = await testRuntime({
+    toolsets: [{ url, auth: { scheme: "hmac-sha256", secret: shared } }],
+  });
+  await good.runtime.invoke({
+    groupId: "g",
+    id: "c1",
+    operation: "echo",
+    arguments: { text: "hi" },
+  });
+  const done = await good.runtime.waitForResult("g", "c1");
+  assert.equal(done.result.text, "echo: hi");
+  assert.equal(runs, 1);
+
+  // Discovery is public on the tool side, so the catalog loads; the invocation itself is refused.
+  const wrong = await testRuntime({
+    toolsets: [{ url, auth: { scheme: "hmac-sha256", secret: secret() } }],
+  });
+  const outcome = await wrong.runtime.invoke({
+    groupId: "g",
+    id: "c2",
+    operation: "echo",
+    arguments: { text: "no" },
+  });
+  assert.equal(outcome.accepted, false);
+  const refused = await wrong.runtime.waitForResult("g", "c2");
+  assert.equal(refused.status, "failed");
+  assert.match(refused.result.text, /refused the runtime's credentials \(HTTP 401\)/);
+  assert.match(refused.result.text, /RAP-HMAC-SHA256/);
+  await wrong.runtime.closeThread("g");
+  assert.equal(runs, 1, "the handler never ran for the refused call");
+});

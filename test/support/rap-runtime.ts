@@ -23,7 +23,7 @@ export interface Recorded {
 }
 
 export async function testRuntime(
-  options: Partial<RuntimeOptions> & { toolsetUrls: string[]; sqlite?: boolean },
+  options: Partial<RuntimeOptions> & { sqlite?: boolean },
 ): Promise<{ runtime: RapRuntime; recorded: Recorded; url: string; dbPath?: string }> {
   const recorded: Recorded = {
     results: [],
