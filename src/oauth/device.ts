@@ -22,6 +22,11 @@ export interface DeviceLoginOptions extends RequestPolicy {
   client: OAuthClient;
   scope?: string;
   resource?: string;
+  /**
+   * More resources the grant should cover (RFC 8707 §2: `resource` may repeat), so one sign-in serves several
+   * resource servers; the token request still names `resource` alone, which the access token is bound to.
+   */
+  alsoResources?: readonly string[];
   /** Called once with what the person must see; the user code is not a secret (they type it), the device code is. */
   onPrompt(prompt: DevicePrompt): void | Promise<void>;
   /** Called after each poll, for spinners and tests. */
@@ -43,6 +48,7 @@ export async function deviceLogin(options: DeviceLoginOptions): Promise<TokenSet
   const params = new URLSearchParams();
   if (options.scope) params.set("scope", options.scope);
   if (options.resource) params.set("resource", options.resource);
+  for (const other of options.alsoResources ?? []) params.append("resource", other);
 
   let device: oauth.DeviceAuthorizationResponse;
   try {

@@ -55,7 +55,7 @@ export {
 } from "./login.ts";
 export { type LoopbackListener, listenOnLoopback } from "./loopback.ts";
 export { MemoryPendingStore, type PendingStore } from "./pending.ts";
-export { TokenRefresher, type TokenRefresherOptions } from "./refresh.ts";
+export { type MintedToken, TokenRefresher, type TokenRefresherOptions } from "./refresh.ts";
 export {
   type RegisterClientOptions,
   type RegisteredClient,

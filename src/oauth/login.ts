@@ -25,6 +25,8 @@ export interface LoginOptions {
   store: CredentialStore;
   scope?: string;
   resource?: string;
+  /** Device flow: more resources the grant covers (RFC 8707 §2); the stored token is bound to `resource`. */
+  alsoResources?: readonly string[];
   /** The vault subject; default the ID token's `sub`, else "default". */
   subject?: string;
   /** Device flow: show the person the URL and code. */
@@ -49,6 +51,7 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
       client: options.client,
       scope,
       resource: options.resource,
+      alsoResources: options.alsoResources,
       signal: options.signal,
       onPrompt: options.onDevicePrompt ?? (() => {}),
       onPoll: options.onPoll,

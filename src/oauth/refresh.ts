@@ -48,9 +48,19 @@ export interface TokenRefresherOptions {
   onChange?: (event: { kind: "refreshed" | "login_required"; record: CredentialRecord }) => void;
 }
 
+/** An access token minted for another resource of a grant (`TokenRefresher.mintForResource`). */
+export interface MintedToken {
+  accessToken: Secret;
+  tokenType?: string;
+  /** Epoch ms, when the server said. */
+  expiresAt?: number;
+  scopes: string[];
+}
+
 export class TokenRefresher {
   readonly #options: TokenRefresherOptions;
   readonly #inflight = new Map<string, Promise<CredentialRecord>>();
+  readonly #locks = new Map<string, Promise<unknown>>();
   // Host, pid and start time: lets a contender on this host see that we were killed and take the lease at once.
   readonly #owner = leaseOwnerId();
   readonly #log: Logger;
@@ -82,6 +92,99 @@ export class TokenRefresher {
     return this.#singleFlight(key, () => this.#refreshAcrossProcesses(key, current?.version));
   }
 
+  /**
+   * An access token for `resource`, minted from the grant behind `key` by a refresh that names `resource`
+   * (RFC 8707 §2.2: a grant may cover several resources), so one sign-in serves several resource servers. It runs
+   * under `key`'s single-flight lock and cross-process lease, like a refresh of `key`, because it spends the same
+   * refresh token: the rotated one is stored back on `key`'s record, whose own access token is left as it was.
+   * Nothing is stored for `resource` (the caller decides where). A refusal marks nothing: the caller falls back to
+   * a sign-in, and a dead refresh token is noticed by the next refresh of `key`.
+   */
+  mintForResource(key: CredentialKey, resource: string): Promise<MintedToken> {
+    return this.#locked(keyId(key), () => this.#mintAcrossProcesses(key, resource));
+  }
+
+  async #mintAcrossProcesses(key: CredentialKey, resource: string): Promise<MintedToken> {
+    const { store } = this.#options;
+    const lease = `refresh:${keyId(key)}`;
+    const deadline = Date.now() + (this.#options.waitTimeoutMs ?? 45_000);
+    while (!(await store.acquireLease(lease, this.#owner, this.#options.leaseTtlMs ?? 30_000))) {
+      if (Date.now() > deadline) {
+        throw new TokenEndpointError(
+          "refresh_wait_timeout",
+          "Another process has been refreshing this credential for too long; try again.",
+        );
+      }
+      await sleep(this.#options.pollMs ?? 25);
+    }
+    try {
+      const record = await store.get(key);
+      if (record?.status !== "active" || !record.tokens.refreshToken) {
+        throw loginRequired(key, "no usable refresh token is stored");
+      }
+      await this.#recordIntent(lease, record);
+      const as = await discoverAuthorizationServer(record.issuer, this.#options.discovery);
+      const { client, auth } = clientParts(
+        this.#options.clientFor?.(record) ?? { clientId: record.clientId },
+      );
+      let response: oauth.TokenEndpointResponse;
+      try {
+        const request = await oauth.refreshTokenGrantRequest(
+          as,
+          client,
+          auth,
+          record.tokens.refreshToken.reveal(),
+          { ...requestOptions(as.token_endpoint ?? as.issuer), additionalParameters: { resource } },
+        );
+        response = await oauth.processRefreshTokenResponse(as, client, request);
+      } catch (error) {
+        throw toOAuthError(error, "token request for another resource of the grant");
+      }
+      const { id: _id, version, createdAt: _c, updatedAt: _u, ...input } = record;
+      const newRefresh = secret(response.refresh_token);
+      if (newRefresh) {
+        const stored = await store.compareAndSwap(version, {
+          ...input,
+          tokens: { ...record.tokens, refreshToken: newRefresh },
+        });
+        if (!stored) {
+          throw new TokenEndpointError(
+            "refresh_conflict",
+            "The credential changed while a token for another resource was minted; try again.",
+          );
+        }
+      }
+      this.#log.info("oauth.minted_for_resource", {
+        issuer: record.issuer,
+        from: key.resource,
+        resource,
+      });
+      return {
+        accessToken: secret(response.access_token) as Secret,
+        tokenType: response.token_type,
+        expiresAt:
+          typeof response.expires_in === "number"
+            ? Date.now() + response.expires_in * 1000
+            : undefined,
+        scopes: response.scope ? response.scope.split(" ").filter(Boolean) : record.scopes,
+      };
+    } finally {
+      await store.releaseLease(lease, this.#owner);
+    }
+  }
+
+  /** One refresh-token spender per key at a time in this process (the lease covers other processes). */
+  async #locked<T>(id: string, run: () => Promise<T>): Promise<T> {
+    const previous = this.#locks.get(id) ?? Promise.resolve();
+    const next = previous.catch(() => {}).then(run);
+    this.#locks.set(id, next);
+    try {
+      return await next;
+    } finally {
+      if (this.#locks.get(id) === next) this.#locks.delete(id);
+    }
+  }
+
   #singleFlight(
     key: CredentialKey,
     run: () => Promise<CredentialRecord>,
@@ -89,7 +192,7 @@ export class TokenRefresher {
     const id = keyId(key);
     const existing = this.#inflight.get(id);
     if (existing) return existing;
-    const promise = run().finally(() => this.#inflight.delete(id));
+    const promise = this.#locked(id, run).finally(() => this.#inflight.delete(id));
     this.#inflight.set(id, promise);
     return promise;
   }

@@ -24,7 +24,12 @@ function session(options: { reverifyOnUse?: boolean } = {}) {
   const host: HostContext = {
     registry,
     commands: new Map(),
-    verify: async () => ({ subject: "alice", scopes: ["read"], expiresAt: now + 60_000 }),
+    verify: async () => ({
+      subject: "alice",
+      scopes: ["read"],
+      expiresAt: now + 60_000,
+      claims: {},
+    }),
     logger: silentLogger,
     rateLimit: {},
     protocolVersions: { text: ["1.0.0"], parsed: parseBaselines(["1.0.0"]) },

@@ -92,6 +92,7 @@ export class AhpClient {
     this.protocolVersion = protocolVersion;
     this.#options = options;
     this.#credentials = new ResourceCredentials(options);
+    this.#credentials.setSiblings(() => this.resources());
     socket.onNotification((method, params) => this.#onNotification(method, params));
     socket.onClose((error) => {
       this.#stopTimers();
@@ -376,7 +377,8 @@ export async function connectAhpHost(url: string, options: ConnectAhpOptions): P
     options,
   );
   try {
-    if (negotiated.dialect === "official") await client.loadRootState(negotiated.rootSnapshot?.state);
+    if (negotiated.dialect === "official")
+      await client.loadRootState(negotiated.rootSnapshot?.state);
     else client.addResources(negotiated.resources);
   } catch (error) {
     await client.close();

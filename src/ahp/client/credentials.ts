@@ -2,6 +2,12 @@
  * Tokens for a host's resources, from the OAuth engine and the vault: stored keyed (subject, issuer, resource),
  * refreshed single-flight by TokenRefresher, obtained by the device flow when allowed. It remembers every token a
  * host challenged (as a SHA-256 fingerprint, never the token) and refuses to hand one of them out again.
+ *
+ * One sign-in per authorization server: a device login names every resource of the host on that server
+ * (RFC 8707 §2, `resource` repeated), its refresh token stays on one vault record, and each other resource gets an
+ * audience-bound token minted from that grant (`TokenRefresher.mintForResource`), stored on its own record without
+ * a refresh token. Only one record ever holds a grant's refresh token: the server rotates it and revokes the grant
+ * when an old one is replayed, so two records holding copies would soon kill each other.
  */
 
 import { createHash } from "node:crypto";
@@ -46,10 +52,20 @@ export interface ResourceCredentialsOptions {
   discovery?: DiscoveryOptions;
 }
 
+interface GroupLogin {
+  /** The resources the grant covers. */
+  covers: ReadonlySet<string>;
+  /** The record holding the grant (bound to the resource that started the login). */
+  done: Promise<CredentialRecord>;
+}
+
 export class ResourceCredentials {
   readonly #options: ResourceCredentialsOptions;
   readonly #refresher: TokenRefresher;
   readonly #challenged = new Set<string>();
+  /** Device logins in flight, by authorization server. */
+  readonly #logins = new Map<string, GroupLogin>();
+  #siblings: () => readonly AhpResource[] = () => [];
 
   constructor(options: ResourceCredentialsOptions) {
     this.#options = options;
@@ -75,10 +91,21 @@ export class ResourceCredentials {
     return candidates.sort((a, b) => rank(b) - rank(a) || b.updatedAt - a.updatedAt)[0];
   }
 
-  /** A usable credential: stored and fresh, refreshed, or (when allowed) a new device login. */
+  /** The host's other resources, for one sign-in per authorization server (set by the client). */
+  setSiblings(siblings: () => readonly AhpResource[]): void {
+    this.#siblings = siblings;
+  }
+
+  /** A usable credential: stored and fresh, refreshed, minted from a sibling's grant, or a new device login. */
   async obtain(resource: AhpResource): Promise<CredentialRecord> {
     const found = await this.find(resource);
-    if (found?.status === "active") {
+    // No refresh token of its own (minted from a sibling's grant) and due: mint again rather than give up.
+    if (!found || (found.status === "active" && !found.has.refreshToken && !this.#fresh(found))) {
+      const minted = await this.#mintFromSiblings(resource, found?.subject);
+      if (minted) return minted;
+      if (!found) return this.#login(resource);
+    }
+    if (found.status === "active") {
       try {
         const record = await this.#refresher.getCredential(keyOf(found));
         if (!this.isChallenged(record.tokens.accessToken)) return record;
@@ -101,7 +128,12 @@ export class ResourceCredentials {
   ): Promise<CredentialRecord> {
     if (challenged && stale?.tokens.accessToken) this.markChallenged(stale.tokens.accessToken);
     const found = stale ?? (await this.find(resource));
-    if (found && found.status === "active") {
+    const ownRefresh =
+      found && ("has" in found ? found.has.refreshToken : Boolean(found.tokens.refreshToken));
+    if (found && found.status === "active" && !ownRefresh) {
+      const minted = await this.#mintFromSiblings(resource, found.subject);
+      if (minted) return minted;
+    } else if (found && found.status === "active") {
       try {
         const record = await this.#refresher.forceRefresh(keyOf(found));
         if (!this.isChallenged(record.tokens.accessToken)) return record;
@@ -120,6 +152,63 @@ export class ResourceCredentials {
     return token === undefined || this.#challenged.has(fingerprint(token));
   }
 
+  #fresh(summary: CredentialSummary): boolean {
+    if (!summary.has.accessToken) return false;
+    if (summary.expiresAt === undefined) return true;
+    return summary.expiresAt - (this.#options.refreshSkewMs ?? 30_000) > Date.now();
+  }
+
+  /** Same authorization server (issuer spellings differ by a trailing slash at most). */
+  #sameServer(a: AhpResource, b: AhpResource): boolean {
+    const first = a.authorizationServers[0];
+    return (
+      first !== undefined && issuerSpellings(b.authorizationServers.slice(0, 1)).includes(first)
+    );
+  }
+
+  /** A token for `resource` minted from the grant of another resource on the same server, when one will. */
+  async #mintFromSiblings(
+    resource: AhpResource,
+    subject: string | undefined,
+  ): Promise<CredentialRecord | undefined> {
+    for (const sibling of this.#siblings()) {
+      if (sibling.resource === resource.resource || !this.#sameServer(resource, sibling)) continue;
+      const holder = await this.find(sibling);
+      if (holder?.status !== "active" || !holder.has.refreshToken) continue;
+      if (subject !== undefined && holder.subject !== subject) continue;
+      const minted = await this.#mintFrom(holder, resource);
+      if (minted) return minted;
+    }
+    return undefined;
+  }
+
+  async #mintFrom(
+    holder: CredentialKey,
+    resource: AhpResource,
+  ): Promise<CredentialRecord | undefined> {
+    let token: Awaited<ReturnType<TokenRefresher["mintForResource"]>>;
+    try {
+      token = await this.#refresher.mintForResource(keyOf(holder), resource.resource);
+    } catch {
+      // The grant does not cover this resource (or is gone): a sign-in of its own will be asked for.
+      return undefined;
+    }
+    if (this.isChallenged(token.accessToken)) return undefined;
+    const source = await this.#options.store.get(keyOf(holder));
+    if (!source) return undefined;
+    return this.#options.store.put({
+      subject: source.subject,
+      issuer: source.issuer,
+      resource: resource.resource,
+      clientId: source.clientId,
+      tokens: { accessToken: token.accessToken, tokenType: token.tokenType },
+      expiresAt: token.expiresAt,
+      scopes: token.scopes,
+      account: source.account,
+      status: "active",
+    });
+  }
+
   async #login(resource: AhpResource): Promise<CredentialRecord> {
     const policy = this.#options.login;
     if (!policy) {
@@ -135,19 +224,47 @@ export class ResourceCredentials {
         [resource.id],
       );
     }
-    const record = await login({
+    // Another resource's sign-in at the same server is under way and covers this one: wait for it, then mint.
+    const running = this.#logins.get(issuer);
+    if (running?.covers.has(resource.resource)) {
+      const holder = await running.done.catch(() => undefined);
+      if (holder?.resource === resource.resource) return holder;
+      const minted = holder && (await this.#mintFrom(holder, resource));
+      if (minted) return minted;
+    }
+    const others = this.#siblings().filter(
+      (r) => r.resource !== resource.resource && this.#sameServer(resource, r),
+    );
+    const scopes = new Set([
+      ...BASE_SCOPES,
+      ...resource.scopes,
+      ...others.flatMap((r) => r.scopes),
+    ]);
+    const done = login({
       issuer,
       client: policy.client ?? { clientId: "agentauth-cli" },
       flow: "device",
       store: this.#options.store,
-      scope: [...BASE_SCOPES, ...resource.scopes].join(" "),
+      scope: [...scopes].join(" "),
       resource: resource.resource,
+      alsoResources: others.map((r) => r.resource),
       subject: this.#options.subject,
       onDevicePrompt: (prompt) => policy.onDevicePrompt(prompt, resource),
       onPoll: policy.onPoll,
       signal: policy.signal,
       discovery: this.#options.discovery,
     });
+    const group: GroupLogin = {
+      covers: new Set([resource.resource, ...others.map((r) => r.resource)]),
+      done,
+    };
+    this.#logins.set(issuer, group);
+    let record: CredentialRecord;
+    try {
+      record = await done;
+    } finally {
+      if (this.#logins.get(issuer) === group) this.#logins.delete(issuer);
+    }
     if (this.isChallenged(record.tokens.accessToken)) {
       throw new AhpAuthRequiredError(
         `The authorization server re-issued a token the host already refused for ${resource.label}.`,
