@@ -1,7 +1,8 @@
 /**
  * RAP, measured against baselines in the same run:
- * 1. Invocation acknowledgement: 1,000 concurrent invocations to the tool server (validated, acked, then answered
- *    by callback) vs a bare node:http handler that answers 200. Latency p50/p99 and throughput; the target is at
+ * 1. Invocation acknowledgement: 1,000 concurrent invocations to the tool server (HMAC-authenticated as
+ *    `rap tool serve` requires by default, validated, acked, then answered by callback) vs a bare node:http handler
+ *    that answers 200. The tool without invocation auth is printed too. Latency p50/p99 and throughput; the target is at
  *    least 0.7 of the bare throughput.
  * 2. Durable callback ingestion in the runtime (capability check, validation, per-thread queue, SQLite commit) vs a
  *    node:http handler that inserts the same messages into plain SQLite with the same pragmas.
@@ -14,6 +15,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Secret } from "../src/core/secret.ts";
+import { invocationAuthHeaders } from "../src/rap/invocation-auth.ts";
 
 const ROUNDS = 5;
 const INVOCATIONS = 1000;
@@ -49,29 +52,43 @@ const median = (xs: number[]) => {
 };
 const percentile = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? 0;
-const post = (url: string, body: unknown) =>
-  fetch(url, {
+const SECRET = new Secret("bench-invocation-secret-bench-invocation-secret");
+/** Signs like a runtime does when `sign` is set (each request has a distinct body, so no replay). */
+const post = (url: string, body: unknown, sign = false) => {
+  const text = JSON.stringify(body);
+  const auth = sign
+    ? invocationAuthHeaders(
+        { scheme: "hmac-sha256", secret: SECRET },
+        { method: "POST", path: new URL(url).pathname, body: text },
+      )
+    : {};
+  return fetch(url, {
     method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
+    headers: { "content-type": "application/json", ...auth },
+    body: text,
   }).then(async (r) => {
     await r.arrayBuffer();
     return r.status;
   });
+};
 
-async function burst(endpoint: string, sink: string, round: number) {
+async function burst(endpoint: string, sink: string, round: number, sign = false) {
   const latencies: number[] = [];
   const start = performance.now();
   const statuses = await Promise.all(
     Array.from({ length: INVOCATIONS }, async (_, i) => {
       const t0 = performance.now();
-      const status = await post(endpoint, {
-        operation: "echo",
-        arguments: { text: `hello ${i}` },
-        id: `call-${round}-${i}`,
-        group_id: `thread-${i % 50}`,
-        callback_url: `${sink}/callback`,
-      });
+      const status = await post(
+        endpoint,
+        {
+          operation: "echo",
+          arguments: { text: `hello ${i}` },
+          id: `call-${round}-${i}`,
+          group_id: `thread-${i % 50}`,
+          callback_url: `${sink}/callback`,
+        },
+        sign,
+      );
       latencies.push(performance.now() - t0);
       return status;
     }),
@@ -105,22 +122,34 @@ async function ingest(targets: { url: string; body: unknown }[]) {
 const dir = mkdtempSync(join(tmpdir(), "agentauth-rap-bench-"));
 try {
   const sink = (await start("sink")).url as string;
-  const tool = (await start("tool")).url as string;
+  const tool = (await start("tool", { SECRET: SECRET.reveal() })).url as string;
+  const open = (await start("tool", { SECRET: "" })).url as string;
   const bare = (await start("bare")).url as string;
-  const toolEndpoint = `${tool}/invoke`;
-  const results = {
-    tool: [] as Awaited<ReturnType<typeof burst>>[],
-    bare: [] as Awaited<ReturnType<typeof burst>>[],
+  const endpoints = { tool: `${tool}/invoke`, open: `${open}/invoke`, bare } as const;
+  type Which = keyof typeof endpoints;
+  const results: Record<Which, Awaited<ReturnType<typeof burst>>[]> = {
+    tool: [],
+    open: [],
+    bare: [],
   };
-  await burst(toolEndpoint, sink, -1); // warm-up
-  await burst(bare, sink, -2);
+  for (const which of ["tool", "open", "bare"] as const)
+    await burst(endpoints[which], sink, -1, which === "tool"); // warm-up
+  const orders: Which[][] = [
+    ["tool", "open", "bare"],
+    ["bare", "open", "tool"],
+    ["open", "tool", "bare"],
+  ];
   for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? (["tool", "bare"] as const) : (["bare", "tool"] as const);
-    for (const which of order) {
-      results[which].push(await burst(which === "tool" ? toolEndpoint : bare, sink, round));
+    for (const which of orders[round % orders.length] as Which[]) {
+      results[which].push(await burst(endpoints[which], sink, round, which === "tool"));
       await new Promise((r) => setTimeout(r, 300)); // let the tool's callbacks drain before the next burst
     }
   }
+  // Per-round ratios (each against the bare server's burst of the same round): steadier than a ratio of medians.
+  const ratio = (which: Which) =>
+    median(
+      results[which].map((r, i) => r.throughput / (results.bare[i]?.throughput ?? Number.NaN)),
+    );
 
   const standIn = (await start("stand-in")).url as string;
   const runtime = await start("runtime", { TOOLSET: standIn, DIR: dir });
@@ -150,16 +179,14 @@ try {
     }
   }
 
-  const t = {
-    throughput: median(results.tool.map((r) => r.throughput)),
-    p50: median(results.tool.map((r) => r.p50)),
-    p99: median(results.tool.map((r) => r.p99)),
-  };
-  const b = {
-    throughput: median(results.bare.map((r) => r.throughput)),
-    p50: median(results.bare.map((r) => r.p50)),
-    p99: median(results.bare.map((r) => r.p99)),
-  };
+  const summary = (which: Which) => ({
+    throughput: median(results[which].map((r) => r.throughput)),
+    p50: median(results[which].map((r) => r.p50)),
+    p99: median(results[which].map((r) => r.p99)),
+  });
+  const t = summary("tool");
+  const o = summary("open");
+  const b = summary("bare");
   const ri = median(runtimeRates);
   const pi = median(plainRates);
   console.log(
@@ -167,13 +194,16 @@ try {
   );
   console.log("measure                               tool/runtime     baseline      ratio");
   console.log(
-    `ack throughput (invocations/s)      ${t.throughput.toFixed(0).padStart(12)} ${b.throughput.toFixed(0).padStart(12)} ${(t.throughput / b.throughput).toFixed(3).padStart(10)}`,
+    `ack throughput, HMAC (invocations/s) ${t.throughput.toFixed(0).padStart(11)} ${b.throughput.toFixed(0).padStart(12)} ${(t.throughput / b.throughput).toFixed(3).padStart(10)}  per-round ${ratio("tool").toFixed(3)}`,
   );
   console.log(
-    `ack latency p50 (ms)                ${t.p50.toFixed(1).padStart(12)} ${b.p50.toFixed(1).padStart(12)} ${(t.p50 / b.p50).toFixed(3).padStart(10)}`,
+    `ack throughput, no auth             ${o.throughput.toFixed(0).padStart(12)} ${b.throughput.toFixed(0).padStart(12)} ${(o.throughput / b.throughput).toFixed(3).padStart(10)}  per-round ${ratio("open").toFixed(3)}`,
   );
   console.log(
-    `ack latency p99 (ms)                ${t.p99.toFixed(1).padStart(12)} ${b.p99.toFixed(1).padStart(12)} ${(t.p99 / b.p99).toFixed(3).padStart(10)}`,
+    `ack latency p50, HMAC (ms)          ${t.p50.toFixed(1).padStart(12)} ${b.p50.toFixed(1).padStart(12)} ${(t.p50 / b.p50).toFixed(3).padStart(10)}`,
+  );
+  console.log(
+    `ack latency p99, HMAC (ms)          ${t.p99.toFixed(1).padStart(12)} ${b.p99.toFixed(1).padStart(12)} ${(t.p99 / b.p99).toFixed(3).padStart(10)}`,
   );
   console.log(
     `durable callback ingestion (msg/s)  ${ri.toFixed(0).padStart(12)} ${pi.toFixed(0).padStart(12)} ${(ri / pi).toFixed(3).padStart(10)}`,
@@ -182,7 +212,14 @@ try {
     JSON.stringify({
       bench: "rap",
       rounds: ROUNDS,
-      ack: { tool: t, bare: b, throughputRatio: t.throughput / b.throughput },
+      ack: {
+        tool: t,
+        toolNoAuth: o,
+        bare: b,
+        throughputRatio: t.throughput / b.throughput,
+        perRoundRatio: ratio("tool"),
+        perRoundRatioNoAuth: ratio("open"),
+      },
       ingestion: { runtime: ri, plainSqlite: pi, ratio: ri / pi },
     }),
   );

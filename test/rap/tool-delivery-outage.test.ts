@@ -144,3 +144,24 @@ test("[RAP-callback-shutdown] closing the tool stops every delivery still retryi
   await tool.settled();
   assert.equal(logs.filter((l) => l.includes('"reason":"cancelled"')).length, 2, logs.join("\n"));
 });
+
+test("[RAP-callback-hostile-answer] a runtime answering with an endless body does not hold the delivery or fill memory", async () => {
+  const server = createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { "content-type": "application/octet-stream" });
+    const chunk = Buffer.alloc(64 * 1024, 1);
+    const pump = () => {
+      while (res.write(chunk)) {}
+    };
+    res.on("drain", pump);
+    pump();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  const outcome = await deliverCallback(`http://127.0.0.1:${port}/cb`, message, {
+    timeoutMs: 60_000,
+  });
+  assert.deepEqual(outcome, { delivered: true, attempts: 1, status: 200 });
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});

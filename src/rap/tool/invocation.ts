@@ -13,6 +13,10 @@ export type InvocationVerdict =
   | { kind: "refuse"; message: string };
 
 const MAX_REPORTED_ERRORS = 5;
+// Built once: zod 4 compiles a fast path per schema object, so a `.pick()` per request recompiled it every time
+// (the largest single cost before the acknowledgement in the bench/rap.bench.ts profile).
+const TARGET_SCHEMA = InvocationSchema.pick({ callback_url: true, group_id: true, id: true });
+const CALL_ID_SCHEMA = InvocationSchema.shape.call_id;
 
 /** Default policy for callback URLs: https anywhere, plain http only on loopback. */
 export function secureCallbackUrl(url: URL): boolean {
@@ -22,24 +26,54 @@ export function secureCallbackUrl(url: URL): boolean {
   return host === "localhost" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
+export type TargetVerdict =
+  | { kind: "target"; target: CallTarget }
+  | { kind: "refuse"; message: string };
+export type CallVerdict =
+  | { kind: "accept"; invocation: Invocation; target: CallTarget; operation: CompiledOperation }
+  | { kind: "error"; target: CallTarget; message: string };
+
+/** Both halves at once (see `judgeTarget` and `judgeCall`). */
 export function judgeInvocation(
   body: unknown,
   operations: OperationTable,
   callbackUrlAllowed: (url: URL) => boolean = secureCallbackUrl,
 ): InvocationVerdict {
+  const verdict = judgeTarget(body, callbackUrlAllowed);
+  return verdict.kind === "refuse"
+    ? verdict
+    : judgeCall(body as Record<string, unknown>, verdict.target, operations);
+}
+
+/**
+ * The half decided before the acknowledgement: is there a callback target to report to? Without one the answer is
+ * HTTP 400; with one the tool acknowledges 200 and `judgeCall` (the full schema, the operation, its inputSchema)
+ * runs afterwards, its errors going to the target (RAP: errors found while processing are sent as tool_result).
+ */
+export function judgeTarget(
+  body: unknown,
+  callbackUrlAllowed: (url: URL) => boolean = secureCallbackUrl,
+): TargetVerdict {
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     return { kind: "refuse", message: "The invocation must be a JSON object." };
   }
-  const record = body as Record<string, unknown>;
-  const target = targetOf(record);
-  if (typeof target === "string") return { kind: "refuse", message: target };
-  const url = new URL(target.callbackUrl);
-  if (!callbackUrlAllowed(url)) {
+  const found = targetOf(body as Record<string, unknown>);
+  if (typeof found === "string") return { kind: "refuse", message: found };
+  if (!callbackUrlAllowed(found.url)) {
     return {
       kind: "refuse",
       message: "callback_url is not allowed: use https (plain http only on loopback).",
     };
   }
+  return { kind: "target", target: found.target };
+}
+
+/** The half after the acknowledgement: the whole invocation, the operation and its arguments. */
+export function judgeCall(
+  record: Record<string, unknown>,
+  target: CallTarget,
+  operations: OperationTable,
+): CallVerdict {
   const parsed = InvocationSchema.safeParse(record);
   if (!parsed.success) {
     const fields = [
@@ -75,21 +109,23 @@ export function judgeInvocation(
 }
 
 /** The callback target, when the body has one we can use even if the rest is wrong; else why not. */
-function targetOf(record: Record<string, unknown>): CallTarget | string {
+function targetOf(record: Record<string, unknown>): { target: CallTarget; url: URL } | string {
   const { callback_url: callbackUrl, group_id: groupId, id, call_id: callId } = record;
-  const shape = InvocationSchema.pick({ callback_url: true, group_id: true, id: true });
-  if (!shape.safeParse({ callback_url: callbackUrl, group_id: groupId, id }).success) {
+  if (!TARGET_SCHEMA.safeParse({ callback_url: callbackUrl, group_id: groupId, id }).success) {
     return "The invocation needs a valid callback_url, group_id and id; nothing can be reported without them.";
   }
   const url = URL.parse(callbackUrl as string);
   if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) {
     return "callback_url must be an absolute http(s) URL.";
   }
-  const echoed = InvocationSchema.shape.call_id.safeParse(callId);
+  const echoed = CALL_ID_SCHEMA.safeParse(callId);
   return {
-    callbackUrl: url.href,
-    groupId: groupId as string,
-    id: id as string,
-    callId: echoed.success ? (echoed.data ?? null) : null,
+    url,
+    target: {
+      callbackUrl: url.href,
+      groupId: groupId as string,
+      id: id as string,
+      callId: echoed.success ? (echoed.data ?? null) : null,
+    },
   };
 }

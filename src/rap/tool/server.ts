@@ -29,7 +29,8 @@ import {
   WRONG_CONTENT_TYPE,
 } from "./http-body.ts";
 import { json } from "./http-reply.ts";
-import { judgeInvocation, secureCallbackUrl } from "./invocation.ts";
+import { createIntake } from "./intake.ts";
+import { judgeTarget, secureCallbackUrl } from "./invocation.ts";
 import { ConsentLinks, createOAuthEndpoints, OAUTH_START_PATH } from "./oauth-endpoints.ts";
 import { ProviderAuth } from "./oauth-flow.ts";
 import type { ToolServerOptions } from "./options.ts";
@@ -163,6 +164,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     retryPool: createRetryPool(options.maxPendingDeliveries ?? DEFAULT_MAX_PENDING_DELIVERIES),
     logger,
   });
+  const intake = createIntake({ operations, calls, runner, work, logger });
   const consents = new ConsentLinks(timeoutMs, options.maxActiveCalls ?? 1000);
   const endpoints = auth
     ? createOAuthEndpoints({
@@ -214,51 +216,15 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
       logger.info("rap.invoke.refused", { status: body.status });
       return json(res, body.status, { error: "invalid_request", message: body.message }, true);
     }
-    const verdict = judgeInvocation(body.value, operations, callbackUrlAllowed);
+    const verdict = judgeTarget(body.value, callbackUrlAllowed);
     if (verdict.kind === "refuse") {
       logger.info("rap.invoke.refused", { status: 400 });
       return json(res, 400, { error: "invalid_request", message: verdict.message });
     }
-    // RAP transport: acknowledge at once; everything else, errors included, goes to callback_url.
-    res.writeHead(200, { "content-length": "0" }).end();
-    const { target } = verdict;
-    if (verdict.kind === "error") {
-      logger.info("rap.invoke.rejected", { group_id: target.groupId, id: target.id });
-      return runner.reject(target, verdict.message);
-    }
-    const { invocation } = verdict;
-    const call = calls.open({
-      operation: invocation.operation,
-      arguments: invocation.arguments,
-      callbackUrl: target.callbackUrl,
-      groupId: target.groupId,
-      id: target.id,
-      callId: target.callId,
-      threadAncestors: invocation.thread_ancestors ?? [],
-      userId: invocation.user_id ?? null,
-    });
-    if (call === "duplicate") {
-      // A redelivered invocation: the first one will answer; answering twice would confuse the runtime.
-      logger.info("rap.invoke.duplicate", { group_id: target.groupId, id: target.id });
-      return;
-    }
-    if (call === "full") {
-      return runner.reject(
-        target,
-        "The tool is busy with too many calls right now. Try again in a minute.",
-      );
-    }
-    logger.info("rap.invoke.accepted", {
-      group_id: target.groupId,
-      id: target.id,
-      operation: invocation.operation,
-    });
-    work.enqueue(() =>
-      runner.run(call).catch((error) => {
-        logger.error("rap.call.crashed", { error });
-        runner.fail(call, `${invocation.operation} failed unexpectedly. Try again later.`);
-      }),
-    );
+    // RAP transport: acknowledge at once; everything else, errors included, goes to callback_url. The rest of the
+    // judging (schema, operation, arguments) waits for a later turn, so acks queued behind this one go out first.
+    res.writeHead(200, ACK_HEADERS).end();
+    setImmediate(intake, body.value, verdict.target);
   }
 
   async function cancel(req: IncomingMessage, res: ServerResponse, thread: boolean): Promise<void> {
@@ -394,6 +360,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
 }
 
 const EMPTY = new Uint8Array(0);
+const ACK_HEADERS = { "content-length": "0" } as const;
 
 function isLoopbackHost(host: string): boolean {
   return host === "localhost" || host === "::1" || host.startsWith("127.");
