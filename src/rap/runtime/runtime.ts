@@ -6,150 +6,65 @@
  */
 
 import { randomBytes, randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { peerText } from "../../core/display.ts";
 import { ensureHome } from "../../core/home.ts";
 import { type Logger, silentLogger } from "../../core/log.ts";
-import type { Secret } from "../../core/secret.ts";
 import { CANCEL_TOOL_CALL_PATH, CLOSE_THREAD_PATH, type Invocation } from "../wire.ts";
+import {
+  DB_FILE,
+  DEFAULT_CALLBACK_TTL_MS,
+  type InvokeOutcome,
+  type InvokeRequest,
+  KEY_FILE,
+  type Listening,
+  type RapRuntime,
+  type RuntimeOptions,
+  type SettledCall,
+  type ThreadHistory,
+} from "./api.ts";
 import { type CallbackContext, processCallback, syntheticResult } from "./callbacks.ts";
 import { callbackUrl, keyFrom, loadOrCreateKeyFile, signCallToken } from "./capability.ts";
-import {
-  type PreparedCall,
-  type PrepareRequest,
-  prepareCall,
-  type ToolInfo,
-  toolInfo,
-} from "./catalog.ts";
-import {
-  type Discovery,
-  discoverToolsets,
-  type LoadedToolset,
-  type NameClash,
-} from "./discovery.ts";
+import { type PrepareRequest, prepareCall, toolInfo } from "./catalog.ts";
+import { type Discovery, discoverToolsets, type LoadedToolset } from "./discovery.ts";
 import { InvocationRefusedError, WaitError } from "./errors.ts";
-import { callHook, type RuntimeHooks } from "./hooks.ts";
+import { callHook } from "./hooks.ts";
 import { describeEndpoint, joinBase } from "./http.ts";
-import { dispatchInvocation, type RetryPolicy } from "./invoke.ts";
+import { dispatchInvocation } from "./invoke.ts";
+import { listenWith } from "./listener.ts";
 import { sendNotice } from "./notices.ts";
 import { createCallbackHandler } from "./receiver.ts";
 import { SerialQueue } from "./serial-queue.ts";
 import { SqliteRuntimeStore } from "./sqlite-store.ts";
-import type { CallRecord, CallResult, CallStatus, RuntimeStore, ThreadEntry } from "./store.ts";
+import type { CallRecord, CallStatus } from "./store.ts";
 import { DEFAULT_CALL_TIMEOUT_MS, DeadlineTimer, timeoutText } from "./timeouts.ts";
-import { type ToolsetConfig, toolsetConfigs } from "./toolset-config.ts";
+import { toolsetConfigs } from "./toolset-config.ts";
 import { ResultWaiters } from "./waiters.ts";
 
-/** 7 days: callback URLs must outlive subscriptions, which continue after the call's own result. */
-export const DEFAULT_CALLBACK_TTL_MS = 7 * 24 * 3_600_000;
-export const DB_FILE = "rap-runtime.db";
-export const KEY_FILE = "rap-runtime.key";
+export {
+  DB_FILE,
+  DEFAULT_CALLBACK_TTL_MS,
+  type InvokeOutcome,
+  type InvokeRequest,
+  KEY_FILE,
+  type Listening,
+  type RapRuntime,
+  type RuntimeOptions,
+  type SettledCall,
+  type ThreadHistory,
+} from "./api.ts";
 
-export interface RuntimeOptions {
-  /** Tool server base URLs; each serves `{base}/.well-known/rap-toolset`. Sent no invocation authentication. */
-  toolsetUrls?: readonly string[];
-  /** Tool servers with the invocation authentication each expects (bearer or HMAC-SHA256); see ToolsetConfig. */
-  toolsets?: readonly ToolsetConfig[];
-  /** A store of your own (e.g. `new MemoryRuntimeStore()` in tests). Default: SQLite at `dbPath`. */
-  store?: RuntimeStore;
-  /** Default `<AGENTAUTH_HOME>/rap-runtime.db`. */
-  dbPath?: string;
-  /**
-   * The key that signs callback capabilities (≥ 32 bytes). Default: `keyPath`, created owner-only on first use.
-   * Keep it with the database: a new key invalidates every callback URL already handed to tools.
-   */
-  secretKey?: Uint8Array | Secret;
-  /** Default: `rap-runtime.key` next to the database. With a custom store and no key, a random one per process. */
-  keyPath?: string;
-  /**
-   * The URL tools reach this runtime at (callback URLs are `{publicBaseUrl}/callback/{token}`). Default: the
-   * address `listen()` binds. Set it when the runtime sits behind a proxy, or must keep its URLs across restarts
-   * on another port.
-   */
-  publicBaseUrl?: string;
-  /** How long an open call waits for its result (OAuth detour included). Default 15 minutes. */
-  callTimeoutMs?: number;
-  /** Lifetime of a callback URL (at least `callTimeoutMs`). Default 7 days, for subscriptions. */
-  callbackTtlMs?: number;
-  hooks?: RuntimeHooks;
-  logger?: Logger;
-  /** Accept plain http to non-loopback tool servers and auth URLs (a trusted private network only). */
-  allowInsecureHttp?: boolean;
-  retry?: Partial<RetryPolicy>;
-  env?: NodeJS.ProcessEnv;
-  fetch?: typeof fetch;
-  now?: () => number;
-}
-
-export interface InvokeRequest extends PrepareRequest {
-  groupId: string;
-  /** RAP `id`; usually the model's tool-call id. Default: a fresh `call_<uuid>`. */
-  id?: string;
-  /** RAP `call_id`: an optional secondary id the tool echoes. */
-  callId?: string | null;
-  userId?: string | null;
-  threadAncestors?: string[];
-}
-
-export interface InvokeOutcome {
-  groupId: string;
-  id: string;
-  /** True when the tool acknowledged with 200; otherwise the call already has its error result. */
-  accepted: boolean;
-  requiresAuth?: string;
-}
-
-export type SettledCall = CallRecord & { result: CallResult };
-
-export interface ThreadHistory {
-  groupId: string;
-  calls: CallRecord[];
-  entries: ThreadEntry[];
-  views: Record<string, unknown>;
-}
-
-export interface Listening {
-  /** The address bound (`http://127.0.0.1:PORT`). */
-  url: string;
-  port: number;
-  close(): Promise<void>;
-}
-
-export interface RapRuntime {
-  /** Where callback URLs point; undefined until `listen()` unless configured. */
-  readonly publicBaseUrl: string | undefined;
-  listTools(): ToolInfo[];
-  toolsets(): { name: string; baseUrl: string; endpoint: string; tools: string[] }[];
-  /** Toolsets that failed to load and names exposed by no one because of a clash. */
-  problems(): {
-    failures: { baseUrl: string; code: string; message: string }[];
-    clashes: NameClash[];
-  };
-  /** Fetches every toolset again (a new session SHOULD); a failing one keeps its cached definition. */
-  refreshToolsets(): Promise<void>;
-  /** The local checks `invoke` makes, without sending: throws InvocationRefusedError, flags `requiresAuth`. */
-  prepare(request: PrepareRequest): PreparedCall;
-  invoke(request: InvokeRequest): Promise<InvokeOutcome>;
-  /** Resolves with the call once it has its terminal result (the tool's or a synthetic error). */
-  waitForResult(
-    groupId: string,
-    id: string,
-    options?: { signal?: AbortSignal },
-  ): Promise<SettledCall>;
-  getCall(groupId: string, id: string): Promise<CallRecord | undefined>;
-  thread(groupId: string): Promise<ThreadHistory>;
-  /** Ends the call locally (synthetic error result, subscription dropped) and tells its tool server, once. */
-  cancelCall(groupId: string, id: string): Promise<CallRecord | undefined>;
-  /** Cancels the thread's open calls locally and notifies every tool server (best effort, no retry). */
-  closeThread(groupId: string): Promise<void>;
-  /** Times out overdue calls now (it also happens on start and on a timer). Returns how many. */
-  sweepTimeouts(): Promise<number>;
-  /** The callback receiver, to mount in a server of your own at `publicBaseUrl`'s path. */
-  handleCallback(req: IncomingMessage, res: ServerResponse): void;
-  listen(options?: { port?: number; host?: string }): Promise<Listening>;
-  close(): Promise<void>;
+/** The key that signs callback capabilities: given, or a file beside the database, or (custom store) ephemeral. */
+function callbackKey(
+  options: RuntimeOptions,
+  dbPath: string | undefined,
+  logger: Logger,
+): Uint8Array {
+  if (options.secretKey) return keyFrom(options.secretKey);
+  if (options.keyPath || dbPath)
+    return loadOrCreateKeyFile(options.keyPath ?? join(dirname(dbPath as string), KEY_FILE));
+  logger.warn("rap.runtime.ephemeral_key", { why: "custom store without secretKey or keyPath" });
+  return randomBytes(32);
 }
 
 export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime> {
@@ -173,15 +88,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
   const store = options.store ?? new SqliteRuntimeStore(dbPath as string);
   let key: Uint8Array;
   try {
-    if (options.secretKey) key = keyFrom(options.secretKey);
-    else if (options.keyPath || dbPath)
-      key = loadOrCreateKeyFile(options.keyPath ?? join(dirname(dbPath as string), KEY_FILE));
-    else {
-      logger.warn("rap.runtime.ephemeral_key", {
-        why: "custom store without secretKey or keyPath",
-      });
-      key = randomBytes(32);
-    }
+    key = callbackKey(options, dbPath, logger);
   } catch (error) {
     await store.close();
     throw error;
@@ -474,33 +381,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
     views: await store.listViews(groupId),
   });
 
-  const listen = async (
-    listenOptions: { port?: number; host?: string } = {},
-  ): Promise<Listening> => {
-    const host = listenOptions.host ?? "127.0.0.1";
-    const server = createServer(handleCallback);
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(listenOptions.port ?? 0, host, () => {
-        server.off("error", reject);
-        resolve();
-      });
-    });
-    const port = (server.address() as AddressInfo).port;
-    const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
-    if (!publicBaseUrl) publicBaseUrl = url;
+  const listen = async (listenOptions: { port?: number; host?: string } = {}) => {
+    const bound = await listenWith(handleCallback, listenOptions);
+    if (!publicBaseUrl) publicBaseUrl = bound.url;
     const listening: Listening = {
-      url,
-      port,
-      close: () =>
-        new Promise<void>((resolve) => {
-          servers.delete(listening);
-          server.close(() => resolve());
-          server.closeAllConnections();
-        }),
+      ...bound,
+      close: () => {
+        servers.delete(listening);
+        return bound.close();
+      },
     };
     servers.add(listening);
-    logger.info("rap.runtime.listening", { url, port });
+    logger.info("rap.runtime.listening", { url: bound.url, port: bound.port });
     return listening;
   };
 
