@@ -137,6 +137,8 @@ export const OFFICIAL_COMMAND_NAMES: ReadonlySet<string> = new Set([
   "resourceList",
   "resourceCopy",
   "resourceDelete",
+  "resourceMove",
+  "resourceMkdir",
   "resourceResolve",
   "resourceRequest",
 ]);

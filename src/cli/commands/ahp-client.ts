@@ -22,11 +22,11 @@ import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 
 export const AHP_CLIENT_USAGE = `agentauth ahp status [--json] [--protocol auto|official|seed] [--subject S] <ws-url>
-  Connects to an AHP host and lists the resources it protects with this machine's state for each
-  (credential in the vault, expiry, account; authenticated on this connection or not).
+  Connects to an AHP host and lists the resources it protects, and for each whether this machine's vault can
+  authenticate it now (ready: a valid or refreshable token) or a sign-in is needed.
 agentauth ahp login [--resource R]… [--stay] [--json] [--client-id ID] [--subject S] [--protocol …] <ws-url>
   Authenticates to the host for each resource (default: all it advertises): a stored credential, refreshed
-  when due, else a device login at the resource's authorization server (URL and code on stderr). With
+  when due, else one device login per authorization server covering all its resources (URL and code on stderr). With
   --stay, keeps the connection and renews tokens until interrupted, one JSON line per renewal on stdout.`;
 
 const COMMON = {
