@@ -6,6 +6,8 @@
  * once. Redirects are not followed: a callback URL is used exactly as given.
  */
 
+import { Agent as HttpAgent, request as httpRequest } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { sleep } from "../../oauth/http.ts";
 import type { RetryPool } from "./retry-pool.ts";
 
@@ -100,46 +102,93 @@ async function post(
   url: URL,
   body: string,
   options: DeliveryOptions & { signal?: AbortSignal },
-): Promise<{ status: number; retryAfterMs?: number } | undefined> {
-  const timeout = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_DELIVERY.timeoutMs);
+): Promise<Answer | undefined> {
+  let extra: Record<string, string>;
   try {
-    const extra = (await options.headers?.(url, body)) ?? {};
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { ...extra, "content-type": "application/json" },
-      body,
-      redirect: "manual",
-      signal: options.signal ? AbortSignal.any([options.signal, timeout]) : timeout,
-    });
-    // Reading a small answer keeps the connection for the next delivery; cancelling would close it (a new TCP
-    // connection per callback showed in the profile). A large or unsized answer is not worth reading.
-    await drain(response.body, 65_536);
-    return {
-      status: response.status,
-      retryAfterMs: retryAfter(response.headers.get("retry-after")),
-    };
+    extra = (await options.headers?.(url, body)) ?? {};
   } catch {
     return undefined;
   }
+  return send(url, body, extra, options.signal, options.timeoutMs ?? DEFAULT_DELIVERY.timeoutMs);
 }
 
-/** Reads and discards up to `max` bytes of an answer, cancelling (closing the connection) past that. */
-async function drain(body: ReadableStream<Uint8Array> | null, max: number): Promise<void> {
-  if (!body) return;
-  const reader = body.getReader();
-  try {
-    for (let seen = 0; ; ) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      seen += value.byteLength;
-      if (seen > max) {
-        await reader.cancel();
-        return;
-      }
-    }
-  } catch {
-    // The answer was already judged by its status; a broken body changes nothing.
-  }
+interface Answer {
+  status: number;
+  retryAfterMs?: number;
+}
+
+// node:http with keep-alive agents rather than fetch: on the tool's hot path (one POST per result) fetch's
+// WHATWG streams and abort plumbing cost about as much CPU as judging and acknowledging the invocation itself.
+const AGENTS = {
+  "http:": new HttpAgent({ keepAlive: true, maxSockets: 256 }),
+  "https:": new HttpsAgent({ keepAlive: true, maxSockets: 256 }),
+};
+const MAX_ANSWER_BYTES = 65_536;
+
+/**
+ * One POST, redirects not followed, bounded by `timeoutMs` from start to the end of the answer. The answer is read
+ * (so the connection is reused) up to 64 KiB and discarded; past that the connection is closed.
+ */
+function send(
+  url: URL,
+  body: string,
+  headers: Record<string, string>,
+  signal: AbortSignal | undefined,
+  timeoutMs: number,
+): Promise<Answer | undefined> {
+  return new Promise((resolve) => {
+    let answer: Answer | undefined;
+    let settled = false;
+    const settle = () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(answer);
+    };
+    const request = (url.protocol === "https:" ? httpsRequest : httpRequest)(
+      url,
+      {
+        method: "POST",
+        agent: url.protocol === "https:" ? AGENTS["https:"] : AGENTS["http:"],
+        headers: {
+          ...headers,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+        },
+        signal,
+      },
+      (response) => {
+        answer = {
+          status: response.statusCode ?? 0,
+          retryAfterMs: retryAfter(first(response.headers["retry-after"]) ?? null),
+        };
+        let seen = 0;
+        response.on("data", (chunk: Buffer) => {
+          seen += chunk.length;
+          if (seen > MAX_ANSWER_BYTES) {
+            response.destroy();
+            settle();
+          }
+        });
+        response.once("end", settle);
+        response.once("close", settle);
+        response.once("error", settle);
+      },
+    );
+    const timer = setTimeout(
+      () => {
+        request.destroy();
+        settle();
+      },
+      Math.min(timeoutMs, 2 ** 31 - 1),
+    );
+    request.once("error", settle);
+    request.end(body);
+  });
+}
+
+function first(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 /** RFC 9110 §10.2.3: delay-seconds or an HTTP-date; anything else is ignored (plain backoff applies). */
