@@ -243,3 +243,13 @@ test("[RAP-runtime-invoke-shape] the invocation carries the RAP fields; a reused
   );
   assert.equal((await runtime.getCall("thread_1", "call_1"))?.status, "pending");
 });
+
+test("[RAP-runtime-discovery-errors] a toolset on a port fetch refuses outright (the WHATWG bad-port list) is reported in words, not as 'bad port'", async () => {
+  const { fetchToolset, ToolsetDiscoveryError } = await import("../../src/rap/runtime/index.ts");
+  await assert.rejects(fetchToolset("http://127.0.0.1:9/tools"), (error: unknown) => {
+    assert.ok(error instanceof ToolsetDiscoveryError);
+    assert.equal(error.code, "rap_toolset_unreachable");
+    assert.match(error.message, /blocked port\); use another port/);
+    return true;
+  });
+});

@@ -75,5 +75,9 @@ export function networkReason(error: unknown): string {
   };
   if (err?.name === "TimeoutError") return "timed out";
   if (err?.name === "AbortError") return "aborted";
-  return err?.cause?.code ?? err?.cause?.message ?? err?.message ?? "network error";
+  const reason = err?.cause?.code ?? err?.cause?.message ?? err?.message ?? "network error";
+  // fetch (WHATWG "bad port" list: 1, 9, 22, 25, 6000, …) refuses some ports outright; say so in words.
+  if (reason === "bad port")
+    return "fetch refuses to connect to that port (a blocked port); use another port";
+  return reason;
 }
