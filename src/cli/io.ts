@@ -1,6 +1,8 @@
-/** What every command shares: output streams, usage errors, error reporting with exit codes (0, 1, 2). */
+/** What every command shares: output streams, usage errors, error reporting with exit codes (0, 1, 2, 130). */
 
+import { peerText } from "../core/display.ts";
 import { AgentAuthError } from "../core/errors.ts";
+import { describeSystemError } from "./system-errors.ts";
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -19,24 +21,61 @@ export const processIo = (): CliIo => ({
 
 /** A mistake in how the command was called: exit code 2. */
 export class UsageError extends AgentAuthError {
-  constructor(message: string) {
+  /** Printed after the message instead of the one-line hint (e.g. the usage of the area that lacks a subcommand). */
+  readonly usage: string | undefined;
+
+  constructor(message: string, usage?: string) {
     super("usage", message);
+    this.usage = usage;
   }
 }
 
-export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
+/** 130 = 128 + SIGINT, what shells report for a command ended with Ctrl-C. */
+export const EXIT = { ok: 0, failure: 1, usage: 2, interrupted: 130 } as const;
 
-/** Prints an error without secrets (typed errors carry none; unknown ones print only their class) and picks the exit code. */
-export function reportError(io: CliIo, error: unknown): number {
+export interface ReportOptions {
+  /** The command words the error belongs to (`"vault"`, `"rap tool serve"`), for the `--help` hint. */
+  command?: string;
+  /** The command was run with --json: the error goes to stdout as `{"error":{"code","message"}}`. */
+  json?: boolean;
+}
+
+/**
+ * Prints an error without secrets (typed errors carry none; unknown ones print only their class, or what a Node
+ * system error means and what to do about it) and picks the exit code. Messages may quote what a peer sent (an
+ * `error_description`), so they pass through `peerText` like everything else a peer says.
+ */
+export function reportError(io: CliIo, error: unknown, options: ReportOptions = {}): number {
+  const { code, message, exit, usage } = describe(error);
+  const text = peerText(message, { multiline: true, max: 2000 });
+  if (options.json) {
+    io.stdout(`${JSON.stringify({ error: { code, message: text } })}\n`);
+    return exit;
+  }
+  if (exit === EXIT.usage) {
+    const help = `agentauth ${options.command ? `${options.command} ` : ""}--help`;
+    io.stderr(
+      usage ? `agentauth: ${text}\n\n${usage}\n` : `agentauth: ${text}\nRun '${help}' for usage.\n`,
+    );
+    return exit;
+  }
+  io.stderr(`agentauth: ${text} [${code}]\n`);
+  return exit;
+}
+
+function describe(error: unknown): { code: string; message: string; exit: number; usage?: string } {
   if (error instanceof UsageError) {
-    io.stderr(`agentauth: ${error.message}\nRun 'agentauth --help' for usage.\n`);
-    return EXIT.usage;
+    return { code: error.code, message: error.message, exit: EXIT.usage, usage: error.usage };
   }
   if (error instanceof AgentAuthError) {
-    io.stderr(`agentauth: ${error.message} [${error.code}]\n`);
-    return EXIT.failure;
+    return { code: error.code, message: error.message, exit: EXIT.failure };
   }
+  const known = describeSystemError(error);
+  if (known) return { ...known, exit: EXIT.failure };
   const name = error instanceof Error ? error.name : "Error";
-  io.stderr(`agentauth: unexpected ${name}; run with AGENTAUTH_LOG_LEVEL=debug for details.\n`);
-  return EXIT.failure;
+  return {
+    code: "unexpected",
+    message: `unexpected ${name}; run with AGENTAUTH_LOG_LEVEL=debug for details.`,
+    exit: EXIT.failure,
+  };
 }

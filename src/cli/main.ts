@@ -1,64 +1,143 @@
 #!/usr/bin/env node
 /** The `agentauth` command: parses the command line and hands each command to the library. */
 
+import { readFileSync } from "node:fs";
 import { createLogger } from "../core/log.ts";
-import { ACP_USAGE, acpCommand } from "./commands/acp.ts";
-import { AHP_USAGE, ahpCommand } from "./commands/ahp.ts";
-import { DEMO_USAGE, demoCommand } from "./commands/demo.ts";
-import { IDP_USAGE, idpCommand } from "./commands/idp.ts";
-import { LOGIN_USAGE, loginCommand } from "./commands/login.ts";
-import { RAP_USAGE, rapCommand } from "./commands/rap.ts";
-import { VAULT_USAGE, vaultCommand } from "./commands/vault.ts";
+import * as acp from "./commands/acp.ts";
+import * as ahp from "./commands/ahp.ts";
+import { DEMO_HELP, DEMO_USAGE, demoCommand } from "./commands/demo.ts";
+import { IDP_HELP, IDP_USAGE, idpCommand } from "./commands/idp.ts";
+import { LOGIN_HELP, LOGIN_USAGE, loginCommand } from "./commands/login.ts";
+import * as rap from "./commands/rap.ts";
+import * as vault from "./commands/vault.ts";
+import { type Area, commandWords, helpExport, helpFor, subcommandsOf } from "./help.ts";
 import { type CliIo, EXIT, processIo, reportError, UsageError } from "./io.ts";
+import { watchInterrupt } from "./lifecycle.ts";
+
+const AREAS: Area[] = [
+  { name: "demo", usage: DEMO_USAGE, help: DEMO_HELP, run: demoCommand },
+  { name: "login", usage: LOGIN_USAGE, help: LOGIN_HELP, run: loginCommand },
+  {
+    name: "vault",
+    usage: vault.VAULT_USAGE,
+    help: helpExport(vault, "VAULT_HELP"),
+    run: vault.vaultCommand,
+  },
+  { name: "acp", usage: acp.ACP_USAGE, help: helpExport(acp, "ACP_HELP"), run: acp.acpCommand },
+  { name: "ahp", usage: ahp.AHP_USAGE, help: helpExport(ahp, "AHP_HELP"), run: ahp.ahpCommand },
+  { name: "rap", usage: rap.RAP_USAGE, help: helpExport(rap, "RAP_HELP"), run: rap.rapCommand },
+  { name: "idp", usage: IDP_USAGE, help: IDP_HELP, run: idpCommand },
+];
 
 export const USAGE = `agentauth: authentication for agent protocols (ACP, AHP, RAP)
 
 Usage:
-${[DEMO_USAGE, LOGIN_USAGE, VAULT_USAGE, ACP_USAGE, AHP_USAGE, RAP_USAGE, IDP_USAGE].join("\n\n")}
+${AREAS.map((area) => area.usage).join("\n\n")}
+
+agentauth <command> [<subcommand>] --help    the full usage of one command, with every flag and an example
+agentauth --version                          the installed version
 
 All local state lives under $AGENTAUTH_HOME (default: the platform's data directory).
 The vault key comes from $AGENTAUTH_VAULT_KEY (32 bytes, base64) or a key file created there (mode 0600).
-Exit codes: 0 success, 1 failure, 2 usage error.
+With --json, results and errors are JSON on stdout; an error is {"error":{"code":"…","message":"…"}}.
+Exit codes: 0 success, 1 failure, 2 usage error, 130 interrupted (Ctrl-C).
 `;
 
-const COMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> = {
-  demo: demoCommand,
-  login: loginCommand,
-  vault: vaultCommand,
-  idp: idpCommand,
-  acp: acpCommand,
-  rap: rapCommand,
-  ahp: ahpCommand,
-};
+/** The package version, read from package.json two folders up (the same from src/cli and dist/cli). */
+export function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
+  return String(pkg.version);
+}
 
 export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
   const [command, ...rest] = argv;
-  if (!command || command === "--help" || command === "-h" || command === "help") {
-    io.stdout(USAGE);
-    return command ? EXIT.ok : EXIT.usage;
+  if (!command) {
+    io.stderr(USAGE);
+    return EXIT.usage;
   }
-  const run = COMMANDS[command];
+  if (command === "--help" || command === "-h") {
+    io.stdout(USAGE);
+    return EXIT.ok;
+  }
+  if (command === "--version" || command === "-V") {
+    io.stdout(`${version()}\n`);
+    return EXIT.ok;
+  }
+  // `agentauth help vault list` is `agentauth vault list --help`.
+  if (command === "help") return printHelp(io, rest);
+  const area = AREAS.find((a) => a.name === command);
+  // Only flags before `--` are ours: `acp status -- some-agent --help` passes --help to the agent.
+  const ours = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
+  const words = commandWords(ours);
+  const json = ours.includes("--json");
   try {
-    if (!run) throw new UsageError(`unknown command '${command}'`);
-    // Only flags before `--` are ours: `acp status -- some-agent --help` passes --help to the agent.
-    const ours = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
-    if (ours.includes("--help") || ours.includes("-h")) {
-      io.stdout(USAGE);
-      return EXIT.ok;
+    if (!area) {
+      throw new UsageError(
+        `unknown command '${command}'; the commands are ${AREAS.map((a) => a.name).join(", ")}`,
+      );
     }
-    return await run(rest, io);
+    if (ours.includes("--help") || ours.includes("-h")) return printHelp(io, [command, ...words]);
+    checkSubcommand(area, ours);
+    return await area.run(rest, io);
   } catch (error) {
-    // node:util parseArgs throws TypeErrors with ERR_PARSE_ARGS_* codes for unknown or malformed flags.
-    const code = (error as { code?: string }).code;
-    if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS")) {
-      return reportError(io, new UsageError((error as Error).message));
-    }
     // Details only on request (AGENTAUTH_LOG_LEVEL=debug), as the hint printed by reportError promises.
     createLogger().debug("cli.error", { error });
-    return reportError(io, error);
+    const forHelp = area ? [area.name, helpFor(area, words).key].join(" ").trim() : undefined;
+    return reportError(io, asUsageError(error), { command: forHelp, json });
+  }
+}
+
+/** `agentauth vault` (no subcommand) prints the vault's usage; `agentauth vault bogus` names the valid ones. */
+function checkSubcommand(area: Area, ours: string[]): void {
+  const subs = subcommandsOf(area);
+  if (subs.length === 0) return;
+  const [first] = ours;
+  if (first === undefined || first.startsWith("-")) {
+    throw new UsageError(
+      `'agentauth ${area.name}' needs a subcommand: ${subs.join(", ")}.`,
+      `Usage:\n${area.usage}\n\nRun 'agentauth ${area.name} <subcommand> --help' for its flags.`,
+    );
+  }
+  if (!subs.includes(first)) {
+    throw new UsageError(
+      `unknown ${area.name} command '${first}'; the ${area.name} commands are ${subs.join(", ")}`,
+    );
+  }
+}
+
+/** node:util parseArgs throws TypeErrors with ERR_PARSE_ARGS_* codes for unknown or malformed flags. */
+function asUsageError(error: unknown): unknown {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS")) {
+    return new UsageError((error as Error).message);
+  }
+  return error;
+}
+
+function printHelp(io: CliIo, words: string[]): number {
+  const [name, ...sub] = words;
+  if (!name) {
+    io.stdout(USAGE);
+    return EXIT.ok;
+  }
+  const area = AREAS.find((a) => a.name === name);
+  if (!area) return reportError(io, new UsageError(`no help for unknown command '${name}'`));
+  const text = helpFor(area, sub).text;
+  io.stdout(text.endsWith("\n") ? text : `${text}\n`);
+  return EXIT.ok;
+}
+
+/** The whole process: Ctrl-C turns any outcome into exit code 130 (after the command closed what it opened). */
+export async function cli(argv: string[]): Promise<number> {
+  const watch = watchInterrupt({ stderr: (text) => process.stderr.write(text) });
+  try {
+    const code = await main(argv);
+    return watch.interrupted ? EXIT.interrupted : code;
+  } finally {
+    watch.dispose();
   }
 }
 
 if (import.meta.main) {
-  process.exitCode = await main(process.argv.slice(2));
+  process.exitCode = await cli(process.argv.slice(2));
 }

@@ -14,6 +14,19 @@ export const DEMO_USAGE = `agentauth demo [--auto-approve] [--port N] [--json]
   Starts the embedded authorization server (default port 4444, or a free one) and logs in with the device
   flow. Sign in as alice/alice in your browser, or pass --auto-approve to let the command do it.`;
 
+export const DEMO_HELP: Record<string, string> = {
+  "": `agentauth demo [--auto-approve] [--port N] [--json]
+  Starts the embedded authorization server and signs in against it with the device flow, storing the tokens in
+  the vault (what \`npm start\` runs). Open the printed URL and sign in as alice/alice, or let --auto-approve do it.
+
+  --auto-approve   sign in and consent as alice automatically (unattended runs, CI)
+  --port N         the authorization server's port (default 4444, or a free one when 4444 is taken; 0 = any)
+  --json           print the stored credential (never a token) as JSON on stdout; errors as JSON too
+
+  Example:
+    agentauth demo --auto-approve`,
+};
+
 const DEFAULT_PORT = 4444;
 
 export async function demoCommand(argv: string[], io: CliIo): Promise<number> {

@@ -15,9 +15,31 @@ import { openVault } from "../../vault/index.ts";
 import type { CredentialRecord } from "../../vault/types.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 
-export const LOGIN_USAGE = `agentauth login --issuer URL [--client-id ID] [--scope S] [--resource R] [--device | --browser] [--json]
+export const LOGIN_USAGE = `agentauth login --issuer URL [--client-id ID] [--scope S] [--resource R] [--device | --browser] [--subject S] [--json]
   Signs in with the device flow (default) or a browser and a loopback redirect, and stores the tokens
   encrypted in the vault. A confidential client's secret is read from $AGENTAUTH_CLIENT_SECRET.`;
+
+export const LOGIN_HELP: Record<string, string> = {
+  "": `agentauth login --issuer URL [options]
+  Signs in at any OAuth 2.0 / OpenID Connect authorization server and stores the tokens encrypted in the vault.
+  The device flow (RFC 8628) prints a URL and a code on stderr; the browser flow prints an authorization URL and
+  waits for the redirect on a loopback port (RFC 8252, PKCE S256).
+
+  --issuer URL        the authorization server (https, or http on loopback); its metadata is discovered
+  --client-id ID      the registered client id (default agentauth-cli)
+  --scope S           the scopes to ask for (default "${DEFAULT_LOGIN_SCOPE}")
+  --resource R        the RFC 8707 resource indicator the tokens are for (part of the vault key)
+  --device            use the device flow (the default)
+  --browser           use a browser and a loopback redirect instead
+  --subject S         the vault subject to store the credential under (default the ID token's sub)
+  --json              print the stored credential (never a token) as JSON on stdout; errors as JSON too
+
+  A confidential client's secret is read from $AGENTAUTH_CLIENT_SECRET, never from the command line.
+  Ctrl-C cancels the login (exit 130).
+
+  Example:
+    agentauth login --issuer http://127.0.0.1:4444 --device`,
+};
 
 export async function loginCommand(argv: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({

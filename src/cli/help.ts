@@ -1,0 +1,60 @@
+/**
+ * The CLI help contract, as pure functions: each area (`vault`, `rap`, …) has a one-screen USAGE and a HELP map
+ * keyed by the subcommand words after the area (`"tool serve"`, `""` for the area itself). `agentauth <area>
+ * <sub…> --help` prints the longest matching HELP entry, else the area's USAGE.
+ */
+
+import type { CliIo } from "./io.ts";
+
+export interface Area {
+  name: string;
+  usage: string;
+  help: Record<string, string>;
+  run: (argv: string[], io: CliIo) => Promise<number>;
+}
+
+/** The subcommand words: the leading arguments that are not flags (`rap tool serve --port 1` → tool, serve). */
+export function commandWords(args: string[]): string[] {
+  const words: string[] = [];
+  for (const arg of args) {
+    if (arg.startsWith("-") || !/^[a-z][a-z0-9-]*$/.test(arg)) break;
+    words.push(arg);
+  }
+  return words;
+}
+
+/** The help text for `words` in `area`: the longest prefix that has an entry, else the area's usage. */
+export function helpFor(area: Area, words: string[]): { text: string; key: string } {
+  for (let n = words.length; n >= 0; n--) {
+    const key = words.slice(0, n).join(" ");
+    const text = area.help[key];
+    if (text) return { text, key };
+  }
+  return { text: area.usage, key: "" };
+}
+
+/**
+ * The area's first subcommand words, from its HELP keys and from the `agentauth <area> <word>` lines of its usage.
+ * Empty for commands without subcommands (`login`, `demo`).
+ */
+export function subcommandsOf(area: Area): string[] {
+  const words = new Set<string>();
+  for (const key of Object.keys(area.help)) {
+    const [first] = key.split(" ");
+    if (first) words.add(first);
+  }
+  const line = new RegExp(`^agentauth ${area.name} ([a-z][a-z0-9-]*)`, "gm");
+  for (const match of area.usage.matchAll(line)) if (match[1]) words.add(match[1]);
+  return [...words];
+}
+
+/** A module's `<AREA>_HELP` export if its owner has written one (the contract is filled in area by area). */
+export function helpExport(module: object, name: string): Record<string, string> {
+  const value = (module as Record<string, unknown>)[name];
+  if (!value || typeof value !== "object") return {};
+  return Object.fromEntries(
+    Object.entries(value).filter(
+      (entry): entry is [string, string] => typeof entry[1] === "string",
+    ),
+  );
+}
