@@ -1,32 +1,27 @@
 /**
- * One client connection: JSON-RPC framing (one message per text frame), the `initialize` handshake that picks the
- * dialect, root-state reads, `authenticate`, the deprecated `setAuthToken`, and gated commands. Every request gets
+ * One client connection: JSON-RPC framing (one message per text frame), the `initialize` handshake (`handshake.ts`),
+ * root and session subscriptions, `authenticate`, the deprecated `setAuthToken`, and gated commands. Every request gets
  * a JSON-RPC answer, whatever it holds; params are never logged (they may carry a token).
  */
 
-import { peerText } from "../../core/display.ts";
 import type { Logger } from "../../core/log.ts";
-import { negotiateProtocolVersion } from "../version.ts";
 import {
   AhpErrorCodes,
   AhpMethods,
   AuthenticateParamsOfficialSchema,
   AuthenticateParamsSeedSchema,
-  InitializeParamsOfficialSchema,
-  InitializeParamsSeedSchema,
-  type JsonRpcError,
   type JsonRpcId,
   JsonRpcIncomingSchema,
-  OFFICIAL_COMMAND_NAMES,
   ROOT_CHANNEL,
   SetAuthTokenParamsSchema,
-  type Snapshot,
   SubscribeParamsSchema,
 } from "../wire.ts";
 import { AuthSession } from "./auth-session.ts";
 import { AhpCommandError, type HostContext } from "./context.ts";
 import type { Notification } from "./dialect.ts";
-import { type Dialect, detectDialect, negotiateSeed, supportedVersions } from "./negotiate.ts";
+import { handshake } from "./handshake.ts";
+import type { Dialect } from "./negotiate.ts";
+import { clip, idOf, invalid, invalidParams, isResponse, notFound, type Reply } from "./replies.ts";
 import type { RegisteredResource } from "./resources.ts";
 
 /** What the transport gives a connection: send one message, close. */
@@ -35,8 +30,6 @@ export interface Peer {
   /** Closes after pending sends. */
   close(code: number, reason: string): void;
 }
-
-type Reply = { result: unknown } | { error: JsonRpcError };
 
 const RESERVED = new Set<string>(Object.values(AhpMethods));
 
@@ -177,80 +170,19 @@ export class AhpConnection {
 
   #initialize(params: unknown): Reply {
     if (this.#dialect) return invalid(AhpErrorCodes.InvalidRequest, "Already initialized.");
-    const dialect = detectDialect(params);
-    if (!dialect) {
-      return invalid(
-        AhpErrorCodes.InvalidParams,
-        "initialize needs protocolVersions (string[], official AHP) or a numeric protocolVersion.",
-      );
+    const outcome = handshake(this.#host, params);
+    if (outcome.start) this.#start(outcome.start.dialect, outcome.start.version);
+    if (outcome.refused) {
+      this.#log.info("ahp.unsupported_version", outcome.refused);
+      setImmediate(() => this.#peer.close(1002, "unsupported protocol version"));
     }
-    const root: Snapshot = {
-      resource: ROOT_CHANNEL,
-      state: this.#host.registry.rootState(),
-      fromSeq: 0,
-    };
-    if (dialect === "official") {
-      const p = InitializeParamsOfficialSchema.safeParse(params);
-      if (!p.success) return invalidParams(p.error);
-      const offered = p.data.protocolVersions;
-      const outcome = negotiateProtocolVersion(offered, this.#host.protocolVersions.parsed);
-      if (!outcome.ok && outcome.reason === "malformed") {
-        // The official helper throws here; answering -32602 (without closing) lets the client correct its offer.
-        return invalid(
-          AhpErrorCodes.InvalidParams,
-          `Invalid params: protocolVersions[${outcome.index}] is not a MAJOR.MINOR.PATCH version (no "v", prerelease or build metadata).`,
-        );
-      }
-      if (!outcome.ok) return this.#unsupported(dialect, offered);
-      const version = outcome.version;
-      this.#start(dialect, version);
-      return {
-        result: {
-          protocolVersion: version,
-          serverSeq: 0,
-          serverInfo: this.#host.serverInfo,
-          snapshots: (p.data.initialSubscriptions ?? []).includes(ROOT_CHANNEL) ? [root] : [],
-        },
-      };
-    }
-    const p = InitializeParamsSeedSchema.safeParse(params);
-    if (!p.success) return invalidParams(p.error);
-    const version = negotiateSeed(p.data.protocolVersion);
-    if (version === undefined) return this.#unsupported(dialect, [String(p.data.protocolVersion)]);
-    this.#start(dialect, String(version));
-    return {
-      result: {
-        protocolVersion: version,
-        serverSeq: 0,
-        snapshots: [],
-        resourceMetadata: {
-          resource: this.#host.hostResource(),
-          authSchemes: this.#host.registry.authSchemes(),
-        },
-      },
-    };
+    return outcome.reply;
   }
 
   #start(dialect: Dialect, version: string): void {
     this.#dialect = dialect;
     this.#auth = new AuthSession(this.#host, dialect, (n) => this.#send(n), this.#log);
     this.#log.info("ahp.initialized", { dialect, protocolVersion: version });
-  }
-
-  /** `-32005`, then the connection closes (lifecycle spec). `offered` holds only well-formed versions here. */
-  #unsupported(dialect: Dialect, offered: readonly string[]): Reply {
-    const supported = supportedVersions(dialect, this.#host.protocolVersions.text);
-    this.#log.info("ahp.unsupported_version", { dialect, offered: offered.slice(0, 8) });
-    setImmediate(() => this.#peer.close(1002, "unsupported protocol version"));
-    const speaks =
-      dialect === "seed"
-        ? `seed protocolVersion ${supported.join(" or ")}`
-        : `AHP versions compatible with ${supported.join(" or ")} (${supported.map((v) => `^${v}`).join(", ")})`;
-    return invalid(
-      AhpErrorCodes.UnsupportedProtocolVersion,
-      `Unsupported protocol version: this host speaks ${speaks}; offered: ${offered.slice(0, 8).join(", ") || "none"}.`,
-      { supportedVersions: supported },
-    );
   }
 
   async #subscribe(auth: AuthSession, params: unknown): Promise<Reply> {
@@ -353,50 +285,4 @@ export class AhpConnection {
       "method" in message && !("jsonrpc" in message) ? { jsonrpc: "2.0", ...message } : message;
     this.#peer.send(framed);
   }
-}
-
-function notFound(method: string): Reply {
-  if (OFFICIAL_COMMAND_NAMES.has(method)) {
-    return invalid(
-      AhpErrorCodes.MethodNotFound,
-      `${method} is an AHP command this host does not implement.`,
-    );
-  }
-  return invalid(
-    AhpErrorCodes.MethodNotFound,
-    `Method not found: ${peerText(method, { max: 100 })}`,
-  );
-}
-
-function invalid(code: number, message: string, data?: unknown): { error: JsonRpcError } {
-  return { error: { code, message, ...(data === undefined ? {} : { data }) } };
-}
-
-/** Paths and zod's reasons only: never the received values (one may be a token). */
-function invalidParams(error: { issues: Array<{ path: PropertyKey[]; message: string }> }): {
-  error: JsonRpcError;
-} {
-  const issues = error.issues
-    .slice(0, 10)
-    .map((i) => `${i.path.map(String).join(".") || "params"}: ${i.message}`);
-  return invalid(AhpErrorCodes.InvalidParams, `Invalid params: ${issues.join("; ")}`);
-}
-
-function idOf(raw: unknown): JsonRpcId | undefined {
-  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return undefined;
-  const id = (raw as { id?: unknown }).id;
-  return typeof id === "string" || typeof id === "number" ? id : undefined;
-}
-
-function isResponse(raw: unknown): boolean {
-  return (
-    raw !== null &&
-    typeof raw === "object" &&
-    ("result" in raw || "error" in raw) &&
-    !("method" in raw)
-  );
-}
-
-function clip(text: string): string {
-  return text.length > 100 ? `${text.slice(0, 100)}…` : text;
 }
