@@ -6,6 +6,16 @@ import type { InvocationAuth } from "../../src/rap/invocation-auth.ts";
 import { testRuntime } from "../support/rap-runtime.ts";
 import { eventually, standInTool } from "../support/rap-tool-stand-in.ts";
 
+const capture = (lines: Record<string, unknown>[]) => ({
+  debug: () => {},
+  info: (event: string, fields?: Record<string, unknown>) => void lines.push({ event, ...fields }),
+  warn: (event: string, fields?: Record<string, unknown>) => void lines.push({ event, ...fields }),
+  error: (event: string, fields?: Record<string, unknown>) => void lines.push({ event, ...fields }),
+  child() {
+    return this;
+  },
+});
+
 const secret = () => new Secret(randomBytes(32).toString("base64url"));
 
 async function setup(
@@ -83,7 +93,8 @@ test("[RAP-invoke-auth-refused] an invocation answered 401 (no credentials confi
   const toolSecret = secret();
   // The toolset document is public here; only invocations are checked (so the catalog loads).
   const tool = await standInTool({});
-  const rt = await testRuntime({ toolsetUrls: [tool.origin] });
+  const lines: Record<string, unknown>[] = [];
+  const rt = await testRuntime({ toolsetUrls: [tool.origin], logger: capture(lines) });
   tool.options.auth = { scheme: "bearer", secret: toolSecret };
   const outcome = await rt.runtime.invoke({
     groupId: "g",
@@ -104,6 +115,10 @@ test("[RAP-invoke-auth-refused] an invocation answered 401 (no credentials confi
   assert.match(call.result?.text ?? "", /Bearer/, "names the scheme the tool asked for");
   assert.equal(tool.attempts.get("c1") ?? 0, 0, "the stand-in never reached its ack");
   assert.equal(tool.refused.filter((r) => r.path === "/invoke").length, 1, "one attempt only");
+  const logged = lines.find((l) => l.event === "rap.runtime.invoke_failed");
+  assert.equal(logged?.status, 401);
+  assert.match(String(logged?.reason), /refused the runtime's credentials/);
+  assert.ok(!JSON.stringify(lines).includes(toolSecret.reveal()));
 });
 
 test("[RAP-invoke-auth-hmac] a 5xx after the signature was accepted is retried with a fresh signature (not refused as a replay)", async () => {

@@ -289,6 +289,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
         ...log,
         status: outcome.status,
         attempts: outcome.attempts,
+        ...(outcome.status === 401
+          ? {
+              reason:
+                "the tool refused the runtime's credentials: check the invocation scheme and secret",
+            }
+          : {}),
       });
       await endCall(request.groupId, id, "failed", outcome.text);
     }
