@@ -111,7 +111,8 @@ test(
   GUARD,
   async () => {
     const dir = stateFolder();
-    const result = await runAcpCli(["login", ...agent("terminal", dir)]);
+    // The test's stdin is not a terminal: the run is forced (without the flag it is refused, see ACP-terminal-needs-tty).
+    const result = await runAcpCli(["login", "--force-terminal", ...agent("terminal", dir)]);
     assert.equal(result.code, 0, result.stderr);
     assert.match(
       result.stdout,
@@ -135,7 +136,13 @@ test(
       !result.stderr.includes("\u001b"),
       "no escape sequence from the agent reaches the terminal",
     );
-    assert.deepEqual(methods(dir).slice(0, 3), ["initialize", "authenticate", "elicitation"]);
+    // auth/status first: a login when already signed in stops there (ACP-login-already-signed-in).
+    assert.deepEqual(methods(dir).slice(0, 4), [
+      "initialize",
+      "auth/status",
+      "authenticate",
+      "elicitation",
+    ]);
   },
 );
 
@@ -153,7 +160,8 @@ test(
 
     const dir = stateFolder();
     const env = { SCRIPTED_API_KEY: "sk-cli-456", SCRIPTED_EXPECTED_KEY: "sk-cli-456" };
-    const present = await runAcpCli(["login", ...agent("env-var", dir)], env);
+    // With the key in its environment the agent already reports authenticated: --force runs the method anyway.
+    const present = await runAcpCli(["login", "--force", ...agent("env-var", dir)], env);
     assert.equal(present.code, 0, present.stderr);
     assert.ok(calls(dir).includes("authenticate api-key key=match"));
     assert.doesNotMatch(present.stdout + present.stderr, /sk-cli-456/);
@@ -168,7 +176,7 @@ test(
     assert.equal(result.code, 1);
     assert.match(
       result.stderr,
-      /^agentauth: The agent refused the login with "browser": .*\[acp_login_failed\]\n$/,
+      /^Waiting for scripted-agent to finish signing in with .*\nagentauth: The agent refused the login with "browser": .*\[acp_login_failed\]\n$/,
     );
   },
 );
@@ -205,7 +213,11 @@ test(
       const result = await runAcpCli(args);
       assert.equal(result.code, 2, `${args.join(" ")}: ${result.stderr}`);
       assert.equal(result.stdout, "");
-      assert.match(result.stderr, /^agentauth: .*\nRun 'agentauth --help' for usage\.\n$/);
+      // The hint names the command's own help (`agentauth acp status --help`); a missing subcommand shows the usage.
+      assert.match(
+        result.stderr,
+        /^agentauth: .*\n(?:[\s\S]*\n)?Run 'agentauth [^']*--help' for .*\.\n$/,
+      );
     }
   },
 );

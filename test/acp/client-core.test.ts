@@ -123,6 +123,7 @@ test("[ACP-client-profile] initialize answers: v1 logout/status capabilities, ge
     logout: true,
     getAuthState: true,
     agentauth: false,
+    statusPush: false,
   });
   assert.deepEqual(v1.agent, { name: "a", version: "1" });
   const draft = readInitializeResponse(
@@ -145,6 +146,7 @@ test("[ACP-client-profile] initialize answers: v1 logout/status capabilities, ge
     logout: true,
     getAuthState: false,
     agentauth: false,
+    statusPush: false,
   });
   const v2Empty = readInitializeResponse(
     { protocolVersion: 2, info: { name: "b", version: "2" }, authMethods: [] },
@@ -282,7 +284,7 @@ test("[ACP-client-url-policy] only https, or http on loopback, reaches the perso
     }),
     {
       url: "https://a.example/",
-      message: "Go[2J there",
+      message: "Go [2J there",
       via: "elicitation",
     },
   );
@@ -315,6 +317,7 @@ test("[ACP-terminal-args-append] terminal invocation: same command, method args 
     env: { PATH: "/bin", A: "1" },
     cwd: "/w",
     method: { id: "tty", name: "Terminal" },
+    agentNamed: false,
   });
 });
 
@@ -323,7 +326,11 @@ test("[ACP-client-initialize] initialize advertises terminal and URL elicitation
     initializeParams(1, { runTerminal: true, showUrl: true }, { name: "c", version: "1" }),
     {
       protocolVersion: 1,
-      clientCapabilities: { auth: { terminal: true }, elicitation: { url: {} } },
+      clientCapabilities: {
+        auth: { terminal: true },
+        elicitation: { url: {} },
+        _meta: { "terminal-auth": true },
+      },
       clientInfo: { name: "c", version: "1" },
     },
   );

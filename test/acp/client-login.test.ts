@@ -176,7 +176,7 @@ test(
     assert.deepEqual(prompts, [
       {
         url: "https://login.example.com/device?user_code=ABCD-EFGH",
-        message: "Open the page to sign in to Scripted.[31m",
+        message: "Open the page to sign in to Scripted. [31m",
         via: "elicitation",
       },
     ]);

@@ -20,6 +20,8 @@ export interface AgentProfile {
     getAuthState: boolean;
     /** The agent says it is built on agentauth (`_meta.agentauth`): its `agent` methods reach the person by themselves. */
     agentauth: boolean;
+    /** `_meta.authStatus` (claude-agent-acp): the agent pushes its state as `_auth/status_update` after initialize. */
+    statusPush: boolean;
   };
 }
 
@@ -45,6 +47,7 @@ export function readInitializeResponse(raw: unknown, version: 1 | 2): AgentProfi
           : auth.logout != null && auth.logout !== false,
       getAuthState: caps.getAuthState === true || meta.getAuthState === true,
       agentauth: meta.agentauth != null && meta.agentauth !== false,
+      statusPush: meta.authStatus != null && meta.authStatus !== false,
     },
   };
 }

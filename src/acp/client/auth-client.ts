@@ -15,25 +15,27 @@
  * }
  */
 
+import { peerText } from "../../core/display.ts";
 import { type Secret, secret } from "../../core/secret.ts";
 import { API_KEY_META } from "../wire.ts";
 import type { AgentLaunch } from "./agent-process.ts";
 import type { AgentProfile } from "./agent-profile.ts";
 import type { AdvertisedAuthMethod } from "./auth-methods.ts";
-import { type AuthStatus, AuthStatusCache } from "./auth-status.ts";
+import { type AuthStatus, AuthStatusCache, unknownStatus } from "./auth-status.ts";
 import { type AgentConnection, openConnection } from "./connection.ts";
 import {
   AcpAuthRequiredError,
   AcpCancelledError,
   AcpClosedError,
+  AcpCommandNotConfirmedError,
   AcpEnvVarsMissingError,
   AcpLoginError,
   AcpLogoutUnsupportedError,
   AcpRequestError,
   AcpTerminalLoginError,
-  clip,
+  AcpTimeoutError,
 } from "./errors.ts";
-import { type CallerAbilities, chooseAuthMethod } from "./method-choice.ts";
+import { type CallerAbilities, chooseAuthMethod, runsAs } from "./method-choice.ts";
 import {
   type ConnectAgentOptions,
   DEFAULT_TIMEOUTS,
@@ -42,9 +44,18 @@ import {
   type RequestOptions,
 } from "./options.ts";
 import { AUTH_METHODS, DEFAULT_CLIENT_INFO, type ProtocolVersion } from "./protocol.ts";
-import { isAuthRequired, RequestError, requestError } from "./rpc-errors.ts";
+import { agentDetail, isAuthRequired, RequestError, requestError } from "./rpc-errors.ts";
 import { queryAuthStatus } from "./status-query.ts";
-import { type TerminalResult, type TerminalRunner, terminalInvocation } from "./terminal.ts";
+import {
+  commandLine,
+  type TerminalInvocation,
+  type TerminalResult,
+  type TerminalRunner,
+  terminalInvocation,
+} from "./terminal.ts";
+
+/** setTimeout's ceiling (2^31-1 ms): a larger timeout would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** Spawns the agent, initializes it, and returns the journey. Throws `AcpSpawnError`, `AcpInitializeError`, … */
 export async function connectAgent(
@@ -68,6 +79,7 @@ export class AcpAuthClient {
   #connection: AgentConnection | undefined;
   #login: Promise<LoginOutcome> | undefined;
   #closed = false;
+  #closing: Promise<void> | undefined;
 
   /** Use `connectAgent`. */
   constructor(command: string, args: readonly string[], options: ConnectAgentOptions) {
@@ -107,7 +119,38 @@ export class AcpAuthClient {
       notified: this.#cache.current,
       signal: options.signal,
     });
+    if (status.source === "none" && connection.profile.capabilities.statusPush) {
+      return this.#cache.answer(await this.#pushedStatus(options.signal), startedAt);
+    }
     return this.#cache.answer(status, startedAt);
+  }
+
+  /**
+   * claude-agent-acp advertises `_meta.authStatus`, answers neither `auth/status` nor `getAuthState`, and pushes
+   * `_auth/status_update` 0.35–0.9 s after `initialize` (issue 8 §3.9). For an agent that declares this channel the
+   * push is its word on the state, so it is waited for (bounded) and reported as the state.
+   */
+  async #pushedStatus(signal?: AbortSignal): Promise<AuthStatus> {
+    const hint = await this.#cache.firstHint(this.#timeouts.statusPushMs, signal);
+    if (signal?.aborted) throw new AcpCancelledError("Asking for the state was cancelled.");
+    if (hint) {
+      return {
+        state: hint.state,
+        accounts: hint.label ? [{ label: hint.label, active: true }] : [],
+        source: "_auth/status_update",
+      };
+    }
+    return unknownStatus(
+      "none",
+      `The agent announces its state by a push (_meta.authStatus) but did not report its state within ` +
+        `${this.#timeouts.statusPushMs / 1000} s.`,
+    );
+  }
+
+  /** What the current agent printed on stdout that was not JSON-RPC (dropped): a count and the last few lines. */
+  get strayOutput(): { count: number; last: readonly string[] } {
+    const stray = this.#live().stray;
+    return { count: stray.count, last: stray.last };
   }
 
   /**
@@ -131,14 +174,23 @@ export class AcpAuthClient {
       { agentIsAgentauth: connection.profile.capabilities.agentauth },
       methodId,
     );
-    if (method.type === "terminal") await this.#terminalLogin(method, options.signal);
-    else if (method.type === "env_var") await this.#envVarLogin(method, options.signal);
+    const kind = runsAs(method, this.#abilities());
+    if (kind === "terminal") await this.#terminalLogin(method, options.signal);
+    else if (kind === "env_var") await this.#envVarLogin(method, options.signal);
     else await this.#agentLogin(method, options);
     const status = await this.status({ signal: options.signal });
+    // Never "signed in" on a state the agent did not report (issue 8 §3.8: gemini without a key, opencode).
+    const outcome =
+      status.state === "authenticated"
+        ? "signed_in"
+        : status.state === "unauthenticated"
+          ? "still_signed_out"
+          : "accepted_unverified";
     return {
-      method: { id: method.id, name: method.name, type: method.type },
+      method: { id: method.id, name: method.name, type: kind },
       status,
-      authenticated: status.state !== "unauthenticated",
+      outcome,
+      authenticated: outcome === "signed_in",
     };
   }
 
@@ -148,18 +200,24 @@ export class AcpAuthClient {
       methodId: method.id,
       ...(options.apiKey ? { _meta: { [API_KEY_META]: { apiKey: options.apiKey.reveal() } } } : {}),
     };
+    options.onWaiting?.({ id: method.id, name: method.name, type: method.type });
     try {
       await this.#live().call(AUTH_METHODS[this.protocolVersion].login, params, {
-        what: `the login with "${clip(method.id, 60)}"`,
+        what: `the login with "${peerText(method.id, { max: 60 })}"`,
         signal: options.signal,
         timeoutMs: this.#timeouts.loginMs,
       });
     } catch (error) {
+      const stray = this.#connection?.stray.note() ?? "";
       if (error instanceof RequestError) {
         throw new AcpLoginError(
-          `The agent refused the login with "${clip(method.id, 60)}": ${clip(error.message)} (JSON-RPC ${error.code}).`,
+          `The agent refused the login with "${peerText(method.id, { max: 60 })}": ${peerText(error.message)} ` +
+            `(JSON-RPC ${error.code}).${agentDetail(error)}${stray}`,
           { rpcCode: error.code },
         );
+      }
+      if (error instanceof AcpTimeoutError && stray) {
+        throw new AcpTimeoutError(`${error.message}${stray}`);
       }
       throw error;
     }
@@ -172,19 +230,28 @@ export class AcpAuthClient {
   async #terminalLogin(method: AdvertisedAuthMethod, signal?: AbortSignal): Promise<void> {
     const runner = this.#options.runTerminal as TerminalRunner; // chooseAuthMethod checked it
     const invocation = terminalInvocation(this.#launch(), method);
+    if (invocation.agentNamed) await this.#confirm(invocation);
     await this.#connection?.close();
+    const timeout = AbortSignal.timeout(Math.min(this.#timeouts.terminalMs, MAX_TIMER_MS));
+    const ended = signal ? AbortSignal.any([signal, timeout]) : timeout;
     let result: TerminalResult | undefined;
     let failure: unknown;
     try {
-      result = await runner(invocation, signal ?? new AbortController().signal);
+      result = await runner(invocation, ended);
     } catch (error) {
       failure = error;
     }
-    await this.reconnect();
     if (signal?.aborted) throw new AcpCancelledError("The terminal login was cancelled.");
-    const id = clip(method.id, 60);
+    await this.reconnect();
+    const id = peerText(method.id, { max: 60 });
+    if (timeout.aborted) {
+      throw new AcpTimeoutError(
+        `The terminal login "${id}" did not finish within ${this.#timeouts.terminalMs / 1000} s and was stopped; ` +
+          "run it again with more time, or in a terminal where you can answer its prompts.",
+      );
+    }
     if (!result) {
-      const why = clip((failure as Error | undefined)?.message ?? failure, 120);
+      const why = peerText((failure as Error | undefined)?.message ?? failure, { max: 120 });
       throw new AcpTerminalLoginError(`Could not run the terminal login "${id}": ${why}.`, {
         exitCode: null,
         cause: failure,
@@ -199,6 +266,17 @@ export class AcpAuthClient {
         exitCode: result.exitCode,
       });
     }
+  }
+
+  /** A command the agent named itself runs only once confirmed (issue 8 §3.7): never silently. */
+  async #confirm(invocation: TerminalInvocation): Promise<void> {
+    const line = commandLine(invocation);
+    const confirm = this.#options.confirmCommand;
+    if (confirm && (await confirm(invocation, line))) return;
+    throw new AcpCommandNotConfirmedError(
+      `The agent asks to run ${line} to sign in; it was not run because nobody confirmed it. Run it yourself if ` +
+        "you trust it, or allow it when asked.",
+    );
   }
 
   /**
@@ -231,7 +309,7 @@ export class AcpAuthClient {
       const still = missing.filter((name) => !this.#envOverlay.has(name));
       if (still.length > 0) {
         throw new AcpEnvVarsMissingError(
-          `The auth method "${clip(method.id, 60)}" needs ${still.join(", ")}; set ${still.length === 1 ? "it" : "them"} ` +
+          `The auth method "${peerText(method.id, { max: 60 })}" needs ${still.join(", ")}; set ${still.length === 1 ? "it" : "them"} ` +
             "in the agent's environment or supply a value when asked.",
           still,
         );
@@ -296,8 +374,8 @@ export class AcpAuthClient {
     } catch (error) {
       if (!isAuthRequired(error)) throw requestError(method, error);
       throw new AcpAuthRequiredError(
-        `The agent still requires authentication for ${clip(method, 60)} after signing in with ` +
-          `"${clip(outcome.method.id, 60)}"; check the account, or sign in with another method.`,
+        `The agent still requires authentication for ${peerText(method, { max: 60 })} after signing in with ` +
+          `"${peerText(outcome.method.id, { max: 60 })}"; check the account, or sign in with another method.`,
       );
     }
   }
@@ -348,20 +426,30 @@ export class AcpAuthClient {
       initializeTimeoutMs: this.#timeouts.initializeMs,
       signal: this.#options.signal,
     });
-    if (this.#closed) await this.#connection.close();
+    if (this.#closed) {
+      const late = this.#connection;
+      this.#connection = undefined;
+      await late.close();
+    }
   }
 
-  /** Ends the agent process: stdin closed first, then signals. Idempotent. */
-  async close(): Promise<void> {
+  /**
+   * Ends the agent process and its process group: stdin closed first, then signals. Idempotent: every call resolves
+   * when the first close has finished, so nothing the agent started outlives a caller that awaited it.
+   */
+  close(): Promise<void> {
     this.#closed = true;
-    const connection = this.#connection;
-    this.#connection = undefined;
-    await connection?.close();
+    if (!this.#closing) {
+      const connection = this.#connection;
+      this.#connection = undefined;
+      this.#closing = connection ? connection.close() : Promise.resolve();
+    }
+    return this.#closing;
   }
 
   #call(method: string, params: unknown, options: RequestOptions): Promise<unknown> {
     return this.#live().call(method, params, {
-      what: clip(method, 60),
+      what: peerText(method, { max: 60 }),
       signal: options.signal,
       timeoutMs: options.timeoutMs,
     });
@@ -389,6 +477,7 @@ export class AcpAuthClient {
     return {
       showUrl: Boolean(this.#options.onUrl),
       runTerminal: Boolean(this.#options.runTerminal),
+      ...(this.#options.terminalRefusal ? { terminalRefusal: this.#options.terminalRefusal } : {}),
       askEnvVars: Boolean(this.#options.onEnvVars),
       envHas: (name) => Boolean(env[name]),
     };

@@ -28,6 +28,27 @@ export interface AdvertisedAuthMethod {
   vars: readonly EnvVarSpec[];
   /** `env_var`: where the person gets the credential. */
   link?: string;
+  /** A legacy terminal login described in `_meta` of a method that is `agent` on the wire (see `readLegacyTerminal`). */
+  terminal?: LegacyTerminal;
+  /** The method takes an API key in `authenticate`'s `_meta["api-key"]` (gemini-cli marks it so; ids say `api-key`). */
+  takesApiKey: boolean;
+}
+
+/**
+ * Terminal logins from before `type: "terminal"` (issue 8 §3.7):
+ * - `terminal-auth`: `_meta["terminal-auth"] {command, args, env?, label?}` (claude-code-acp 0.16, opencode, Copilot
+ *   CLI), sent when the client opts in with `clientCapabilities._meta["terminal-auth"]: true`. It names its own
+ *   command, so a client runs it only once a person agreed.
+ * - `meta-type`: qwen-code's `_meta: {type: "terminal", args}`, read like the spec's terminal type (args appended to
+ *   the configured agent command).
+ */
+export interface LegacyTerminal {
+  style: "terminal-auth" | "meta-type";
+  /** `terminal-auth` only: the program the agent asks to run. */
+  command?: string;
+  args: readonly string[];
+  env: Readonly<Record<string, string>>;
+  label?: string;
 }
 
 /** Variable names a process environment can carry: no `=`, no NUL, not empty. */
@@ -69,7 +90,33 @@ function readAuthMethod(entry: unknown, version: 1 | 2): AdvertisedAuthMethod | 
     env: type === "terminal" ? readEnv(entry.env) : {},
     vars: type === "env_var" ? readVars(entry.vars) : [],
     link: type === "env_var" ? nonEmpty(entry.link) : undefined,
+    ...(type === "agent" ? legacyTerminal(entry._meta) : {}),
+    takesApiKey:
+      type === "agent" &&
+      ((isRecord(entry._meta) && entry._meta["api-key"] !== undefined) || API_KEY_ID.test(id)),
   };
+}
+
+const API_KEY_ID = /(^|[-_])api[-_]?key($|[-_])/i;
+
+function legacyTerminal(meta: unknown): { terminal?: LegacyTerminal } {
+  if (!isRecord(meta)) return {};
+  const described = meta["terminal-auth"];
+  if (isRecord(described) && nonEmpty(described.command)) {
+    return {
+      terminal: {
+        style: "terminal-auth",
+        command: described.command as string,
+        args: readArgs(described.args),
+        env: readEnv(described.env),
+        label: nonEmpty(described.label),
+      },
+    };
+  }
+  if (meta.type === "terminal") {
+    return { terminal: { style: "meta-type", args: readArgs(meta.args), env: readEnv(meta.env) } };
+  }
+  return {};
 }
 
 function readArgs(raw: unknown): string[] {

@@ -8,6 +8,7 @@
  * #1080, codex-acp #467), which is only ever a hint.
  */
 
+import { peerText } from "../../core/display.ts";
 import {
   GetAuthStateResponseSchema,
   KNOWN_AUTH_STATES,
@@ -15,10 +16,14 @@ import {
   normalizeAuthState,
 } from "../wire.ts";
 import { isRecord } from "./auth-methods.ts";
-import { clip } from "./errors.ts";
 
 /** Which mechanism gave the state. */
-export type AuthStatusSource = "auth/status" | "getAuthState" | "auth/status_update" | "none";
+export type AuthStatusSource =
+  | "auth/status"
+  | "getAuthState"
+  | "auth/status_update"
+  | "_auth/status_update"
+  | "none";
 
 /** Display data only: the SDK schema says clients MUST NOT use it as an identifier and SHOULD NOT log it. */
 export interface AuthAccount {
@@ -61,7 +66,7 @@ export function readAuthStatus(raw: unknown, source: AuthStatusSource): AuthStat
       source,
       ...(state === "unknown" && raw.state !== "unknown"
         ? {
-            unrecognizedState: clip(raw.state, 100),
+            unrecognizedState: peerText(raw.state, { max: 100 }),
             reason: "the agent reported a state this client does not know",
           }
         : {}),
@@ -88,7 +93,7 @@ export function readGetAuthState(raw: unknown): AuthStatus {
 export function readStatusHint(raw: unknown): AuthStatusHint | undefined {
   if (!isRecord(raw)) return undefined;
   const body = isRecord(raw.authStatus) ? raw.authStatus : raw;
-  const label = typeof body.label === "string" ? clip(body.label, 100) : undefined;
+  const label = typeof body.label === "string" ? peerText(body.label, { max: 100 }) : undefined;
   let state: KnownAuthState | undefined;
   if (typeof body.kind === "string") {
     state =
@@ -118,7 +123,7 @@ function fromAuthenticatedFlag(
     state: authenticated ? "authenticated" : "unauthenticated",
     accounts: [],
     source,
-    ...(typeof message === "string" && message ? { reason: clip(message) } : {}),
+    ...(typeof message === "string" && message ? { reason: peerText(message) } : {}),
   };
 }
 
@@ -128,11 +133,11 @@ function readAccounts(raw: unknown): AuthAccount[] {
   const accounts: AuthAccount[] = [];
   for (const item of raw) {
     if (!isRecord(item) || typeof item.label !== "string") continue;
-    const account: AuthAccount = { label: clip(item.label, 100) };
+    const account: AuthAccount = { label: peerText(item.label, { max: 100 }) };
     if (typeof item.active === "boolean") account.active = item.active;
     for (const key of ["name", "email", "organization"] as const) {
       const value = item[key];
-      if (typeof value === "string") account[key] = clip(value, 100);
+      if (typeof value === "string") account[key] = peerText(value, { max: 100 });
     }
     accounts.push(account);
   }
@@ -148,6 +153,7 @@ export class AuthStatusCache {
   #epoch = 0;
   #current: AuthStatus | undefined;
   #hint: AuthStatusHint | undefined;
+  #hintWaiters: Array<() => void> = [];
   readonly #onChange: ((status: AuthStatus) => void) | undefined;
 
   constructor(onChange?: (status: AuthStatus) => void) {
@@ -170,6 +176,27 @@ export class AuthStatusCache {
 
   hint(hint: AuthStatusHint): void {
     this.#hint = hint;
+    for (const wake of this.#hintWaiters.splice(0)) wake();
+  }
+
+  get lastHint(): AuthStatusHint | undefined {
+    return this.#hint;
+  }
+
+  /** Resolves with the first hint (at once if one came already), or undefined after `ms` or on abort. */
+  async firstHint(ms: number, signal?: AbortSignal): Promise<AuthStatusHint | undefined> {
+    if (this.#hint || signal?.aborted) return this.#hint;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let wake: () => void = () => {};
+    await new Promise<void>((resolve) => {
+      wake = resolve;
+      this.#hintWaiters.push(resolve);
+      timer = setTimeout(resolve, ms);
+      signal?.addEventListener("abort", () => resolve(), { once: true });
+    });
+    clearTimeout(timer);
+    this.#hintWaiters = this.#hintWaiters.filter((w) => w !== wake);
+    return this.#hint;
   }
 
   /** A query's answer; returns what the caller should report (a newer notification wins). */

@@ -6,6 +6,7 @@
 
 import * as acp2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
 import * as acp from "@agentclientprotocol/sdk/unstable";
+import { peerText } from "../../core/display.ts";
 import { LOGIN_PROMPT } from "../wire.ts";
 import {
   type AgentLaunch,
@@ -27,7 +28,6 @@ import {
   AcpInitializeError,
   AcpProtocolError,
   AcpTimeoutError,
-  clip,
 } from "./errors.ts";
 import {
   type AdvertisedClientAbilities,
@@ -35,6 +35,8 @@ import {
   initializeParams,
   type ProtocolVersion,
 } from "./protocol.ts";
+import { agentDetail } from "./rpc-errors.ts";
+import type { StrayOutput } from "./stdout-lines.ts";
 import { promptFromElicitation, promptFromLoginPrompt, type UrlPrompt } from "./url-prompt.ts";
 
 export interface ConnectionHooks {
@@ -73,6 +75,8 @@ interface SdkPeer {
 
 export interface AgentConnection {
   readonly profile: AgentProfile;
+  /** What the agent printed on stdout that was not JSON-RPC (dropped before the SDK). */
+  readonly stray: StrayOutput;
   /** A request to the agent. Rejects with the agent's `RequestError`, or one of our typed errors. */
   call(method: string, params: unknown, options: CallOptions): Promise<unknown>;
   close(): Promise<void>;
@@ -116,6 +120,7 @@ export async function openConnection(
   }
   return {
     profile,
+    stray: agentProcess.stray,
     call,
     async close() {
       peer.close();
@@ -135,12 +140,16 @@ function connectPeer(
   options: ConnectionOptions,
   seen: WireFacts,
 ): SdkPeer {
-  const stream = acp.ndJsonStream(agentProcess.input, agentProcess.output, {
+  // The SDK writes; we read (stdout-lines.ts drops what is not JSON-RPC instead of answering it into stdin).
+  const nothing = new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
+  const stream = acp.ndJsonStream(agentProcess.input, nothing, {
     maxMessageBytes: options.maxMessageBytes,
   });
   const tapped = {
     writable: stream.writable,
-    readable: stream.readable.pipeThrough(wireTap(options.hooks, seen)),
+    readable: agentProcess
+      .messages(options.maxMessageBytes)
+      .pipeThrough(wireTap(options.hooks, seen)),
   };
   const elicit = async (params: unknown) => {
     const prompt = promptFromElicitation(params);
@@ -269,7 +278,7 @@ async function connectionFailure(
   }
   const why =
     reason instanceof Error && !(reason instanceof AgentGone)
-      ? ` (${clip(reason.message, 120)})`
+      ? ` (${peerText(reason.message, { max: 120 })})`
       : "";
   return new AcpProtocolError(
     `The connection to the agent closed during ${what}${why}.${strayNote(agentProcess)}`,
@@ -300,7 +309,7 @@ function initializeFailure(
   }
   if (error instanceof acp.RequestError) {
     return new AcpInitializeError(
-      `The agent refused initialize: ${clip(error.message)} (JSON-RPC ${error.code}).`,
+      `The agent refused initialize: ${peerText(error.message)} (JSON-RPC ${error.code}).${agentDetail(error)}`,
       { cause: error },
     );
   }
@@ -308,10 +317,7 @@ function initializeFailure(
 }
 
 function strayNote(agentProcess: AgentProcess): string {
-  const n = agentProcess.strayLines;
-  return n > 0
-    ? ` It printed ${n} line${n === 1 ? "" : "s"} on stdout that ${n === 1 ? "is" : "are"} not JSON-RPC.`
-    : "";
+  return agentProcess.stray.note();
 }
 
 function seconds(ms: number): number {

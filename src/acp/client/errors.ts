@@ -1,6 +1,7 @@
 /**
  * The ACP client journey's typed errors: one class per kind of failure, a stable `code`, a message that says what
- * to do next. Messages may quote what the agent said (its JSON-RPC error message), never its `_meta` or `data`.
+ * to do next. Messages may quote what the agent said (its JSON-RPC error message and `data.details`/`data.message`,
+ * through `peerText`), never its `_meta` or other `data`.
  */
 
 import { AgentAuthError } from "../../core/errors.ts";
@@ -116,6 +117,14 @@ export class AcpRequestError extends AgentAuthError {
   }
 }
 
+/** A terminal login names a command of the agent's choosing (legacy `_meta["terminal-auth"]`) and nobody agreed to run it. */
+export class AcpCommandNotConfirmedError extends AgentAuthError {
+  declare readonly code: "acp_command_not_confirmed";
+  constructor(message: string) {
+    super("acp_command_not_confirmed", message);
+  }
+}
+
 /** A request got no answer within its time limit. */
 export class AcpTimeoutError extends AgentAuthError {
   declare readonly code: "acp_timeout";
@@ -139,14 +148,3 @@ export class AcpClosedError extends AgentAuthError {
     super("acp_closed", message);
   }
 }
-
-/** Agent-supplied text in our messages: one line, bounded, so a hostile agent cannot flood a terminal. */
-export function clip(text: unknown, max = 200): string {
-  const line = String(text).replace(CONTROL_CHARS, " ").trim();
-  return line.length > max ? `${line.slice(0, max)}…` : line;
-}
-
-/** C0 and C1 control characters (terminal escape sequences start with them), newlines and tabs included. */
-export const CONTROL_CHARS =
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point.
-  /[\u0000-\u001f\u007f-\u009f]+/g;

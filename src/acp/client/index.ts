@@ -8,6 +8,7 @@ export {
   type AdvertisedAuthMethod,
   type AuthMethodType,
   type EnvVarSpec,
+  type LegacyTerminal,
   readAuthMethods,
 } from "./auth-methods.ts";
 export {
@@ -25,6 +26,7 @@ export {
   AcpAuthRequiredError,
   AcpCancelledError,
   AcpClosedError,
+  AcpCommandNotConfirmedError,
   AcpEnvVarsMissingError,
   AcpInitializeError,
   AcpLoginError,
@@ -43,10 +45,13 @@ export type {
   EnvVarRequest,
   LoginOptions,
   LoginOutcome,
+  LoginResult,
   RequestOptions,
 } from "./options.ts";
+export { killAllGroups } from "./process-group.ts";
 export { type ClientIdentity, initializeParams, type ProtocolVersion } from "./protocol.ts";
 export {
+  commandLine,
   runInheritedTerminal,
   type TerminalInvocation,
   type TerminalResult,

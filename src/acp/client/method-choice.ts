@@ -3,14 +3,17 @@
  * type this client does not understand (v2: custom `_x` and future types are preserved but not run). Pure.
  */
 
+import { peerText } from "../../core/display.ts";
 import type { AdvertisedAuthMethod } from "./auth-methods.ts";
-import { AcpMethodNotAdvertisedError, AcpMethodUnsupportedError, clip } from "./errors.ts";
+import { AcpMethodNotAdvertisedError, AcpMethodUnsupportedError } from "./errors.ts";
 
 export interface CallerAbilities {
   /** The caller hands URLs to a person (`onUrl`): URL-mode elicitation is advertised. */
   showUrl: boolean;
   /** The caller can run the agent in an interactive terminal: `auth.terminal` is advertised. */
   runTerminal: boolean;
+  /** Why terminal logins cannot run right now although the caller has a runner (e.g. stdin is not a TTY). */
+  terminalRefusal?: string;
   /** The caller can ask a person for a legacy `env_var` method's variables. */
   askEnvVars: boolean;
   /** Whether the agent's launch environment already holds a variable. */
@@ -43,27 +46,37 @@ export function chooseAuthMethod(
   }
   const envReady = (m: AdvertisedAuthMethod) =>
     abilities.askEnvVars || m.vars.every((v) => v.optional || abilities.envHas(v.name));
+  const terminalReady = abilities.runTerminal && !abilities.terminalRefusal;
+  const kind = (m: AdvertisedAuthMethod) => runsAs(m, abilities);
   const ranked: Array<(m: AdvertisedAuthMethod) => boolean> = [
-    (m) => m.type === "agent" && (abilities.showUrl || context.agentIsAgentauth),
-    (m) => m.type === "terminal" && abilities.runTerminal,
-    (m) => m.type === "env_var" && envReady(m),
-    (m) => m.type === "agent",
+    (m) => kind(m) === "agent" && (abilities.showUrl || context.agentIsAgentauth),
+    (m) => kind(m) === "terminal" && terminalReady,
+    (m) => kind(m) === "env_var" && envReady(m),
+    (m) => kind(m) === "agent",
   ];
   for (const fits of ranked) {
     const method = methods.find(fits);
     if (method) return method;
   }
+  const refused = methods.find((m) => kind(m) === "terminal" && abilities.runTerminal);
+  if (refused && abilities.terminalRefusal) {
+    throw new AcpMethodUnsupportedError(
+      `The auth method "${peerText(refused.id, { max: 60 })}" is a terminal login and cannot run here: ${abilities.terminalRefusal}.`,
+    );
+  }
   throw new AcpMethodNotAdvertisedError(
     `The agent advertises no authentication method this client can run (${methods
-      .map((m) => `${clip(m.id, 60)}: ${whyNot(m, abilities)}`)
+      .map((m) => `${peerText(m.id, { max: 60 })}: ${whyNot(m, abilities)}`)
       .join("; ")}).`,
   );
 }
 
 /** Why a method cannot run here ("runnable" when it can), for messages. */
 export function whyNot(method: AdvertisedAuthMethod, abilities: CallerAbilities): string {
-  if (method.type === "terminal" && !abilities.runTerminal)
+  const kind = runsAs(method, abilities);
+  if (kind === "terminal" && !abilities.runTerminal)
     return "a terminal method, and no terminal is available";
+  if (kind === "terminal" && abilities.terminalRefusal) return abilities.terminalRefusal;
   if (method.type === "env_var" && !abilities.askEnvVars) {
     const missing = method.vars
       .filter((v) => !v.optional && !abilities.envHas(v.name))
@@ -71,11 +84,20 @@ export function whyNot(method: AdvertisedAuthMethod, abilities: CallerAbilities)
     return `a legacy env_var method needing ${missing.join(", ")}, and nobody can be asked for them`;
   }
   if (!KNOWN_TYPES.has(method.type))
-    return `type "${clip(method.type, 40)}" is not one this client can run`;
+    return `type "${peerText(method.type, { max: 40 })}" is not one this client can run`;
   return "runnable";
 }
 
 const KNOWN_TYPES = new Set(["agent", "terminal", "env_var"]);
+
+/**
+ * How the client runs a method: its type, except that an `agent` method carrying a legacy terminal descriptor runs
+ * as a terminal login for a caller with a terminal runner (claude-code-acp answers `authenticate` with "Method not
+ * implemented", opencode accepts it and does nothing: the descriptor is the only working path).
+ */
+export function runsAs(method: AdvertisedAuthMethod, abilities: CallerAbilities): string {
+  return method.terminal && abilities.runTerminal ? "terminal" : method.type;
+}
 
 function requireRunnable(
   methods: readonly AdvertisedAuthMethod[],
@@ -84,16 +106,18 @@ function requireRunnable(
 ): AdvertisedAuthMethod {
   const method = methods.find((m) => m.id === requested);
   if (!method) {
-    const ids = methods.map((m) => clip(m.id, 60)).join(", ") || "none";
+    const ids = methods.map((m) => peerText(m.id, { max: 60 })).join(", ") || "none";
     throw new AcpMethodNotAdvertisedError(
-      `The agent does not advertise the auth method "${clip(requested, 60)}" (it advertises: ${ids}).`,
+      `The agent does not advertise the auth method "${peerText(requested, { max: 60 })}" (it advertises: ${ids}).`,
     );
   }
+  const kind = runsAs(method, abilities);
   const unsupported =
-    !KNOWN_TYPES.has(method.type) || (method.type === "terminal" && !abilities.runTerminal);
+    !KNOWN_TYPES.has(method.type) ||
+    (kind === "terminal" && (!abilities.runTerminal || Boolean(abilities.terminalRefusal)));
   if (unsupported) {
     throw new AcpMethodUnsupportedError(
-      `The auth method "${clip(method.id, 60)}" cannot run here: ${whyNot(method, abilities)}.`,
+      `The auth method "${peerText(method.id, { max: 60 })}" cannot run here: ${whyNot(method, abilities)}.`,
     );
   }
   return method;

@@ -5,7 +5,7 @@ import type { AgentStderr } from "./agent-process.ts";
 import type { AuthMethodType, EnvVarSpec } from "./auth-methods.ts";
 import type { AuthStatus } from "./auth-status.ts";
 import type { ClientIdentity, ProtocolVersion } from "./protocol.ts";
-import type { TerminalRunner } from "./terminal.ts";
+import type { TerminalInvocation, TerminalRunner } from "./terminal.ts";
 import type { UrlPrompt } from "./url-prompt.ts";
 
 /** What a legacy `env_var` method asks the person for. */
@@ -25,8 +25,21 @@ export interface ConnectAgentOptions {
   clientInfo?: ClientIdentity;
   /** Hands a login URL (and device code) to the person. Given: URL-mode elicitation is advertised. */
   onUrl?: (prompt: UrlPrompt) => void | Promise<void>;
-  /** Runs terminal auth methods where the person can interact. Given: `auth.terminal` is advertised. */
+  /**
+   * Runs terminal auth methods where the person can interact. Given: `auth.terminal` is advertised (and, in v1,
+   * `clientCapabilities._meta["terminal-auth"]`, the legacy opt-in).
+   */
   runTerminal?: TerminalRunner;
+  /**
+   * Why terminal logins cannot run now although `runTerminal` is given (e.g. "stdin is not a terminal"): they stay
+   * advertised and listed, and choosing one fails with `AcpMethodUnsupportedError` carrying this reason.
+   */
+  terminalRefusal?: string;
+  /**
+   * Asked before running a command the agent named itself (legacy `_meta["terminal-auth"]`); resolve true to run it.
+   * Absent, or false: `AcpCommandNotConfirmedError`. It may also throw its own error (e.g. "no terminal to ask on").
+   */
+  confirmCommand?: (invocation: TerminalInvocation, commandLine: string) => Promise<boolean>;
   /** Asks the person for a legacy `env_var` method's variables; `undefined` means they declined. */
   onEnvVars?: (request: EnvVarRequest) => Promise<Record<string, string | Secret> | undefined>;
   /** Called when the known state changes (a query or an `auth/status_update` notification). */
@@ -42,6 +55,13 @@ export interface ConnectAgentOptions {
     requestMs?: number;
     /** An `agent` login, which waits for a person. Default 10 min. */
     loginMs?: number;
+    /** A terminal login (the process the person interacts with). Default 10 min. */
+    terminalMs?: number;
+    /**
+     * An agent advertising `_meta.authStatus` (claude-agent-acp) pushes `_auth/status_update` shortly after
+     * `initialize` (measured 0.35–0.9 s) and answers no query: how long `status()` waits for that push. Default 2 s.
+     */
+    statusPushMs?: number;
   };
   /** Largest message accepted from the agent. Default: the SDK's (32 MiB). */
   maxMessageBytes?: number;
@@ -53,13 +73,25 @@ export interface LoginOptions {
   signal?: AbortSignal;
   /** For `agent` methods that take an API key: sent as `_meta["api-key"].apiKey` (codex-acp, gemini-cli). */
   apiKey?: Secret;
+  /** Called when an `agent` login starts waiting for the agent (which may wait for a person). */
+  onWaiting?: (method: { id: string; name: string; type: AuthMethodType }) => void;
 }
+
+/**
+ * What a login established, from the state asked for afterwards:
+ * - `signed_in`: the agent reports `authenticated`;
+ * - `accepted_unverified`: the login step succeeded but the agent does not report its state (`unknown`): it may or
+ *   may not be signed in; a session will tell;
+ * - `still_signed_out`: the login step succeeded and the agent still reports `unauthenticated`.
+ */
+export type LoginResult = "signed_in" | "accepted_unverified" | "still_signed_out";
 
 export interface LoginOutcome {
   method: { id: string; name: string; type: AuthMethodType };
   /** The state after the login (queried again). */
   status: AuthStatus;
-  /** The login step succeeded and the agent does not report `unauthenticated` afterwards. */
+  outcome: LoginResult;
+  /** `outcome === "signed_in"`: never true on a state the agent did not report. */
   authenticated: boolean;
 }
 
@@ -71,4 +103,10 @@ export interface RequestOptions {
   login?: boolean;
 }
 
-export const DEFAULT_TIMEOUTS = { initializeMs: 30_000, requestMs: 30_000, loginMs: 10 * 60_000 };
+export const DEFAULT_TIMEOUTS = {
+  initializeMs: 30_000,
+  requestMs: 30_000,
+  loginMs: 10 * 60_000,
+  terminalMs: 10 * 60_000,
+  statusPushMs: 2_000,
+};

@@ -35,9 +35,16 @@ export function initializeParams(
 ): Record<string, unknown> {
   const elicitation = abilities.showUrl ? { elicitation: { url: {} } } : {};
   if (version === 1) {
+    // `_meta["terminal-auth"]`: the legacy opt-in; claude-code-acp 0.16 and opencode describe their terminal login
+    // only when a client sends it (issue 8 §3.7).
+    const legacy = abilities.runTerminal ? { _meta: { "terminal-auth": true } } : {};
     return {
       protocolVersion: 1,
-      clientCapabilities: { auth: { terminal: abilities.runTerminal }, ...elicitation },
+      clientCapabilities: {
+        auth: { terminal: abilities.runTerminal },
+        ...elicitation,
+        ...legacy,
+      },
       clientInfo: info,
     };
   }

@@ -1,12 +1,28 @@
 /** The agent's JSON-RPC error answers (the SDK's `RequestError`) and what they mean to the journey. */
 
 import { RequestError } from "@agentclientprotocol/sdk/unstable";
+import { peerText } from "../../core/display.ts";
 import { AUTH_REQUIRED } from "../wire.ts";
-import { AcpAuthRequiredError, AcpRequestError, clip } from "./errors.ts";
+import { AcpAuthRequiredError, AcpRequestError } from "./errors.ts";
 
 export { RequestError };
 
-/** ACP `auth_required` (−32000): "Authentication required". The spec defines no `data`; we never read it. */
+/**
+ * What the agent said about an error beyond its message: `data.details` (qwen-code: "Missing API key … set
+ * OPENAI_API_KEY"; claude-code-acp: "Method not implemented.") or `data.message`, as " Detail: …" for a message,
+ * or "" when there is none. Sanitised and clipped; nothing else of `data` is ever read.
+ */
+export function agentDetail(error: unknown): string {
+  if (!(error instanceof RequestError)) return "";
+  const data = error.data as { details?: unknown; message?: unknown } | undefined;
+  if (typeof data !== "object" || data === null) return "";
+  const text = typeof data.details === "string" ? data.details : data.message;
+  if (typeof text !== "string") return "";
+  const clean = peerText(text, { max: 300 });
+  return clean ? ` The agent says: "${clean}"` : "";
+}
+
+/** ACP `auth_required` (−32000): "Authentication required". The spec defines no `data`. */
 export function isAuthRequired(error: unknown): boolean {
   return error instanceof RequestError && error.code === AUTH_REQUIRED;
 }
@@ -16,16 +32,16 @@ export function isMethodNotFound(error: unknown): boolean {
   return error instanceof RequestError && error.code === -32601;
 }
 
-/** The agent's error answer to `method` as a typed error (message quoted, `data` never); anything else unchanged. */
+/** The agent's error answer to `method` as a typed error (message and detail quoted); anything else unchanged. */
 export function requestError(method: string, error: unknown): unknown {
   if (!(error instanceof RequestError)) return error;
   if (error.code === AUTH_REQUIRED) {
     return new AcpAuthRequiredError(
-      `The agent requires authentication for ${clip(method, 60)}: ${clip(error.message)}; sign in with login().`,
+      `The agent requires authentication for ${peerText(method, { max: 60 })}: ${peerText(error.message)}; sign in with login().${agentDetail(error)}`,
     );
   }
   return new AcpRequestError(
-    `The agent answered ${clip(method, 60)} with an error: ${clip(error.message)} (JSON-RPC ${error.code}).`,
+    `The agent answered ${peerText(method, { max: 60 })} with an error: ${peerText(error.message)} (JSON-RPC ${error.code}).${agentDetail(error)}`,
     { rpcCode: error.code, cause: error },
   );
 }

@@ -5,10 +5,11 @@
  * reason, never an exception; a connection that is gone (exited, cancelled) still throws.
  */
 
+import { peerText } from "../../core/display.ts";
 import { GET_AUTH_STATE } from "../wire.ts";
 import { type AuthStatus, readAuthStatus, readGetAuthState, unknownStatus } from "./auth-status.ts";
 import type { AgentConnection } from "./connection.ts";
-import { AcpTimeoutError, clip } from "./errors.ts";
+import { AcpTimeoutError } from "./errors.ts";
 import { isMethodNotFound, RequestError } from "./rpc-errors.ts";
 
 /** An unadvertised method is only probed; a silent agent must not stall `status()` for long. */
@@ -80,7 +81,10 @@ function statusFailure(error: unknown, what: string): AuthStatus {
   const source = what === "auth/status" ? "auth/status" : "getAuthState";
   if (error instanceof AcpTimeoutError) return unknownStatus(source, `${what} timed out`);
   if (error instanceof RequestError) {
-    return unknownStatus(source, `${what} failed: ${clip(error.message)} (JSON-RPC ${error.code})`);
+    return unknownStatus(
+      source,
+      `${what} failed: ${peerText(error.message)} (JSON-RPC ${error.code})`,
+    );
   }
   // E.g. the v2 SDK's schema validation of an answer in the RFD draft's shape.
   return unknownStatus(source, `the agent's ${what} answer is malformed`);

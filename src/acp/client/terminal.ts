@@ -1,12 +1,15 @@
 /**
  * Terminal auth (ACP v1 since schema 1.21.0, v2 stable set): the client launches the same configured program with
  * the method's `args` appended and `env` overlaid, shows it to the person, and reads exit code 0 as success. The
- * descriptor cannot name a command (auth-methods RFD), so the invocation is built here from the launch config only.
+ * spec's descriptor cannot name a command (auth-methods RFD); the legacy `_meta["terminal-auth"]` one can, and such
+ * an invocation is marked `agentNamed` so the caller asks the person first.
  */
 
 import { spawn } from "node:child_process";
+import { peerText } from "../../core/display.ts";
 import type { AgentLaunch } from "./agent-process.ts";
 import type { AdvertisedAuthMethod } from "./auth-methods.ts";
+import { stopGroup, trackGroup } from "./process-group.ts";
 
 export interface TerminalInvocation {
   command: string;
@@ -15,6 +18,8 @@ export interface TerminalInvocation {
   cwd?: string;
   /** The method being run, for a title or a message. */
   method: { id: string; name: string };
+  /** The agent chose the command (legacy `_meta["terminal-auth"]`): run it only once a person agreed. */
+  agentNamed: boolean;
 }
 
 export interface TerminalResult {
@@ -22,7 +27,7 @@ export interface TerminalResult {
   exitCode: number | null;
 }
 
-/** Runs an invocation where a person can interact with it; resolves when it ends. */
+/** Runs an invocation where a person can interact with it; resolves when it ends (or once stopped on abort). */
 export type TerminalRunner = (
   invocation: TerminalInvocation,
   signal: AbortSignal,
@@ -33,30 +38,70 @@ export function terminalInvocation(
   launch: AgentLaunch,
   method: AdvertisedAuthMethod,
 ): TerminalInvocation {
+  const base = { cwd: launch.cwd, method: { id: method.id, name: method.name } };
+  const legacy = method.terminal;
+  if (legacy?.style === "terminal-auth" && legacy.command) {
+    return {
+      ...base,
+      command: legacy.command,
+      args: [...legacy.args],
+      env: { ...launch.env, ...legacy.env },
+      agentNamed: true,
+    };
+  }
+  const extra = legacy ?? method;
   return {
+    ...base,
     command: launch.command,
-    args: [...launch.args, ...method.args],
-    env: { ...launch.env, ...method.env },
-    cwd: launch.cwd,
-    method: { id: method.id, name: method.name },
+    args: [...launch.args, ...extra.args],
+    env: { ...launch.env, ...extra.env },
+    agentNamed: false,
   };
+}
+
+/** The invocation as one line a person can read and check (quoted where needed, sanitised). */
+export function commandLine(invocation: Pick<TerminalInvocation, "command" | "args">): string {
+  return [invocation.command, ...invocation.args]
+    .map((word) => {
+      const clean = peerText(word, { max: 300 });
+      return /^[\w@%+=:,./-]+$/.test(clean) ? clean : `'${clean.replaceAll("'", "'\\''")}'`;
+    })
+    .join(" ");
 }
 
 /**
  * A runner for command-line callers: the program shares this process's terminal (stdin, stdout, stderr inherited).
- * Editors pass their own runner that opens a terminal pane.
+ * With a terminal on stdin it must stay in our process group (only the foreground group may read the terminal);
+ * without one it gets a group of its own, so an abort ends whatever it started too. Editors pass their own runner
+ * that opens a terminal pane.
  */
 export const runInheritedTerminal: TerminalRunner = (invocation, signal) =>
   new Promise((resolve, reject) => {
+    const ownGroup = process.platform !== "win32" && !process.stdin.isTTY;
     const child = spawn(invocation.command, invocation.args, {
       cwd: invocation.cwd,
       env: invocation.env,
       stdio: "inherit",
-      signal,
+      detached: ownGroup,
     });
+    const untrack = trackGroup(child, ownGroup);
+    const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+    const onAbort = () => void stopGroup(child, exited, 1000, ownGroup);
     child.once("error", (error) => {
-      // An abort surfaces as an AbortError here, and then as a null exit status.
-      if ((error as { name?: string }).name !== "AbortError") reject(error);
+      untrack();
+      reject(error);
     });
-    child.once("exit", (code) => resolve({ exitCode: code }));
+    child.once("spawn", () => {
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+    });
+    void exited.then((code) => {
+      signal.removeEventListener("abort", onAbort);
+      // After an abort, wait for the rest of the group too (stopGroup is idempotent per call, so call it again).
+      const settle = signal.aborted ? stopGroup(child, exited, 1000, ownGroup) : Promise.resolve();
+      void settle.then(() => {
+        untrack();
+        resolve({ exitCode: code });
+      });
+    });
   });

@@ -4,9 +4,9 @@
  * notification (wire.ts). Both become one `UrlPrompt` for the caller's `onUrl` hook. Pure.
  */
 
+import { peerText, peerUrl } from "../../core/display.ts";
 import { LoginPromptSchema } from "../wire.ts";
 import { isRecord } from "./auth-methods.ts";
-import { CONTROL_CHARS } from "./errors.ts";
 
 export interface UrlPrompt {
   /** https, or http on a loopback host only (the same policy as the OAuth engine). */
@@ -27,8 +27,8 @@ export function promptFromElicitation(params: unknown): UrlPrompt | undefined {
   if (!isOpenableUrl(params.url)) return undefined;
   return {
     // The parsed href: percent-encodes control characters, so a hostile agent cannot put escapes on a terminal.
-    url: new URL(params.url).href,
-    message: displayText(typeof params.message === "string" ? params.message : ""),
+    url: peerUrl(params.url) as string,
+    message: peerText(params.message ?? "", { max: 1000, multiline: true }),
     via: "elicitation",
   };
 }
@@ -39,9 +39,9 @@ export function promptFromLoginPrompt(params: unknown): UrlPrompt | undefined {
   if (!parsed.success || !isOpenableUrl(parsed.data.url)) return undefined;
   const { url, message, userCode, expiresInSeconds, methodId } = parsed.data;
   return {
-    url: new URL(url).href,
-    message: displayText(message),
-    ...(userCode ? { userCode: displayText(userCode, 64) } : {}),
+    url: peerUrl(url) as string,
+    message: peerText(message, { max: 1000, multiline: true }),
+    ...(userCode ? { userCode: peerText(userCode, { max: 64 }) } : {}),
     ...(expiresInSeconds ? { expiresInSeconds } : {}),
     methodId,
     via: "login_prompt",
@@ -65,15 +65,4 @@ export function isOpenableUrl(url: string): boolean {
   return (
     parsed.protocol === "https:" || (parsed.protocol === "http:" && LOOPBACK.has(parsed.hostname))
   );
-}
-
-/** Agent text shown in a terminal or UI: no control characters (no escape sequences), bounded. */
-function displayText(text: string, max = 1000): string {
-  // Newlines survive (a message may have several lines); every other control character goes.
-  const clean = text
-    .split("\n")
-    .map((line) => line.replace(CONTROL_CHARS, ""))
-    .join("\n")
-    .trim();
-  return clean.length > max ? `${clean.slice(0, max)}…` : clean;
 }

@@ -1,35 +1,42 @@
 /**
  * `agentauth acp status|login|logout -- <agent command…>`: the ACP client journey against any agent launched over
- * stdio. Thin: parses arguments, prints, and calls `connectAgent` (src/acp/client).
+ * stdio. Thin: parses arguments, prints, and calls `connectAgent` (src/acp/client). SIGINT/SIGTERM close the agent
+ * and everything it started, then exit 130.
  */
 
-import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { runExampleAgent } from "../../acp/agent/index.ts";
 import {
   type AcpAuthClient,
   AcpCancelledError,
-  AcpEnvVarsMissingError,
-  type AuthStatus,
   type ConnectAgentOptions,
   connectAgent,
-  type EnvVarRequest,
-  type EnvVarSpec,
+  killAllGroups,
+  type LoginOutcome,
   type ProtocolVersion,
   runInheritedTerminal,
   type UrlPrompt,
 } from "../../acp/client/index.ts";
+import { type Secret, secret } from "../../core/secret.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
+import { ACP_HELP } from "./acp-help.ts";
+import { agentName, signedInAs, statusJson, statusText, stderrLinks } from "./acp-output.ts";
+import { askEnvVars, askLine, confirmCommand, readStdinSecret, stdinIsTty } from "./acp-prompts.ts";
+
+export { ACP_HELP };
 
 export const ACP_USAGE = `agentauth acp status [--json] [--protocol 1|2] -- <agent command…>
-  Starts the agent, asks for its sign-in state (auth/status, else getAuthState), lists its auth methods.
-agentauth acp login [--method ID] [--json] [--protocol 1|2] -- <agent command…>
-  Signs in to the agent with the method given, or the best one it offers; prints any URL and code to stderr.
-agentauth acp example-agent [--issuer URL] [--session-policy require-auth|terminate|keep]
-  The reference echo agent (ACP v1 and v2 on stdio) whose sessions require sign-in at the issuer
-  (default $AGENTAUTH_ISSUER or http://127.0.0.1:4444); its terminal method is --login.
+  Starts the agent, asks for its sign-in state, lists its auth methods.
+agentauth acp login [--method ID] [--force] [--yes] [--force-terminal] [--timeout S]
+                    [--api-key-env VAR | --api-key-stdin] [--json] [--protocol 1|2] -- <agent command…>
+  Signs in to the agent with the method given, or the best one it offers.
 agentauth acp logout [--json] [--protocol 1|2] -- <agent command…>
-  Signs out, when the agent supports logout.`;
+  Signs out, when the agent supports logout.
+agentauth acp example-agent [--issuer URL] [--session-policy require-auth|terminate|keep]
+  The reference echo agent (ACP v1 and v2 on stdio). Run 'agentauth acp <command> --help' for details.`;
+
+/** Exit status of a command ended by Ctrl-C or SIGTERM (128 + SIGINT), as shells report it. */
+const EXIT_CANCELLED = 130;
 
 type Subcommand = (options: string[], agent: string[], io: CliIo) => Promise<number>;
 
@@ -95,249 +102,254 @@ const COMMON = {
 } as const;
 
 async function statusCommand(options: string[], agent: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({
-    args: options,
-    options: COMMON,
-    strict: true,
-    allowPositionals: false,
-  });
-  return withAgent(agent, io, protocolOf(values.protocol), undefined, async (client) => {
-    const status = await client.status();
+  const { values } = parseArgs({ args: options, options: COMMON, strict: true });
+  const session = { protocol: protocolOf(values.protocol), json: values.json };
+  return withAgent(agent, io, session, async ({ client, name, signal }) => {
+    const status = await client.status({ signal });
     if (values.json) io.stdout(`${JSON.stringify(statusJson(client, status))}\n`);
-    else io.stdout(statusText(client, status));
+    else io.stdout(statusText(client, name, status));
     return EXIT.ok;
   });
 }
 
+const LOGIN_OPTIONS = {
+  ...COMMON,
+  method: { type: "string" },
+  force: { type: "boolean", default: false },
+  yes: { type: "boolean", default: false },
+  "force-terminal": { type: "boolean", default: false },
+  timeout: { type: "string" },
+  "api-key-env": { type: "string" },
+  "api-key-stdin": { type: "boolean", default: false },
+} as const;
+
 async function loginCommand(options: string[], agent: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({
-    args: options,
-    options: { ...COMMON, method: { type: "string" } },
-    strict: true,
-    allowPositionals: false,
-  });
-  const controller = new AbortController();
-  const onSignal = () => controller.abort();
-  process.once("SIGINT", onSignal);
-  try {
-    return await withAgent(
-      agent,
-      io,
-      protocolOf(values.protocol),
-      controller.signal,
-      async (client) => {
-        const outcome = await client.login(values.method, { signal: controller.signal });
-        const name = agentName(client);
-        if (values.json)
+  // A key on the command line is visible to every user of the machine (ps, /proc): refused before parsing, so the
+  // value is never echoed in a parse error either.
+  if (options.some((o) => o === "--api-key" || o.startsWith("--api-key="))) {
+    throw new UsageError(
+      "API keys are not taken on the command line (other users can read it); use --api-key-env VAR, " +
+        "--api-key-stdin, or type it when asked on a terminal",
+    );
+  }
+  const { values } = parseArgs({ args: options, options: LOGIN_OPTIONS, strict: true });
+  const timeoutMs = timeoutOf(values.timeout);
+  const keyFromEnv = values["api-key-env"];
+  if (keyFromEnv !== undefined && values["api-key-stdin"]) {
+    throw new UsageError(
+      "give the API key one way: --api-key-env VAR or --api-key-stdin, not both",
+    );
+  }
+  let apiKey: Secret | undefined;
+  if (keyFromEnv !== undefined) {
+    const value = io.env[keyFromEnv]?.trim();
+    if (!value) throw new UsageError(`--api-key-env: ${keyFromEnv} is not set (or empty)`);
+    apiKey = secret(value);
+  } else if (values["api-key-stdin"]) {
+    const value = await readStdinSecret();
+    if (!value) throw new UsageError("--api-key-stdin: stdin held no key (expected one line)");
+    apiKey = secret(value);
+  }
+  const session = {
+    protocol: protocolOf(values.protocol),
+    json: values.json,
+    yes: values.yes,
+    forceTerminal: values["force-terminal"],
+    ...(timeoutMs ? { timeoutMs } : {}),
+  };
+  return withAgent(agent, io, session, async ({ client, name, signal, methodShown }) => {
+    if (!values.force) {
+      const before = await client.status({ signal });
+      if (before.state === "authenticated") {
+        if (values.json) {
           io.stdout(
-            `${JSON.stringify({ ...statusJson(client, outcome.status), method: outcome.method })}\n`,
+            `${JSON.stringify({ ...statusJson(client, before), outcome: "already_signed_in" })}\n`,
           );
-        if (!outcome.authenticated) {
-          io.stderr(
-            `agentauth: the login with ${outcome.method.id} finished, but ${name} still reports unauthenticated.\n`,
-          );
-          return EXIT.failure;
-        }
-        if (!values.json) {
+        } else {
           io.stdout(
-            `Logged in to ${name} with "${oneLine(outcome.method.name)}" (${outcome.method.id}); state: ${outcome.status.state}.\n`,
+            `Already signed in to ${name}${signedInAs(before)}; pass --force to sign in again.\n`,
           );
         }
         return EXIT.ok;
+      }
+    }
+    const chosen = client.profile.authMethods.find((m) => m.id === values.method);
+    if (!apiKey && chosen?.takesApiKey && chosen.type === "agent" && stdinIsTty()) {
+      const typed = await askLine(`API key for ${name} (${chosen.name}, not shown): `, true);
+      if (typed) apiKey = secret(typed);
+    }
+    const outcome = await client.login(values.method, {
+      signal,
+      ...(apiKey ? { apiKey } : {}),
+      onWaiting: (method) => {
+        methodShown(method.name);
+        io.stderr(
+          `Waiting for ${name} to finish signing in with ${method.name}… (Ctrl-C cancels)\n`,
+        );
       },
+    });
+    return reportLogin(io, name, outcome, values.json);
+  });
+}
+
+function reportLogin(io: CliIo, name: string, outcome: LoginOutcome, json: boolean): number {
+  const { method, status } = outcome;
+  if (json) {
+    io.stdout(
+      `${JSON.stringify({ outcome: outcome.outcome, method, state: status.state, accounts: status.accounts, source: status.source, ...(status.reason ? { reason: status.reason } : {}) })}\n`,
     );
-  } finally {
-    process.off("SIGINT", onSignal);
   }
+  if (outcome.outcome === "still_signed_out") {
+    io.stderr(
+      `agentauth: the login with ${method.id} finished, but ${name} still reports unauthenticated; ` +
+        "check the account or try another method (agentauth acp status lists them).\n",
+    );
+    return EXIT.failure;
+  }
+  if (json) return EXIT.ok;
+  if (outcome.outcome === "accepted_unverified") {
+    io.stdout(
+      `${name} accepted the sign-in request but does not report its state; try a session to confirm.\n`,
+    );
+  } else {
+    io.stdout(
+      `Logged in to ${name} with "${method.name}" (${method.id})${signedInAs(status)}; state: ${status.state}.\n`,
+    );
+  }
+  return EXIT.ok;
 }
 
 async function logoutCommand(options: string[], agent: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({
-    args: options,
-    options: COMMON,
-    strict: true,
-    allowPositionals: false,
-  });
-  return withAgent(agent, io, protocolOf(values.protocol), undefined, async (client) => {
-    const status = await client.logout();
+  const { values } = parseArgs({ args: options, options: COMMON, strict: true });
+  const session = { protocol: protocolOf(values.protocol), json: values.json };
+  return withAgent(agent, io, session, async ({ client, name, signal }) => {
+    const status = await client.logout({ signal });
     if (values.json) io.stdout(`${JSON.stringify(statusJson(client, status))}\n`);
-    else io.stdout(`Logged out of ${agentName(client)}; state: ${status.state}.\n`);
+    else io.stdout(`Logged out of ${name}; state: ${status.state}.\n`);
     return EXIT.ok;
   });
 }
 
-/** Connects with everything a terminal user has: URLs on stderr, terminal logins in this terminal, prompts. */
-async function withAgent(
-  agent: string[],
-  io: CliIo,
-  protocolVersion: ProtocolVersion,
-  signal: AbortSignal | undefined,
-  run: (client: AcpAuthClient) => Promise<number>,
-): Promise<number> {
-  const [command = "", ...args] = agent;
-  const options: ConnectAgentOptions = {
-    protocolVersion,
-    env: io.env,
-    signal,
-    onUrl: (prompt) => showUrl(io, prompt),
-    runTerminal: runInheritedTerminal,
-    onEnvVars: (request) => askEnvVars(io, request),
-    // The agent's own log lines only when asked for: they may say anything.
-    stderr: io.env.AGENTAUTH_LOG_LEVEL === "debug" ? "inherit" : "ignore",
-  };
-  const client = await connectAgent(command, args, options);
-  try {
-    return await run(client);
-  } finally {
-    await client.close();
-  }
+interface Session {
+  protocol: ProtocolVersion;
+  json: boolean;
+  yes?: boolean;
+  forceTerminal?: boolean;
+  timeoutMs?: number;
 }
 
-function showUrl(io: CliIo, prompt: UrlPrompt): void {
-  io.stderr(
-    `${prompt.message ? `${prompt.message}\n` : ""}\n  Open: ${prompt.url}\n` +
-      (prompt.userCode ? `  Code: ${prompt.userCode}\n` : "") +
-      "\nWaiting for the sign-in to finish…\n",
-  );
+interface Connected {
+  client: AcpAuthClient;
+  name: string;
+  signal: AbortSignal;
+  /** Tells the URL printer which method is signing in (for "To sign in to <agent> (<method>)"). */
+  methodShown: (name: string) => void;
 }
 
 /**
- * The legacy `env_var` method's variables: asked on the terminal (secrets without echo); with no terminal, the
- * only source is this command's environment, which the agent already inherits, so being asked means they are absent.
+ * Connects with everything a terminal user has (URLs on stderr, terminal logins in this terminal, prompts), with
+ * SIGINT/SIGTERM handlers that close the client (the agent's whole process group) and exit 130. A second signal
+ * kills what is left at once.
  */
-async function askEnvVars(io: CliIo, request: EnvVarRequest): Promise<Record<string, string>> {
-  if (!process.stdin.isTTY) {
-    throw new AcpEnvVarsMissingError(
-      `The auth method "${request.method.id}" needs ${request.missing.join(", ")}; there is no terminal to ask on, ` +
-        `so set ${request.missing.length === 1 ? "it" : "them"} in the environment of agentauth.`,
-      request.missing,
-    );
-  }
-  io.stderr(
-    `${oneLine(request.method.name)} needs ${request.missing.join(", ")}` +
-      `${request.method.link ? ` (get ${request.missing.length === 1 ? "it" : "them"} at ${oneLine(request.method.link)})` : ""}.\n`,
-  );
-  const values: Record<string, string> = {};
-  for (const spec of request.vars.filter((v) => request.missing.includes(v.name) || v.optional)) {
-    if (spec.optional && io.env[spec.name]) continue;
-    const value = await askLine(promptFor(spec), spec.secret);
-    if (value) values[spec.name] = value;
-  }
-  return values;
-}
-
-function promptFor(spec: EnvVarSpec): string {
-  return `${spec.label ? `${oneLine(spec.label)} (${spec.name})` : spec.name}${spec.optional ? " [optional]" : ""}: `;
-}
-
-/** One line from the terminal, the question on stderr; a secret is read in raw mode, without echo. */
-function askLine(question: string, hidden: boolean): Promise<string> {
-  if (hidden) return readHidden(question);
-  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
-  return new Promise((resolve) =>
-    rl.question(question, (answer) => {
-      rl.close();
-      resolve(answer.trim());
-    }),
-  );
-}
-
-/** Raw mode: nothing is echoed; Enter ends, Backspace deletes, Ctrl-C cancels (raw mode turns off SIGINT). */
-function readHidden(question: string): Promise<string> {
-  const stdin = process.stdin;
-  process.stderr.write(question);
-  stdin.setRawMode(true);
-  stdin.setEncoding("utf8");
-  stdin.resume();
-  let value = "";
-  return new Promise((resolve, reject) => {
-    const finish = (error?: Error) => {
-      stdin.off("data", onData);
-      stdin.setRawMode(false);
-      stdin.pause();
-      process.stderr.write("\n");
-      if (error) reject(error);
-      else resolve(value.trim());
-    };
-    const onData = (chunk: string) => {
-      for (const char of chunk) {
-        if (char === "\r" || char === "\n" || char === "\u0004") return finish();
-        if (char === "\u0003") return finish(new AcpCancelledError("Cancelled at the prompt."));
-        if (char === "\u007f" || char === "\b") value = value.slice(0, -1);
-        else if (char >= " ") value += char;
-      }
-    };
-    stdin.on("data", onData);
-  });
-}
-
-/** `status --json`: built field by field from what we parsed; nothing the agent sent (`_meta`) is passed through. */
-function statusJson(client: AcpAuthClient, status: AuthStatus) {
-  const { profile } = client;
-  return {
-    protocolVersion: profile.protocolVersion,
-    agent: profile.agent ? { name: profile.agent.name, version: profile.agent.version } : null,
-    authMethods: profile.authMethods.map((m) => ({ id: m.id, name: m.name, type: m.type })),
-    capabilities: {
-      logout: profile.capabilities.logout,
-      status: profile.capabilities.status,
-      getAuthState: profile.capabilities.getAuthState,
-    },
-    state: status.state,
-    accounts: status.accounts,
-    source: status.source,
-    ...(status.reason ? { reason: status.reason } : {}),
-    ...(status.unrecognizedState ? { unrecognizedState: status.unrecognizedState } : {}),
-    ...(status.hint ? { hint: { state: status.hint.state, label: status.hint.label } } : {}),
+async function withAgent(
+  agent: string[],
+  io: CliIo,
+  session: Session,
+  run: (connected: Connected) => Promise<number>,
+): Promise<number> {
+  const [command = "", ...args] = agent;
+  const controller = new AbortController();
+  let signals = 0;
+  const onSignal = () => {
+    signals++;
+    if (signals > 1) {
+      killAllGroups();
+      process.exit(EXIT_CANCELLED);
+    }
+    controller.abort();
   };
-}
-
-function statusText(client: AcpAuthClient, status: AuthStatus): string {
-  const { profile } = client;
-  const lines = [
-    `${agentName(client)}${profile.agent?.version ? ` ${oneLine(profile.agent.version)}` : ""} (ACP v${profile.protocolVersion})`,
-    `State:    ${status.state}${status.source === "none" ? "" : ` (from ${status.source})`}`,
-  ];
-  if (status.reason) lines.push(`          ${oneLine(status.reason)}`);
-  if (status.hint)
-    lines.push(
-      `Hint:     ${status.hint.state}${status.hint.label ? ` (${oneLine(status.hint.label)})` : ""}`,
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  let client: AcpAuthClient | undefined;
+  const shown = { name: "", method: "" };
+  const debug = io.env.AGENTAUTH_LOG_LEVEL === "debug";
+  const options: ConnectAgentOptions = {
+    protocolVersion: session.protocol,
+    env: io.env,
+    signal: controller.signal,
+    onUrl: (prompt) => showUrl(io, prompt, shown),
+    runTerminal: runInheritedTerminal,
+    ...(stdinIsTty() || session.forceTerminal
+      ? {}
+      : {
+          terminalRefusal:
+            "stdin is not a terminal, so nobody could answer its prompts; run agentauth in a terminal, or pass " +
+            "--force-terminal to run it anyway",
+        }),
+    confirmCommand: (_invocation, line) =>
+      confirmCommand(io, shown.name || "The agent", line, session.yes === true),
+    onEnvVars: (request) => askEnvVars(io, request),
+    // The agent's own log lines only when asked for (they may say anything); otherwise only links it prints.
+    stderr: debug
+      ? "inherit"
+      : stderrLinks((url) => io.stderr(`${shown.name || "The agent"} printed a link: ${url}\n`)),
+    ...(session.timeoutMs
+      ? { timeouts: { loginMs: session.timeoutMs, terminalMs: session.timeoutMs } }
+      : {}),
+  };
+  try {
+    client = await connectAgent(command, args, options);
+    shown.name = agentName(client, command);
+    return await run({
+      client,
+      name: shown.name,
+      signal: controller.signal,
+      methodShown: (method) => {
+        shown.method = method;
+      },
+    });
+  } catch (error) {
+    if (!controller.signal.aborted) throw error;
+    // Whatever the interrupted step reported, the person cancelled it.
+    const message =
+      error instanceof AcpCancelledError ? error.message : "The command was cancelled.";
+    io.stderr(
+      `agentauth: ${message} The agent and everything it started were stopped. [${new AcpCancelledError().code}]\n`,
     );
-  for (const a of status.accounts) {
-    const who = [
-      a.name,
-      a.email ? `<${a.email}>` : undefined,
-      a.organization ? `(${a.organization})` : undefined,
-    ]
-      .filter(Boolean)
-      .join(" ");
-    lines.push(
-      `Account:  ${oneLine(a.label)}${who ? ` ${oneLine(who)}` : ""}${a.active ? " [active]" : ""}`,
-    );
+    return EXIT_CANCELLED;
+  } finally {
+    await client?.close();
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
   }
-  for (const m of profile.authMethods)
-    lines.push(`Method:   ${oneLine(m.id)} (${oneLine(m.type)}) ${oneLine(m.name)}`);
-  if (profile.authMethods.length === 0) lines.push("Method:   none advertised");
-  lines.push(`Logout:   ${profile.capabilities.logout ? "supported" : "not supported"}`);
-  return `${lines.join("\n")}\n`;
 }
 
-function agentName(client: AcpAuthClient): string {
-  return oneLine(client.profile.agent?.title ?? client.profile.agent?.name ?? "the agent");
+function showUrl(io: CliIo, prompt: UrlPrompt, shown: { name: string; method: string }): void {
+  const who = shown.name || "the agent";
+  const what = shown.method ? ` (${shown.method})` : "";
+  // The agent's own words only when they add something: they often repeat the URL (and misname the product).
+  const words =
+    prompt.message && !prompt.message.includes(prompt.url)
+      ? `${who} says: ${prompt.message}\n`
+      : "";
+  io.stderr(
+    `To sign in to ${who}${what}:\n\n  Open: ${prompt.url}\n` +
+      (prompt.userCode ? `  Code: ${prompt.userCode}\n` : "") +
+      `\n${words}`,
+  );
 }
-
-/** Agent-supplied text on a terminal: one line, no control characters (no escape sequences), bounded. */
-function oneLine(text: string): string {
-  const clean = text.replace(CONTROL_CHARS, " ").trim();
-  return clean.length > 200 ? `${clean.slice(0, 200)}…` : clean;
-}
-
-const CONTROL_CHARS =
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point.
-  /[\u0000-\u001f\u007f-\u009f]+/g;
 
 function protocolOf(value: string | undefined): ProtocolVersion {
   if (value === "1" || value === undefined) return 1;
   if (value === "2") return 2;
   throw new UsageError(`--protocol must be 1 or 2, not '${value}'`);
+}
+
+function timeoutOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 24 * 3600) {
+    throw new UsageError(`--timeout takes seconds between 1 and 86400, not '${value}'`);
+  }
+  return seconds * 1000;
 }

@@ -1,0 +1,97 @@
+/**
+ * §3.1/§3.5: nothing an `agentauth acp` command starts survives it. The agent is codex-acp's shape (a Node shim
+ * running the real agent, neither ending on end of stdin nor on SIGTERM); liveness is checked by pid.
+ */
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { scripted, startAcpCli } from "./fixtures/acp-cli-process.ts";
+import {
+  calls,
+  isRunning,
+  runAcpCli,
+  stateFolder,
+  until,
+} from "./fixtures/scripted-agent-harness.ts";
+
+const GUARD = { timeout: 60_000 };
+
+function pids(dir: string): number[] {
+  return calls(dir)
+    .filter((line) => line.startsWith("pid "))
+    .map((line) => Number(line.split(" ")[2]));
+}
+
+/** Kills whatever a failing run left behind, so one failure does not leak processes into the machine. */
+function reap(dir: string): void {
+  for (const pid of pids(dir)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {}
+  }
+}
+
+function stubborn(dir: string): string[] {
+  return scripted("stubborn", dir);
+}
+
+test(
+  "[ACP-process-group-stop] status against a shim whose child ignores stdin EOF and SIGTERM: no process of the group remains",
+  GUARD,
+  async (t) => {
+    const dir = stateFolder();
+    t.after(() => reap(dir));
+    const result = await runAcpCli(["status", "--json", ...stubborn(dir)]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(JSON.parse(result.stdout).state, "unauthenticated");
+    const started = pids(dir);
+    assert.equal(started.length, 2, "the shim and the agent both started");
+    assert.deepEqual(
+      started.filter((pid) => isRunning(pid)),
+      [],
+      "the shim and its child are gone",
+    );
+  },
+);
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  test(
+    `[ACP-cli-cancel-${signal}] ${signal} to the CLI mid-login: acp_cancelled, exit 130, no process of the group remains`,
+    GUARD,
+    async (t) => {
+      const dir = stateFolder();
+      t.after(() => reap(dir));
+      const cli = startAcpCli(["login", ...stubborn(dir)]);
+      await until(() => calls(dir).some((line) => line.startsWith("authenticate")));
+      await cli.waitFor("stderr", /Ctrl-C cancels/);
+      cli.kill(signal);
+      const result = await cli.exited;
+      assert.equal(result.code, 130, result.stderr);
+      assert.match(result.stderr, /cancelled.*\[acp_cancelled\]/);
+      assert.doesNotMatch(result.stderr, /Logged in/);
+      assert.deepEqual(
+        pids(dir).filter((pid) => isRunning(pid)),
+        [],
+        "the shim and its child are gone",
+      );
+    },
+  );
+}
+
+test(
+  "[ACP-login-waiting] an agent login that waits says so, names the agent and method, and surfaces a URL the agent printed on stderr",
+  GUARD,
+  async (t) => {
+    const dir = stateFolder();
+    t.after(() => reap(dir));
+    const cli = startAcpCli(["login", ...stubborn(dir)]);
+    await cli.waitFor("stderr", /127\.0\.0\.1:1455/);
+    cli.kill("SIGINT");
+    const result = await cli.exited;
+    assert.match(
+      result.stderr,
+      /Waiting for scripted-agent to finish signing in with Sign in with ChatGPT… \(Ctrl-C cancels\)/,
+    );
+    assert.match(result.stderr, /http:\/\/127\.0\.0\.1:1455\/auth\/callback\?x=1/);
+  },
+);

@@ -1,0 +1,138 @@
+/**
+ * §3.4, §3.7: terminal logins need a terminal (or `--force-terminal`) and end at a timeout; legacy terminal
+ * descriptors (`_meta["terminal-auth"]`, qwen's `_meta.type`) run, an agent-named command only once confirmed.
+ */
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { connectAgent } from "../../src/acp/client/index.ts";
+import { scripted } from "./fixtures/acp-cli-process.ts";
+import {
+  agentCommand,
+  calls,
+  cleanEnv,
+  isRunning,
+  methods,
+  runAcpCli,
+  stateFolder,
+} from "./fixtures/scripted-agent-harness.ts";
+
+const GUARD = { timeout: 60_000 };
+
+test(
+  "[ACP-terminal-needs-tty] stdin not a TTY: a terminal method is refused with how to force it, and nothing runs",
+  GUARD,
+  async () => {
+    const dir = stateFolder();
+    const [command, args] = agentCommand("terminal", dir);
+    const result = await runAcpCli(["login", "--", command, ...args]);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /not a terminal.*--force-terminal/);
+    assert.match(result.stderr, /\[acp_method_unsupported\]/);
+    assert.ok(!methods(dir).includes("terminal-login"));
+  },
+);
+
+test(
+  "[ACP-terminal-timeout] a terminal login that never ends is stopped at --timeout and reported as acp_timeout",
+  GUARD,
+  async () => {
+    const dir = stateFolder();
+    const result = await runAcpCli(
+      ["login", "--force-terminal", "--yes", "--timeout", "1", ...scripted("legacy", dir)],
+      { LEGACY_HANG: "1" },
+    );
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, /\[acp_timeout\]/);
+    const pid = Number(
+      calls(dir)
+        .find((line) => line.startsWith("terminal-login"))
+        ?.split("pid=")[1],
+    );
+    assert.ok(pid > 0, calls(dir).join("\n"));
+    assert.equal(isRunning(pid), false, "the login process is gone");
+  },
+);
+
+test(
+  '[ACP-legacy-terminal-auth] _meta["terminal-auth"]: opted in at initialize, the agent-named command runs with --yes, never authenticate',
+  GUARD,
+  async () => {
+    const dir = stateFolder();
+    const result = await runAcpCli([
+      "login",
+      "--force-terminal",
+      "--yes",
+      ...scripted("legacy", dir),
+    ]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.ok(calls(dir).includes("initialize terminal-auth=true"), calls(dir).join("\n"));
+    assert.ok(calls(dir).some((line) => line.startsWith("terminal-login LEGACY_LOGIN=1")));
+    assert.ok(!methods(dir).includes("authenticate"));
+    assert.match(
+      result.stderr,
+      /Legacy Agent asks to run: .*scripted-agent-legacy\.ts --state .* --login/,
+    );
+    assert.match(result.stdout, /Logged in to Legacy Agent/);
+  },
+);
+
+test(
+  "[ACP-legacy-terminal-confirm] no TTY and no --yes: the agent-named command is shown and refused, with how to allow it",
+  GUARD,
+  async () => {
+    const dir = stateFolder();
+    const result = await runAcpCli(["login", "--force-terminal", ...scripted("legacy", dir)]);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /scripted-agent-legacy\.ts --state .* --login/);
+    assert.match(result.stderr, /--yes/);
+    assert.match(result.stderr, /\[acp_command_not_confirmed\]/);
+    assert.ok(!methods(dir).includes("terminal-login"));
+  },
+);
+
+test(
+  '[ACP-legacy-meta-type-terminal] qwen\'s _meta {type: "terminal", args}: the configured command runs with the args appended',
+  GUARD,
+  async () => {
+    const dir = stateFolder();
+    const result = await runAcpCli([
+      "login",
+      "--force-terminal",
+      ...scripted("legacy", dir, "--style", "qwen"),
+    ]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.ok(calls(dir).some((line) => line.startsWith("terminal-login")));
+    assert.ok(!methods(dir).includes("authenticate"));
+    const status = await runAcpCli([
+      "status",
+      "--json",
+      ...scripted("legacy", dir, "--style", "qwen"),
+    ]);
+    const parsed = JSON.parse(status.stdout);
+    assert.equal(parsed.state, "authenticated");
+    assert.deepEqual(parsed.authMethods, [
+      { id: "openai", name: "Use OpenAI API key", type: "agent", terminalLogin: true },
+    ]);
+  },
+);
+
+test(
+  '[ACP-login-error-detail] qwen\'s authenticate error detail ("Missing API key … set OPENAI_API_KEY") is shown',
+  GUARD,
+  async (t) => {
+    // A caller that runs no terminals sends the legacy method to authenticate, as the agent advertises it (type
+    // agent); the agent's detail must reach the person.
+    const [command = "", ...args] = scripted("legacy", stateFolder(), "--style", "qwen").slice(1);
+    const client = await connectAgent(command, args, { env: cleanEnv() });
+    t.after(() => client.close());
+    await assert.rejects(client.login("openai"), (error: Error & { code?: string }) => {
+      assert.equal(error.code, "acp_login_failed");
+      assert.match(
+        error.message,
+        /Missing API key for OpenAI-compatible auth\. Set OPENAI_API_KEY/,
+      );
+      return true;
+    });
+  },
+);
