@@ -1,29 +1,23 @@
 /**
  * The agent kit: one object that gives an `@agentclientprotocol/sdk` agent app complete authentication, for ACP v1
  * (`authenticate`, `logout`) and v2 (`auth/login`, `auth/logout`), plus `auth/status` and `auth/status_update`
- * (unstable), the draft's `getAuthState`, and `auth_required` gating of session methods.
+ * (unstable), the draft's `getAuthState`, and `auth_required` gating of session methods. This file holds the
+ * credentials side (login, logout, status); install.ts wires it into apps, session-gate.ts gates sessions.
  *
  * @example
- * const auth = createAgentAuth({ methods: [{ kind: "oauth", id: "oauth", name: "Sign in", issuer, clientId }] });
+ * const auth = createAgentAuth({ name: "echo", methods: [{ kind: "oauth", id: "oauth", name: "Sign in", issuer, clientId }] });
  * const app = auth.installV1(acp.agent({ name: "echo" }), { agentInfo: { name: "echo", version: "1.0.0" } });
- * app.onRequest(acp.methods.agent.session.new, auth.gate(() => ({ sessionId: "s1" })));
+ * app.onRequest(acp.methods.agent.session.new, () => ({ sessionId: "s1" })); // gated automatically
  */
 
-import * as acp2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
+import type * as acp2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { createLogger, type Logger } from "../../core/log.ts";
 import { type Secret, secret } from "../../core/secret.ts";
 import { CancelledError, LoginRequiredError, TokenRefresher } from "../../oauth/index.ts";
 import { openVault } from "../../vault/index.ts";
 import type { CredentialStore } from "../../vault/types.ts";
-import {
-  AGENTAUTH_META,
-  API_KEY_META,
-  ApiKeyMetaSchema,
-  GET_AUTH_STATE,
-  LOGIN_PROMPT,
-  type LoginPrompt,
-} from "../wire.ts";
+import { API_KEY_META, ApiKeyMetaSchema, LOGIN_PROMPT } from "../wire.ts";
 import {
   type ApiKeyMethod,
   type AuthMethodConfig,
@@ -31,16 +25,25 @@ import {
   type ClientAuthFeatures,
   envCredential,
   type OAuthMethod,
-  v1AuthMethods,
-  v2AuthMethods,
   validateMethods,
 } from "./config.ts";
 import { agentSubject, MethodCredentials } from "./credentials.ts";
-import { runOAuthLogin } from "./login.ts";
+import {
+  type Connection,
+  GET_AUTH_STATE_ADVERTISING,
+  type GetAuthStateAdvertising,
+  installV1,
+  installV2,
+  type KitHooks,
+  type RequestCtx,
+} from "./install.ts";
+import { elicit, runOAuthLogin } from "./login.ts";
+import { LoginFlight } from "./login-flight.ts";
+import { SessionGate, type SessionPolicy } from "./session-gate.ts";
 import { type AuthStatus, StatusPublisher, toAuthStatus, toGetAuthState } from "./state.ts";
 
-/** What happens to running sessions on logout (the spec leaves it to the agent). */
-export type SessionPolicy = "require-auth" | "terminate" | "keep";
+export type { GetAuthStateAdvertising } from "./install.ts";
+export { DEFAULT_GATED, type SessionPolicy } from "./session-gate.ts";
 
 export interface AgentAuthOptions {
   /**
@@ -52,7 +55,7 @@ export interface AgentAuthOptions {
   /** Default: the machine's vault (`openVault()`, honouring $AGENTAUTH_HOME). */
   store?: CredentialStore;
   env?: NodeJS.ProcessEnv;
-  /** Methods gated in addition to session/new, session/load, session/prompt. */
+  /** Methods gated in addition to session/new, session/load, session/prompt, session/resume, session/fork. */
   gate?: string[];
   sessionPolicy?: SessionPolicy;
   /** The agent's stderr: login prompts always go there too. */
@@ -67,46 +70,18 @@ export interface AgentAuthOptions {
   getAuthState?: { advertise?: GetAuthStateAdvertising };
 }
 
-export type GetAuthStateAdvertising = "meta" | "root" | "both";
-const ADVERTISING: readonly unknown[] = ["meta", "root", "both"];
-
-export const DEFAULT_GATED = [
-  "session/new",
-  "session/load",
-  "session/prompt",
-  "session/resume",
-  "session/fork",
-];
-/** How long a positive "authenticated" answer is reused by the gate before the vault is read again. */
-const AUTH_CACHE_MS = 2000;
-
-type Connection = { client: acp.AgentContext; signal: AbortSignal };
-type RunningLogin = {
-  methodId: string;
-  controller: AbortController;
-  waiters: number;
-  promise: Promise<void>;
-};
-
 export class AgentAuth {
   readonly methods: readonly AuthMethodConfig[];
   readonly credentials: MethodCredentials;
   readonly #options: AgentAuthOptions;
-  readonly #gated: Set<string>;
+  readonly #gate: SessionGate;
   readonly #publisher: StatusPublisher;
   readonly #log: Logger;
   readonly #refresher: TokenRefresher;
-  readonly #getAuthStateAt: GetAuthStateAdvertising;
+  readonly #logins = new LoginFlight();
+  readonly #hooks: KitHooks;
   #clientFeatures: ClientAuthFeatures = { terminal: false, urlElicitation: false };
   #connection: Connection | undefined;
-  /** Until when (ms since the epoch) a positive "authenticated" answer is reused; 0 when none is. */
-  #authenticatedUntil = 0;
-  /** Whether sessions are tracked at all: only `keep` and `terminate` need to know them. */
-  readonly #trackSessions: boolean;
-  #login: RunningLogin | undefined;
-  /** Sessions created on this connection; `terminate` forgets them, `keep` lets them outlive a logout. */
-  readonly #sessions = new Set<string>();
-  readonly #terminated = new Set<string>();
 
   constructor(options: AgentAuthOptions) {
     validateMethods(options.methods);
@@ -115,13 +90,10 @@ export class AgentAuth {
         "name must be 1 to 100 letters, digits, '.', '_', '@' or '-' (it keys the agent's vault entries)",
       );
     const advertise = options.getAuthState?.advertise ?? "meta";
-    if (!ADVERTISING.includes(advertise))
+    if (!GET_AUTH_STATE_ADVERTISING.includes(advertise))
       throw new TypeError('getAuthState.advertise must be "meta", "root" or "both"');
-    this.#getAuthStateAt = advertise;
     this.methods = options.methods;
     this.#options = options;
-    this.#gated = new Set([...DEFAULT_GATED, ...(options.gate ?? [])]);
-    this.#trackSessions = options.sessionPolicy === "keep" || options.sessionPolicy === "terminate";
     this.#log =
       options.logger ?? createLogger({ level: "warn", fields: { component: "acp-agent" } });
     const store = options.store ?? openVault({ env: options.env });
@@ -135,6 +107,12 @@ export class AgentAuth {
         .notify(acp.methods.client.auth.statusUpdate, status)
         .catch(() => {});
     });
+    this.#gate = new SessionGate({
+      policy: options.sessionPolicy ?? "require-auth",
+      extra: options.gate,
+      check: async () => (await this.status()).state !== "unauthenticated",
+      epoch: () => this.#publisher.epoch,
+    });
     this.#refresher = new TokenRefresher({
       store,
       logger: this.#log,
@@ -142,6 +120,22 @@ export class AgentAuth {
         if (event.kind === "login_required") void this.#changed();
       },
     });
+    this.#hooks = {
+      methods: this.methods,
+      gate: this.#gate,
+      getAuthStateAt: advertise,
+      initialized: async (features) => {
+        this.#clientFeatures = features;
+        this.#publisher.seen(await this.status());
+      },
+      attach: (connection) => {
+        this.#connection = connection;
+      },
+      authenticate: (methodId, meta, ctx) => this.#authenticate(methodId, meta, ctx),
+      logout: () => this.logout(),
+      status: () => this.status(),
+      getAuthState: async () => toGetAuthState(await this.#methodStates()),
+    };
   }
 
   /** What the client said in `initialize` (terminal support, URL elicitation). */
@@ -154,14 +148,9 @@ export class AgentAuth {
     return toAuthStatus(await this.#methodStates());
   }
 
-  async isAuthenticated(): Promise<boolean> {
-    if (Date.now() < this.#authenticatedUntil) return true;
-    const epoch = this.#publisher.epoch;
-    const value = (await this.status()).state !== "unauthenticated";
-    // A login or logout that happened while we read must not be overwritten by this older answer.
-    if (epoch === this.#publisher.epoch)
-      this.#authenticatedUntil = value ? Date.now() + AUTH_CACHE_MS : 0;
-    return value;
+  /** Whether some method has credentials; a positive answer is reused for 2 s (the gate's hot path). */
+  isAuthenticated(): Promise<boolean> {
+    return this.#gate.isAuthenticated();
   }
 
   /**
@@ -188,57 +177,13 @@ export class AgentAuth {
   }
 
   /**
-   * Wraps a request handler so it answers `auth_required` (−32000) until the agent is authenticated. The hot path
-   * (a positive answer less than 2 s old, the `require-auth` policy) is one clock read and a direct call: no
-   * allocation, no extra await, the handler's own result or promise returned as is.
+   * Wraps a request handler so it answers `auth_required` (−32000) until the agent is authenticated. Session
+   * methods registered after install are wrapped automatically; use this for methods registered elsewhere.
    */
   gate<Ctx extends { params: unknown }, R>(
     handler: (ctx: Ctx) => R | Promise<R>,
   ): (ctx: Ctx) => R | Promise<R> {
-    return (ctx) => {
-      if (this.#trackSessions) return this.#gateTracked(handler, ctx);
-      if (Date.now() < this.#authenticatedUntil) return handler(ctx);
-      return this.#gateSlow(handler, ctx, false);
-    };
-  }
-
-  /** `keep` and `terminate`: sessions are remembered, terminated ones refused, kept ones let through. */
-  #gateTracked<Ctx extends { params: unknown }, R>(
-    handler: (ctx: Ctx) => R | Promise<R>,
-    ctx: Ctx,
-  ): R | Promise<R> {
-    const sessionId = sessionIdOf(ctx.params);
-    if (sessionId !== undefined && this.#terminated.has(sessionId))
-      throw acp.RequestError.sessionNotFound(sessionId);
-    const kept =
-      this.#options.sessionPolicy === "keep" &&
-      sessionId !== undefined &&
-      this.#sessions.has(sessionId);
-    if (kept || Date.now() < this.#authenticatedUntil) return this.#remember(handler(ctx));
-    return this.#gateSlow(handler, ctx, true);
-  }
-
-  async #gateSlow<Ctx extends { params: unknown }, R>(
-    handler: (ctx: Ctx) => R | Promise<R>,
-    ctx: Ctx,
-    track: boolean,
-  ): Promise<R> {
-    if (!(await this.isAuthenticated())) {
-      throw acp.RequestError.authRequired(
-        undefined,
-        "sign in with one of the advertised authMethods (see auth/status)",
-      );
-    }
-    const result = await handler(ctx);
-    return track ? this.#remember(result) : result;
-  }
-
-  /** Records the session a handler created (`session/new`, `session/fork`, …) once its result is known. */
-  #remember<R>(result: R | Promise<R>): R | Promise<R> {
-    if (isThenable(result)) return Promise.resolve(result).then((r) => this.#remember(r) as R);
-    const created = sessionIdOf(result);
-    if (created) this.#sessions.add(created);
-    return result;
+    return this.#gate.wrap(handler);
   }
 
   /**
@@ -249,90 +194,21 @@ export class AgentAuth {
     app: acp.AgentApp,
     init: { agentInfo?: acp.Implementation; agentCapabilities?: acp.AgentCapabilities } = {},
   ): acp.AgentApp {
-    app.onConnect((connection) => this.#attach(connection));
-    app.onRequest(acp.methods.agent.initialize, async ({ params }) => {
-      this.#clientFeatures = {
-        terminal: params.clientCapabilities?.auth?.terminal === true,
-        urlElicitation: params.clientCapabilities?.elicitation?.url != null,
-      };
-      this.#publisher.seen(await this.status());
-      return {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        agentInfo: init.agentInfo,
-        agentCapabilities: {
-          ...init.agentCapabilities,
-          auth: { ...init.agentCapabilities?.auth, logout: {}, status: {} },
-          // The seed RFD's root flag, only when the author asked for it (ACP: custom fields belong in _meta).
-          ...(this.#getAuthStateAt === "meta" ? {} : { getAuthState: true }),
-          _meta: {
-            ...init.agentCapabilities?._meta,
-            [AGENTAUTH_META]: { version: 1 },
-            // `true`, the seed's own value, so a draft client only has to look one level down (not `{}`).
-            ...(this.#getAuthStateAt === "root" ? {} : { [GET_AUTH_STATE]: true }),
-          },
-        },
-        authMethods: v1AuthMethods(this.methods, this.#clientFeatures) as acp.AuthMethod[],
-      };
-    });
-    app.onRequest(acp.methods.agent.authenticate, async (ctx) => {
-      await this.#authenticate(ctx.params.methodId, ctx.params._meta ?? undefined, ctx);
-      return {};
-    });
-    app.onRequest(acp.methods.agent.logout, async () => {
-      await this.logout();
-      return {};
-    });
-    app.onRequest(acp.methods.agent.auth.status, () => this.status());
-    app.onRequest(
-      GET_AUTH_STATE,
-      (params: unknown) => params,
-      async () => toGetAuthState(await this.#methodStates()),
-    );
-    return this.#autoGate(app);
+    return installV1(this.#hooks, app, init);
   }
 
-  /**
-   * The same for an ACP v2 app: `auth/login`, `auth/logout`, `auth/status`. A non-empty `authMethods` obliges both
-   * login and logout in v2, so both are always registered.
-   */
+  /** The same for an ACP v2 app: `auth/login`, `auth/logout`, `auth/status`. */
   installV2(
     app: acp2.AgentApp,
     init: { info: acp2.Implementation; capabilities?: acp2.AgentCapabilities },
   ): acp2.AgentApp {
-    app.onConnect((connection) => this.#attach(connection as unknown as Connection));
-    app.onRequest(acp2.methods.agent.initialize, async ({ params }) => {
-      this.#clientFeatures = {
-        terminal: params.capabilities?.auth?.terminal != null,
-        urlElicitation: params.capabilities?.elicitation?.url != null,
-      };
-      this.#publisher.seen(await this.status());
-      return {
-        protocolVersion: 2,
-        info: init.info,
-        capabilities: {
-          ...init.capabilities,
-          auth: { ...init.capabilities?.auth, status: {} },
-          _meta: { ...init.capabilities?._meta, [AGENTAUTH_META]: { version: 1 } },
-        },
-        authMethods: v2AuthMethods(this.methods, this.#clientFeatures) as acp2.AuthMethod[],
-      };
-    });
-    app.onRequest(acp2.methods.agent.auth.login, async (ctx) => {
-      await this.#authenticate(ctx.params.methodId, ctx.params._meta ?? undefined, ctx as never);
-      return {};
-    });
-    app.onRequest(acp2.methods.agent.auth.logout, async () => {
-      await this.logout();
-      return {};
-    });
-    app.onRequest(acp2.methods.agent.auth.status, () => this.status());
-    return this.#autoGate(app);
+    return installV2(this.#hooks, app, init);
   }
 
   /** Revokes and deletes stored credentials for every method, then applies the session policy. Idempotent. */
   async logout(): Promise<void> {
     // The person asked to be logged out: a sign-in still waiting for them must not log them back in.
-    this.#login?.controller.abort();
+    this.#logins.abort();
     this.#publisher.bump();
     for (const method of this.methods) {
       for (const result of await this.credentials.forget(method)) {
@@ -340,10 +216,7 @@ export class AgentAuth {
           this.#log.warn("acp.logout_revoke_failed", { method: method.id, error: result.error });
       }
     }
-    if (this.#options.sessionPolicy === "terminate") {
-      for (const id of this.#sessions) this.#terminated.add(id);
-      this.#sessions.clear();
-    }
+    this.#gate.loggedOut();
     await this.#changed();
   }
 
@@ -351,7 +224,7 @@ export class AgentAuth {
   async #authenticate(
     methodId: string,
     meta: Record<string, unknown> | undefined,
-    ctx: { signal: AbortSignal; requestId: acp.RequestId },
+    ctx: RequestCtx,
   ): Promise<void> {
     const method = advertised(this.methods, this.#clientFeatures).find((m) => m.id === methodId);
     if (!method)
@@ -384,7 +257,9 @@ export class AgentAuth {
       await this.#changed();
       return;
     }
-    return this.#joinLogin(method, ctx);
+    return this.#logins.join(method.id, ctx.signal, (loginSignal) =>
+      this.#oauthLogin(method, ctx.requestId, loginSignal),
+    );
   }
 
   /**
@@ -410,42 +285,6 @@ export class AgentAuth {
         `the API key in $${fromEnv.name} was refused: set a valid key there, or pass one in _meta["${API_KEY_META}"].apiKey`,
       );
     await this.#changed();
-  }
-
-  /**
-   * One login at a time. A second `authenticate` for the same method joins the running login; each request can be
-   * cancelled on its own, and the login itself stops only when every request waiting on it is cancelled, the
-   * client goes away, `logout` is called, or another method's login replaces it.
-   */
-  async #joinLogin(
-    method: OAuthMethod,
-    ctx: { signal: AbortSignal; requestId: acp.RequestId },
-  ): Promise<void> {
-    let login = this.#login;
-    if (login?.methodId !== method.id) {
-      login?.controller.abort();
-      const controller = new AbortController();
-      const created: RunningLogin = {
-        methodId: method.id,
-        controller,
-        waiters: 0,
-        promise: Promise.resolve(),
-      };
-      created.promise = this.#oauthLogin(method, ctx.requestId, controller.signal).finally(() => {
-        if (this.#login === created) this.#login = undefined;
-      });
-      created.promise.catch(() => {});
-      this.#login = created;
-      login = created;
-    }
-    const joined = login;
-    joined.waiters++;
-    try {
-      await untilAborted(joined.promise, ctx.signal);
-    } finally {
-      joined.waiters--;
-      if (joined.waiters === 0 && ctx.signal.aborted) joined.controller.abort();
-    }
   }
 
   async #oauthLogin(
@@ -488,7 +327,7 @@ export class AgentAuth {
   }
 
   async #changed(): Promise<void> {
-    this.#authenticatedUntil = 0;
+    this.#gate.invalidate();
     await this.#publisher.refresh(() => this.status());
   }
 
@@ -497,70 +336,13 @@ export class AgentAuth {
       this.methods.filter((m) => m.kind !== "terminal").map((m) => this.credentials.state(m)),
     );
   }
-
-  #attach(connection: Connection): void {
-    this.#connection = connection;
-  }
-
-  /** Session methods registered after install are gated without the author having to remember `gate()`. */
-  #autoGate<App extends { onRequest: (...args: never[]) => unknown }>(app: App): App {
-    const original = app.onRequest.bind(app) as (...args: unknown[]) => unknown;
-    const gated = this.#gated;
-    const gate = this.gate.bind(this);
-    (app as { onRequest: unknown }).onRequest = (method: unknown, ...rest: unknown[]) => {
-      if (typeof method === "string" && gated.has(method)) {
-        const handler = rest.at(-1) as (ctx: { params: unknown }) => unknown;
-        rest[rest.length - 1] = gate(handler);
-      }
-      original(method, ...rest);
-      return app;
-    };
-    return app;
-  }
 }
 
 export function createAgentAuth(options: AgentAuthOptions): AgentAuth {
   return new AgentAuth(options);
 }
 
-async function elicit(
-  client: acp.AgentContext,
-  requestId: acp.RequestId,
-  prompt: LoginPrompt,
-): Promise<"accept" | "decline" | "cancel"> {
-  const response = await client.request(acp.methods.client.elicitation.create, {
-    mode: "url",
-    requestId,
-    elicitationId: crypto.randomUUID(),
-    url: prompt.url,
-    message: prompt.message,
-  } as acp.CreateElicitationRequest);
-  const action = (response as { action?: string }).action;
-  return action === "accept" || action === "decline" ? action : "cancel";
-}
-
-/** Waits for `promise`, or rejects with `requestCancelled` as soon as this request's signal aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted)
-    return Promise.reject(acp.RequestError.requestCancelled(undefined, "the login was cancelled"));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () =>
-      reject(acp.RequestError.requestCancelled(undefined, "the login was cancelled"));
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
-}
-
-function sessionIdOf(value: unknown): string | undefined {
-  const id = (value as { sessionId?: unknown } | null | undefined)?.sessionId;
-  return typeof id === "string" ? id : undefined;
-}
-
 function envVarNames(method: ApiKeyMethod): readonly string[] {
   if (method.envVar === undefined) return [];
   return typeof method.envVar === "string" ? [method.envVar] : method.envVar;
-}
-
-function isThenable<R>(value: R | Promise<R>): value is Promise<R> {
-  return typeof (value as { then?: unknown } | null | undefined)?.then === "function";
 }

@@ -5,6 +5,7 @@
  * cancelled.
  */
 
+import * as acp from "@agentclientprotocol/sdk/unstable";
 import { DeviceFlowError, login } from "../../oauth/index.ts";
 import type { CredentialRecord } from "../../vault/types.ts";
 import type { LoginPrompt } from "../wire.ts";
@@ -90,4 +91,21 @@ export async function runOAuthLogin(
     clearTimeout(timer);
     signal.removeEventListener("abort", stop);
   }
+}
+
+/** URL-mode elicitation (`elicitation/create`, `mode: "url"`) tied to the `authenticate` request it serves. */
+export async function elicit(
+  client: acp.AgentContext,
+  requestId: acp.RequestId,
+  prompt: LoginPrompt,
+): Promise<"accept" | "decline" | "cancel"> {
+  const response = await client.request(acp.methods.client.elicitation.create, {
+    mode: "url",
+    requestId,
+    elicitationId: crypto.randomUUID(),
+    url: prompt.url,
+    message: prompt.message,
+  } as acp.CreateElicitationRequest);
+  const action = (response as { action?: string }).action;
+  return action === "accept" || action === "decline" ? action : "cancel";
 }
