@@ -59,7 +59,7 @@ for (const dialect of ["official", "seed"] as const) {
 }
 
 test(
-  "[AHP-e2e-cli] ahp login --stay prints renewals, exits 0 on SIGINT; ahp status shows the vault; no token printed",
+  "[AHP-e2e-cli] ahp login --stay: one device sign-in for both resources, renewals printed, exits 0 on SIGINT; ahp status shows the vault; no token printed",
   GUARD,
   async () => {
     const idp = await useIdp({ accessTokenTtlSeconds: 3 });
@@ -101,6 +101,12 @@ test(
       [EXAMPLE_ALPHA, EXAMPLE_BETA],
     );
     assert.ok(lines.some((l) => l.event === "renewed" && typeof l.expiresIn === "number"));
+    // One device sign-in covered both resources (one authorization server), and the prompt said so.
+    assert.equal(visited.size, 1, stderr);
+    assert.match(
+      stderr,
+      /To sign in for Alpha API \(https:\/\/alpha\.example\.test\/\) and Beta API, open/,
+    );
     assert.doesNotMatch(stdout + stderr, /eyJ[\w-]+\.[\w-]+\./, "no JWT on any stream");
 
     const status = spawn(process.execPath, [cli, "status", "--json", host.url], { env });

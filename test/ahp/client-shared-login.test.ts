@@ -26,13 +26,26 @@ test(
     after(() => host.close());
     const store = new MemoryCredentialStore();
     const prompts: string[] = [];
-    const connect = () => connectAhpHost(host.url, { store, login: autoApprove(prompts) });
+    const covered: string[][] = [];
+    const approve = autoApprove(prompts);
+    const connect = () =>
+      connectAhpHost(host.url, {
+        store,
+        login: {
+          onDevicePrompt: (prompt, resource, covers) => {
+            covered.push(covers.map((r) => r.resource).sort());
+            return approve.onDevicePrompt(prompt, resource, covers);
+          },
+        },
+      });
 
     const client = await connect();
     try {
       const outcomes = await client.authenticate();
       assert.equal(outcomes.length, 2);
       assert.equal(prompts.length, 1, `one sign-in, not ${prompts.length}`);
+      // The person is told the one sign-in is for both.
+      assert.deepEqual(covered, [[EXAMPLE_ALPHA, EXAMPLE_BETA]]);
       const who = (await client.request("whoami")) as { resources: { resource: string }[] };
       assert.deepEqual(who.resources.map((r) => r.resource).sort(), [EXAMPLE_ALPHA, EXAMPLE_BETA]);
     } finally {

@@ -35,8 +35,15 @@ const BASE_SCOPES = ["openid", "profile", "email", "offline_access"];
 export interface DeviceLoginPolicy {
   /** Default: the public client `agentauth-cli`. */
   client?: OAuthClient;
-  /** Show the person the URL and code (stderr in the CLI). */
-  onDevicePrompt: (prompt: DevicePrompt, resource: AhpResource) => void | Promise<void>;
+  /**
+   * Show the person the URL and code (stderr in the CLI). `covers` lists every resource the one sign-in is for
+   * (the host's resources on that authorization server), `resource` first.
+   */
+  onDevicePrompt: (
+    prompt: DevicePrompt,
+    resource: AhpResource,
+    covers: readonly AhpResource[],
+  ) => void | Promise<void>;
   onPoll?: (event: { result: "pending" | "slow_down"; intervalSeconds: number }) => void;
   signal?: AbortSignal;
 }
@@ -249,7 +256,7 @@ export class ResourceCredentials {
       resource: resource.resource,
       alsoResources: others.map((r) => r.resource),
       subject: this.#options.subject,
-      onDevicePrompt: (prompt) => policy.onDevicePrompt(prompt, resource),
+      onDevicePrompt: (prompt) => policy.onDevicePrompt(prompt, resource, [resource, ...others]),
       onPoll: policy.onPoll,
       signal: policy.signal,
       discovery: this.#options.discovery,

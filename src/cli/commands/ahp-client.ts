@@ -116,12 +116,10 @@ async function loginCommand(argv: string[], io: CliIo): Promise<number> {
           clientSecret: clientSecret ? new Secret(clientSecret) : undefined,
         },
         signal: controller.signal,
-        onDevicePrompt: (prompt, resource) => {
-          showDevicePrompt(
-            io,
-            prompt,
-            `${peerText(resource.label)} (${peerText(resource.resource)})`,
-          );
+        onDevicePrompt: (prompt, resource, covers) => {
+          const others = covers.filter((r) => r.id !== resource.id).map((r) => peerText(r.label));
+          const what = `${peerText(resource.label)} (${peerText(resource.resource)})`;
+          showDevicePrompt(io, prompt, others.length ? `${what} and ${others.join(", ")}` : what);
           spinner = startSpinner(
             io.stderr,
             io.interactive,
