@@ -6,8 +6,9 @@
 
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { describe, it } from "node:test";
+import { after, describe, it } from "node:test";
 import { connectAhpHost } from "../../src/ahp/client/index.ts";
+import { createAhpHost } from "../../src/ahp/host/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { loginForTest } from "../support/credentials.ts";
 import { ALPHA, BETA, useHostStand } from "./host-fixture.ts";
@@ -219,6 +220,40 @@ describe("official session commands on the example host", () => {
     const other = await peer.request("no/such", {});
     assert.equal(other.error?.code, -32601);
     assert.doesNotMatch(other.error?.message ?? "", /AHP command/);
+  });
+
+  it("[AHP-official-gate-declarable] a host author gates any official command name, fixed or computed from params", async () => {
+    const host = await createAhpHost()
+      .agent({
+        provider: "alpha",
+        displayName: "Alpha",
+        resources: [{ resource: ALPHA, authorizationServers: [stand.idp.issuer] }],
+      })
+      .command("resolveSessionConfig", { requires: [ALPHA] }, () => ({
+        schema: { type: "object", properties: {} },
+        values: {},
+      }))
+      .command(
+        "fetchTurns",
+        { requires: (params) => ((params as { channel?: string }).channel ? [ALPHA] : []) },
+        () => ({}),
+      )
+      .listen({ port: 0 });
+    after(() => host.close());
+    const { WsPeer } = await import("../support/ws-peer.ts");
+    const peer = await WsPeer.connect(host.url);
+    after(() => peer.close());
+    await peer.request("initialize", { protocolVersions: ["1.0.0"], clientId: "c" });
+    const refused = await peer.request("resolveSessionConfig", { channel: "ahp-root://" });
+    assert.equal(refused.error?.code, -32007);
+    assert.equal(
+      (await peer.request("fetchTurns", { channel: "ahp-chat:/x" })).error?.code,
+      -32007,
+    );
+    assert.deepEqual((await peer.request("fetchTurns", {})).result, {});
+    const token = await stand.token(ALPHA, "read");
+    await peer.request("authenticate", { channel: "ahp-root://", resource: ALPHA, token });
+    assert.ok((await peer.request("resolveSessionConfig", { channel: "ahp-root://" })).result);
   });
 
   it("[AHP-official-client-meets-auth] the agentauth client meets -32007 on createSession, authenticates from the vault and retries once", async () => {
