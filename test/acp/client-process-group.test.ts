@@ -95,3 +95,48 @@ test(
     assert.match(result.stderr, /http:\/\/127\.0\.0\.1:1455\/auth\/callback\?x=1/);
   },
 );
+
+test(
+  "[ACP-cli-cancel-terminal-login] SIGTERM during a terminal login that ignores SIGTERM: the login process is stopped, acp_cancelled, exit 130",
+  GUARD,
+  async (t) => {
+    const dir = stateFolder();
+    t.after(() => reap(dir));
+    const cli = startAcpCli(["login", "--force-terminal", "--yes", ...scripted("legacy", dir)], {
+      env: { LEGACY_HANG: "1" },
+    });
+    await until(() => calls(dir).some((line) => line.startsWith("terminal-login")));
+    cli.kill("SIGTERM");
+    const result = await cli.exited;
+    assert.equal(result.code, 130, result.stderr);
+    assert.match(result.stderr, /\[acp_cancelled\]/);
+    const pid = Number(
+      calls(dir)
+        .find((line) => line.startsWith("terminal-login"))
+        ?.split("pid=")[1],
+    );
+    assert.ok(pid > 0);
+    assert.equal(isRunning(pid), false, "the terminal login process is gone");
+  },
+);
+
+test(
+  "[ACP-cli-hostile-flags] malformed login flags are usage errors (exit 2) that say what is expected",
+  GUARD,
+  async () => {
+    const agent = scripted("legacy", stateFolder());
+    const cases: Array<[string[], RegExp]> = [
+      [["--timeout", "abc"], /--timeout takes seconds/],
+      [["--timeout", "0"], /--timeout takes seconds/],
+      [["--timeout", "1e9"], /--timeout takes seconds/],
+      [["--api-key-env", "A", "--api-key-stdin"], /one way/],
+      [["--api-key-env", "NOT_SET_ANYWHERE_XYZ"], /NOT_SET_ANYWHERE_XYZ is not set/],
+      [["--api-key-stdin"], /stdin held no key/],
+    ];
+    for (const [flags, expected] of cases) {
+      const result = await runAcpCli(["login", ...flags, ...agent]);
+      assert.equal(result.code, 2, `${flags.join(" ")}: ${result.stderr}`);
+      assert.match(result.stderr, expected);
+    }
+  },
+);

@@ -23,8 +23,9 @@ async function readAll(chunks: string[], max = 1024) {
     },
   });
   const messages: unknown[] = [];
-  for await (const message of jsonRpcMessages(input, { maxMessageBytes: max, stray }))
-    messages.push(message);
+  const reader = jsonRpcMessages(input, { maxMessageBytes: max, stray }).getReader();
+  for (let next = await reader.read(); !next.done; next = await reader.read())
+    messages.push(next.value);
   return { messages, stray };
 }
 

@@ -27,12 +27,10 @@ import {
   AcpAuthRequiredError,
   AcpCancelledError,
   AcpClosedError,
-  AcpCommandNotConfirmedError,
   AcpEnvVarsMissingError,
   AcpLoginError,
   AcpLogoutUnsupportedError,
   AcpRequestError,
-  AcpTerminalLoginError,
   AcpTimeoutError,
 } from "./errors.ts";
 import { type CallerAbilities, chooseAuthMethod, runsAs } from "./method-choice.ts";
@@ -46,16 +44,8 @@ import {
 import { AUTH_METHODS, DEFAULT_CLIENT_INFO, type ProtocolVersion } from "./protocol.ts";
 import { agentDetail, isAuthRequired, RequestError, requestError } from "./rpc-errors.ts";
 import { queryAuthStatus } from "./status-query.ts";
-import {
-  commandLine,
-  type TerminalInvocation,
-  type TerminalResult,
-  type TerminalRunner,
-  terminalInvocation,
-} from "./terminal.ts";
-
-/** setTimeout's ceiling (2^31-1 ms): a larger timeout would fire at once. */
-const MAX_TIMER_MS = 2_147_483_647;
+import { type TerminalRunner, terminalInvocation } from "./terminal.ts";
+import { runTerminalLogin } from "./terminal-login.ts";
 
 /** Spawns the agent, initializes it, and returns the journey. Throws `AcpSpawnError`, `AcpInitializeError`, … */
 export async function connectAgent(
@@ -224,59 +214,21 @@ export class AcpAuthClient {
   }
 
   /**
-   * Terminal auth: the agent is stopped, the same program runs with the method's args and env where the person
-   * can use it, and the agent is started and initialized again whatever the outcome (the spec's "reconnect").
+   * Terminal auth (terminal-login.ts): the agent is stopped, the login runs where the person can use it, and the
+   * agent is started and initialized again (the spec's "reconnect"), unless the login was cancelled.
    */
-  async #terminalLogin(method: AdvertisedAuthMethod, signal?: AbortSignal): Promise<void> {
-    const runner = this.#options.runTerminal as TerminalRunner; // chooseAuthMethod checked it
-    const invocation = terminalInvocation(this.#launch(), method);
-    if (invocation.agentNamed) await this.#confirm(invocation);
-    await this.#connection?.close();
-    const timeout = AbortSignal.timeout(Math.min(this.#timeouts.terminalMs, MAX_TIMER_MS));
-    const ended = signal ? AbortSignal.any([signal, timeout]) : timeout;
-    let result: TerminalResult | undefined;
-    let failure: unknown;
-    try {
-      result = await runner(invocation, ended);
-    } catch (error) {
-      failure = error;
-    }
-    if (signal?.aborted) throw new AcpCancelledError("The terminal login was cancelled.");
-    await this.reconnect();
-    const id = peerText(method.id, { max: 60 });
-    if (timeout.aborted) {
-      throw new AcpTimeoutError(
-        `The terminal login "${id}" did not finish within ${this.#timeouts.terminalMs / 1000} s and was stopped; ` +
-          "run it again with more time, or in a terminal where you can answer its prompts.",
-      );
-    }
-    if (!result) {
-      const why = peerText((failure as Error | undefined)?.message ?? failure, { max: 120 });
-      throw new AcpTerminalLoginError(`Could not run the terminal login "${id}": ${why}.`, {
-        exitCode: null,
-        cause: failure,
-      });
-    }
-    if (result.exitCode !== 0) {
-      const how =
-        result.exitCode === null
-          ? "ended without an exit status"
-          : `exited with code ${result.exitCode}`;
-      throw new AcpTerminalLoginError(`The terminal login "${id}" ${how}; nothing was signed in.`, {
-        exitCode: result.exitCode,
-      });
-    }
-  }
-
-  /** A command the agent named itself runs only once confirmed (issue 8 §3.7): never silently. */
-  async #confirm(invocation: TerminalInvocation): Promise<void> {
-    const line = commandLine(invocation);
-    const confirm = this.#options.confirmCommand;
-    if (confirm && (await confirm(invocation, line))) return;
-    throw new AcpCommandNotConfirmedError(
-      `The agent asks to run ${line} to sign in; it was not run because nobody confirmed it. Run it yourself if ` +
-        "you trust it, or allow it when asked.",
-    );
+  #terminalLogin(method: AdvertisedAuthMethod, signal?: AbortSignal): Promise<void> {
+    return runTerminalLogin(method, {
+      invocation: terminalInvocation(this.#launch(), method),
+      runner: this.#options.runTerminal as TerminalRunner, // chooseAuthMethod checked it
+      confirm: this.#options.confirmCommand,
+      timeoutMs: this.#timeouts.terminalMs,
+      signal,
+      stopAgent: async () => {
+        await this.#connection?.close();
+      },
+      restartAgent: () => this.reconnect(),
+    });
   }
 
   /**

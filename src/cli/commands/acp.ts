@@ -311,11 +311,17 @@ async function withAgent(
   } catch (error) {
     if (!controller.signal.aborted) throw error;
     // Whatever the interrupted step reported, the person cancelled it.
-    const message =
-      error instanceof AcpCancelledError ? error.message : "The command was cancelled.";
-    io.stderr(
-      `agentauth: ${message} The agent and everything it started were stopped. [${new AcpCancelledError().code}]\n`,
+    const cancelled = new AcpCancelledError(
+      `${error instanceof AcpCancelledError ? error.message : "The command was cancelled."} ` +
+        "The agent and everything it started were stopped.",
     );
+    if (session.json) {
+      io.stdout(
+        `${JSON.stringify({ error: { code: cancelled.code, message: cancelled.message } })}\n`,
+      );
+    } else {
+      io.stderr(`agentauth: ${cancelled.message} [${cancelled.code}]\n`);
+    }
     return EXIT_CANCELLED;
   } finally {
     await client?.close();

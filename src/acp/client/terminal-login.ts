@@ -1,0 +1,92 @@
+/**
+ * One terminal login, start to end: confirm a command the agent named itself (legacy `_meta["terminal-auth"]`,
+ * issue 8 §3.7), stop the agent, run the login with a time limit (§3.4), restart the agent, and read the exit status
+ * (0 is success, as the spec says; anything else, a kill, or no status is a failure).
+ */
+
+import { peerText } from "../../core/display.ts";
+import type { AdvertisedAuthMethod } from "./auth-methods.ts";
+import {
+  AcpCancelledError,
+  AcpCommandNotConfirmedError,
+  AcpTerminalLoginError,
+  AcpTimeoutError,
+} from "./errors.ts";
+import type { ConnectAgentOptions } from "./options.ts";
+import {
+  commandLine,
+  type TerminalInvocation,
+  type TerminalResult,
+  type TerminalRunner,
+} from "./terminal.ts";
+
+/** setTimeout's ceiling (2^31-1 ms): a larger timeout would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+export interface TerminalLoginContext {
+  invocation: TerminalInvocation;
+  runner: TerminalRunner;
+  confirm: ConnectAgentOptions["confirmCommand"];
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Stops the agent process before the login runs (the login is the same program). */
+  stopAgent: () => Promise<void>;
+  /** Starts and initializes the agent again afterwards, whatever the outcome (unless cancelled). */
+  restartAgent: () => Promise<void>;
+}
+
+export async function runTerminalLogin(
+  method: AdvertisedAuthMethod,
+  context: TerminalLoginContext,
+): Promise<void> {
+  const { invocation, signal } = context;
+  if (invocation.agentNamed) await confirmAgentCommand(invocation, context.confirm);
+  await context.stopAgent();
+  const timeout = AbortSignal.timeout(Math.min(context.timeoutMs, MAX_TIMER_MS));
+  const ended = signal ? AbortSignal.any([signal, timeout]) : timeout;
+  let result: TerminalResult | undefined;
+  let failure: unknown;
+  try {
+    result = await context.runner(invocation, ended);
+  } catch (error) {
+    failure = error;
+  }
+  if (signal?.aborted) throw new AcpCancelledError("The terminal login was cancelled.");
+  await context.restartAgent();
+  const id = peerText(method.id, { max: 60 });
+  if (timeout.aborted) {
+    throw new AcpTimeoutError(
+      `The terminal login "${id}" did not finish within ${context.timeoutMs / 1000} s and was stopped; ` +
+        "run it again with more time, or in a terminal where you can answer its prompts.",
+    );
+  }
+  if (!result) {
+    const why = peerText((failure as Error | undefined)?.message ?? failure, { max: 120 });
+    throw new AcpTerminalLoginError(`Could not run the terminal login "${id}": ${why}.`, {
+      exitCode: null,
+      cause: failure,
+    });
+  }
+  if (result.exitCode !== 0) {
+    const how =
+      result.exitCode === null
+        ? "ended without an exit status"
+        : `exited with code ${result.exitCode}`;
+    throw new AcpTerminalLoginError(`The terminal login "${id}" ${how}; nothing was signed in.`, {
+      exitCode: result.exitCode,
+    });
+  }
+}
+
+/** Never silently: the caller's `confirm` must answer true, else nothing runs. */
+async function confirmAgentCommand(
+  invocation: TerminalInvocation,
+  confirm: TerminalLoginContext["confirm"],
+): Promise<void> {
+  const line = commandLine(invocation);
+  if (confirm && (await confirm(invocation, line))) return;
+  throw new AcpCommandNotConfirmedError(
+    `The agent asks to run ${line} to sign in; it was not run because nobody confirmed it. Run it yourself if ` +
+      "you trust it, or allow it when asked.",
+  );
+}
