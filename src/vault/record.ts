@@ -30,8 +30,20 @@ export function encodeKey(key: CredentialKey): string {
  * stable across stores and processes, and reveals nothing readable about the key.
  */
 export function credentialId(key: CredentialKey): string {
-  return createHash("sha256").update(encodeKey(key)).digest("base64url").slice(0, 12);
+  const encoded = encodeKey(key);
+  let id = idCache.get(encoded);
+  if (id === undefined) {
+    id = createHash("sha256").update(encoded).digest("base64url").slice(0, 12);
+    // Every read checks the stored id against the key (a hash per read was a tenth of a read's CPU); a process
+    // touches few keys, and the cache is simply emptied if it ever holds more than ID_CACHE_MAX.
+    if (idCache.size >= ID_CACHE_MAX) idCache.clear();
+    idCache.set(encoded, id);
+  }
+  return id;
 }
+
+const ID_CACHE_MAX = 4096;
+const idCache = new Map<string, string>();
 
 export function keyOf(value: CredentialKey): CredentialKey {
   return { subject: value.subject, issuer: value.issuer, resource: value.resource };

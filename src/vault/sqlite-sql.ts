@@ -8,7 +8,8 @@ const SUMMARY_COLUMNS = `subject, issuer, resource, id, client_id, status, expir
 const BY_KEY = "subject = $subject AND issuer = $issuer AND resource = $resource";
 
 export const SQL = {
-  get: `SELECT * FROM credentials WHERE ${BY_KEY}`,
+  // Positional: the hottest statement (every token lookup), and binding by position skips a name lookup per value.
+  get: "SELECT * FROM credentials WHERE subject = ? AND issuer = ? AND resource = ?",
   getById: "SELECT * FROM credentials WHERE id = $id",
   list: `SELECT ${SUMMARY_COLUMNS} FROM credentials
     WHERE ($subject IS NULL OR subject = $subject) AND ($issuer IS NULL OR issuer = $issuer)

@@ -79,7 +79,9 @@ export class SqliteCredentialStore implements CredentialStore {
   }
 
   async get(key: CredentialKey): Promise<CredentialRecord | undefined> {
-    return this.#io(() => this.#read(this.#statement("get").get(keyParams(key))));
+    return this.#io(() =>
+      this.#read(this.#statement("get").get(key.subject, key.issuer, key.resource)),
+    );
   }
 
   async getById(id: string): Promise<CredentialRecord | undefined> {

@@ -216,3 +216,53 @@ test("[VAULT-io-error] another program's SQLite file gives vault_io, not a crash
       /not an agentauth vault/.test(e.message),
   );
 });
+
+test("[VAULT-corrupt-base64-strict] ciphertext and nonce that decode only loosely (other alphabet, junk, padding, stray bits) are corrupt", async (t) => {
+  const home = tempHome(t);
+  const vault = openVault({ home, env: { AGENTAUTH_VAULT_KEY: newKey() } });
+  t.after(() => vault.close());
+  const record = await vault.put(sampleInput());
+  const db = rawDb(vault.path);
+  t.after(() => db.close());
+  const original = db
+    .prepare("SELECT nonce, ciphertext FROM credentials WHERE id = ?")
+    .get(record.id) as {
+    nonce: string;
+    ciphertext: string;
+  };
+  const base64Digit = (c: string) =>
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".indexOf(c);
+  const digit = (n: number) =>
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"[n]!;
+  const withStrayBits = (text: string) => {
+    // Set the lowest bit of the last character: unused when the length is not a multiple of 4.
+    const last = base64Digit(text.at(-1)!);
+    return text.slice(0, -1) + digit(last | 1);
+  };
+  const damaged: [string, string][] = [
+    ["ciphertext", `${original.ciphertext.slice(0, 40)}!${original.ciphertext.slice(40)}`],
+    ["ciphertext", `${original.ciphertext.slice(0, 40)} ${original.ciphertext.slice(41)}`],
+    ["ciphertext", original.ciphertext.replace(/[-_]/, (c) => (c === "-" ? "+" : "/"))],
+    ["ciphertext", `${original.ciphertext}=`],
+    ["nonce", `${original.nonce.slice(0, 8)}=${original.nonce.slice(9)}`],
+    ["nonce", `${original.nonce}A`],
+  ];
+  if (original.ciphertext.length % 4 !== 0)
+    damaged.push(["ciphertext", withStrayBits(original.ciphertext)]);
+  for (const [column, value] of damaged) {
+    if (value === original[column as "nonce" | "ciphertext"]) continue;
+    db.prepare(`UPDATE credentials SET ${column} = ? WHERE id = ?`).run(value, record.id);
+    await assert.rejects(
+      vault.get(record),
+      (e: unknown) =>
+        (e instanceof VaultCorruptError && e.code === "vault_record_corrupt") ||
+        (e instanceof VaultKeyError && e.code === "vault_decrypt_failed"),
+      `${column} = ${value.slice(0, 60)}…`,
+    );
+    db.prepare(`UPDATE credentials SET ${column} = ? WHERE id = ?`).run(
+      original[column as "nonce" | "ciphertext"],
+      record.id,
+    );
+  }
+  assert.deepEqual(tokenValues((await vault.get(record))!), tokenValues(record), "restored row reads");
+});
