@@ -11,7 +11,7 @@ import {
 } from "../../src/acp/client/index.ts";
 import { agentDetail } from "../../src/acp/client/rpc-errors.ts";
 import { jsonRpcMessages, StrayOutput } from "../../src/acp/client/stdout-lines.ts";
-import { stderrLinks } from "../../src/cli/commands/acp-output.ts";
+import { textLinks } from "../../src/cli/commands/acp-output.ts";
 
 async function readAll(chunks: string[], max = 1024) {
   const stray = new StrayOutput();
@@ -175,7 +175,7 @@ test("[ACP-login-error-detail] agentDetail: data.details, else data.message; san
 
 test("[ACP-login-waiting] links on the agent's stderr: found across chunks, once each, openable only, sanitised", () => {
   const shown: string[] = [];
-  const feed = stderrLinks((url) => shown.push(url));
+  const feed = textLinks((url) => shown.push(url));
   feed("Open http://127.0.0.1:1455/auth?x=");
   feed("1 to continue.\nagain http://127.0.0.1:1455/auth?x=1\n");
   feed("javascript:alert(1) http://evil.example/login https://accounts.example.com/o?\u202eq=1\n");

@@ -86,3 +86,15 @@ test(
     assert.equal(parsed.state, "unknown");
   },
 );
+
+test(
+  "[ACP-login-waiting] a sign-in URL the agent prints on stdout (gemini's oauth-personal) is shown while the login waits",
+  GUARD,
+  async () => {
+    const result = await runAcpCli(["login", ...stray(stateFolder())]);
+    assert.match(
+      result.stderr,
+      /Waiting for Stray Agent to finish signing in with Sign in… \(Ctrl-C cancels\)\nStray Agent printed a link: https:\/\/accounts\.example\.com\/o\/oauth2\/auth\?client_id=x\n/,
+    );
+  },
+);

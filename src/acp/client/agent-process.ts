@@ -49,7 +49,11 @@ export interface AgentProcess {
 /** How long an agent gets to leave after its stdin ends, and after SIGTERM. */
 export const STOP_GRACE_MS = 1000;
 
-export async function spawnAgent(launch: AgentLaunch, stderr: AgentStderr): Promise<AgentProcess> {
+export async function spawnAgent(
+  launch: AgentLaunch,
+  stderr: AgentStderr,
+  onStrayLine?: (line: string) => void,
+): Promise<AgentProcess> {
   let child: ChildProcess;
   try {
     child = spawn(launch.command, [...launch.args], {
@@ -82,7 +86,7 @@ export async function spawnAgent(launch: AgentLaunch, stderr: AgentStderr): Prom
       resolve(exit);
     });
   });
-  const stray = new StrayOutput();
+  const stray = new StrayOutput(onStrayLine);
   const stdout = child.stdout;
   const stdin = child.stdin;
   if (!stdout || !stdin) throw spawnError(launch, new Error("no stdio pipes"));

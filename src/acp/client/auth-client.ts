@@ -374,6 +374,7 @@ export class AcpAuthClient {
         onStatusHint: (hint) => this.#cache.hint(hint),
       },
       stderr: this.#options.stderr ?? "ignore",
+      ...(this.#options.onStrayStdout ? { onStrayLine: this.#options.onStrayStdout } : {}),
       maxMessageBytes: this.#options.maxMessageBytes ?? 32 * 1024 * 1024,
       initializeTimeoutMs: this.#timeouts.initializeMs,
       signal: this.#options.signal,

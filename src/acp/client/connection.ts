@@ -53,6 +53,8 @@ export interface ConnectionOptions {
   clientInfo: ClientIdentity;
   hooks: ConnectionHooks;
   stderr: AgentStderr;
+  /** Each stdout line that is not JSON-RPC (dropped), unsanitised. */
+  onStrayLine?: (line: string) => void;
   maxMessageBytes: number;
   initializeTimeoutMs: number;
   /** Ends every request of this connection (the client's lifetime signal). */
@@ -89,7 +91,7 @@ export async function openConnection(
 ): Promise<AgentConnection> {
   if (options.signal?.aborted)
     throw new AcpCancelledError("Connecting to the agent was cancelled.");
-  const agentProcess = await spawnAgent(launch, options.stderr);
+  const agentProcess = await spawnAgent(launch, options.stderr, options.onStrayLine);
   const seen: WireFacts = {};
   const peer = connectPeer(agentProcess, options, seen);
   // A process that exits while something still holds its stdout open would leave requests waiting: close the

@@ -46,6 +46,11 @@ export interface ConnectAgentOptions {
   onStatusChange?: (status: AuthStatus) => void;
   /** The agent's stderr. Default: ignored. */
   stderr?: AgentStderr;
+  /**
+   * Each stdout line that is not JSON-RPC, dropped before the SDK (gemini-cli prints its sign-in URL there), as the
+   * agent wrote it: sanitise before showing (`peerText`/`peerUrl`).
+   */
+  onStrayStdout?: (line: string) => void;
   /** Ends every pending request and closes the client. */
   signal?: AbortSignal;
   timeouts?: {

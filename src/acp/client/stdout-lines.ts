@@ -19,6 +19,12 @@ const NEWLINE = 0x0a;
 export class StrayOutput {
   #count = 0;
   readonly #last: string[] = [];
+  readonly #onLine: ((line: string) => void) | undefined;
+
+  /** `onLine` sees each dropped line as the agent wrote it (unsanitised: clean it before showing it). */
+  constructor(onLine?: (line: string) => void) {
+    this.#onLine = onLine;
+  }
 
   get count(): number {
     return this.#count;
@@ -31,6 +37,7 @@ export class StrayOutput {
 
   add(line: string): void {
     this.#count++;
+    this.#onLine?.(line);
     this.#last.push(peerText(line, { max: KEEP_CHARS }));
     if (this.#last.length > KEEP_LINES) this.#last.shift();
   }

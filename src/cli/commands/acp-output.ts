@@ -81,10 +81,10 @@ export function signedInAs(status: AuthStatus): string {
 const URL_IN_TEXT = /\bhttps?:\/\/[^\s"'<>`]+/g;
 
 /**
- * The agent's stderr, watched for sign-in links (codex's `chatgpt` login and gemini's `oauth-personal` print theirs
+ * Text the agent printed (stderr, or stdout lines that are not ACP), watched for sign-in links (codex's `chatgpt` login and gemini's `oauth-personal` print theirs
  * there and nothing over ACP): each new openable URL is shown once, sanitised. Nothing else of stderr is printed.
  */
-export function stderrLinks(show: (url: string) => void): (chunk: string) => void {
+export function textLinks(show: (url: string) => void): (chunk: string) => void {
   const seen = new Set<string>();
   let partial = "";
   return (chunk) => {

@@ -20,7 +20,7 @@ import {
 import { type Secret, secret } from "../../core/secret.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { ACP_HELP } from "./acp-help.ts";
-import { agentName, signedInAs, statusJson, statusText, stderrLinks } from "./acp-output.ts";
+import { agentName, signedInAs, statusJson, statusText, textLinks } from "./acp-output.ts";
 import { askEnvVars, askLine, confirmCommand, readStdinSecret, stdinIsTty } from "./acp-prompts.ts";
 
 export { ACP_HELP };
@@ -273,6 +273,9 @@ async function withAgent(
   let client: AcpAuthClient | undefined;
   const shown = { name: "", method: "" };
   const debug = io.env.AGENTAUTH_LOG_LEVEL === "debug";
+  const showLink = (url: string) =>
+    io.stderr(`${shown.name || "The agent"} printed a link: ${url}\n`);
+  const strayLinks = textLinks(showLink);
   const options: ConnectAgentOptions = {
     protocolVersion: session.protocol,
     env: io.env,
@@ -289,10 +292,10 @@ async function withAgent(
     confirmCommand: (_invocation, line) =>
       confirmCommand(io, shown.name || "The agent", line, session.yes === true),
     onEnvVars: (request) => askEnvVars(io, request),
-    // The agent's own log lines only when asked for (they may say anything); otherwise only links it prints.
-    stderr: debug
-      ? "inherit"
-      : stderrLinks((url) => io.stderr(`${shown.name || "The agent"} printed a link: ${url}\n`)),
+    // The agent's own log lines only when asked for (they may say anything); otherwise only links it prints, on
+    // stderr or among the stdout lines that are not ACP (gemini-cli's oauth-personal prints its URL there).
+    stderr: debug ? "inherit" : textLinks(showLink),
+    onStrayStdout: (line) => strayLinks(`${line}\n`),
     ...(session.timeoutMs
       ? { timeouts: { loginMs: session.timeoutMs, terminalMs: session.timeoutMs } }
       : {}),
@@ -309,7 +312,8 @@ async function withAgent(
       },
     });
   } catch (error) {
-    if (!controller.signal.aborted) throw error;
+    // A signal, or Ctrl-C at one of our prompts (raw mode turns it into a character): both are cancellations.
+    if (!controller.signal.aborted && !(error instanceof AcpCancelledError)) throw error;
     // Whatever the interrupted step reported, the person cancelled it.
     const cancelled = new AcpCancelledError(
       `${error instanceof AcpCancelledError ? error.message : "The command was cancelled."} ` +
