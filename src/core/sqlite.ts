@@ -6,8 +6,9 @@
  */
 
 import { closeSync, openSync } from "node:fs";
-import { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync } from "node:sqlite";
 import { AgentAuthError } from "./errors.ts";
+import { loadSqlite } from "./node-version.ts";
 
 /** Long enough to ride out another process's write (a few ms) and a WAL checkpoint, short enough to fail visibly. */
 export const BUSY_TIMEOUT_MS = 5000;
@@ -30,11 +31,13 @@ export function openSqliteDatabase(
   schema: SqliteSchema,
   errors: SqliteErrors,
 ): DatabaseSync {
+  // Before touching the file: on an unsupported Node nothing is created.
+  const sqlite = loadSqlite();
   let db: DatabaseSync | undefined;
   try {
     // SQLite gives the -wal and -shm files the main file's permissions, so owner-only here covers all three.
     if (path !== ":memory:") closeSync(openSync(path, "a", 0o600));
-    db = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS });
+    db = new sqlite.DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS });
     db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     const mode = db.prepare("PRAGMA journal_mode = WAL").get()?.journal_mode;
     if (path !== ":memory:" && mode !== "wal")

@@ -2,6 +2,7 @@
 
 import { existsSync } from "node:fs";
 import { agentauthHome } from "../core/home.ts";
+import { loadSqlite } from "../core/node-version.ts";
 import { VaultKeyError } from "./errors.ts";
 import { readKeyFile } from "./key-file.ts";
 import { loadKeyring } from "./key-source.ts";
@@ -25,6 +26,8 @@ export interface OpenVaultOptions extends VaultLocationOptions {
  * ```
  */
 export function openVault(options: OpenVaultOptions = {}): SqliteCredentialStore {
+  // Before the key file: on a Node without node:sqlite, say which Node to install and create nothing.
+  loadSqlite();
   const home = vaultHome(options);
   const location = { home, env: options.env };
   return new SqliteCredentialStore({

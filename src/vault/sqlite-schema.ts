@@ -1,6 +1,7 @@
 /** Opening the vault's SQLite file: permissions, pragmas for multi-process use, and the schema. */
 
-import { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync } from "node:sqlite";
+import { loadSqlite } from "../core/node-version.ts";
 import { BUSY_TIMEOUT_MS, openSqliteDatabase } from "../core/sqlite.ts";
 import { VaultIoError } from "./errors.ts";
 
@@ -83,9 +84,10 @@ export function openVaultDatabase(
 }
 
 function openReadOnly(path: string): DatabaseSync {
+  const sqlite = loadSqlite();
   let db: DatabaseSync | undefined;
   try {
-    db = new DatabaseSync(path, { readOnly: true, timeout: BUSY_TIMEOUT_MS });
+    db = new sqlite.DatabaseSync(path, { readOnly: true, timeout: BUSY_TIMEOUT_MS });
     const version = Number(db.prepare("PRAGMA user_version").get()?.user_version ?? 0);
     if (version > SCHEMA_VERSION) {
       throw new VaultIoError(

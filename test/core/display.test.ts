@@ -7,6 +7,7 @@ const ESC = "\u001b";
 test("[SEC-peer-text-no-escapes] control characters and escape sequences never survive", () => {
   const hostile = `ok${ESC}]52;c;ZXZpbA==\u0007 ${ESC}[2J\u009b31m done\r\nnext`;
   const out = peerText(hostile);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: detecting them is the point.
   assert.doesNotMatch(out, /[\u0000-\u001f\u007f-\u009f]/);
   assert.match(out, /^ok/);
   assert.match(out, /done next$/);
@@ -32,6 +33,7 @@ test("[SEC-peer-text-bounded] long text is clipped with an ellipsis", () => {
 test("[SEC-peer-url-no-escapes] URLs come back parsed, percent-encoded, or undefined", () => {
   const out = peerUrl(`https://as.example/device?x=${ESC}[2J\u009b&y=\u202e`);
   assert.ok(out);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: detecting them is the point.
   assert.doesNotMatch(out, /[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/);
   assert.equal(peerUrl("not a url"), undefined);
   assert.equal(peerUrl(undefined), undefined);

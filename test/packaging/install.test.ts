@@ -1,0 +1,250 @@
+/**
+ * Installing agentauth as a consumer does (issue 8 §4.9): `npm pack` a copy of this checkout (its `prepare`
+ * builds dist/), `npm i` the tarball in an empty project, type-check the README's library snippet against the
+ * shipped declarations with the consumer's own `tsc`, and run it with node against the embedded authorization
+ * server. Also: the binary and `agentauth/vault` on the machine's older system Node say which Node to install.
+ * Slow (a build and an install): its own file. Network: the npm registry only (for typescript and @types/node).
+ */
+
+import assert from "node:assert/strict";
+import { type ExecFileSyncOptions, execFileSync, spawn } from "node:child_process";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
+import { test } from "node:test";
+import { REPO_ROOT } from "../support/cli.ts";
+import { useIdp } from "../support/idp.ts";
+import { tempDir } from "../support/tmp.ts";
+
+const idp = await useIdp();
+const NODE = process.execPath;
+const NODE_BIN = dirname(NODE);
+const rootPkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8"));
+/** npm runs scripts with the Node first on PATH: make that the project's Node 24. */
+const env = { ...process.env, PATH: `${NODE_BIN}:${process.env.PATH}`, NODE_TEST_CONTEXT: "" };
+for (const name of Object.keys(env)) if (name.startsWith("AGENTAUTH_")) delete env[name];
+
+function run(cmd: string, args: string[], options: ExecFileSyncOptions = {}): string {
+  try {
+    return execFileSync(cmd, args, { env, encoding: "utf8", stdio: "pipe", ...options }).toString();
+  } catch (error) {
+    const e = error as { stdout?: string; stderr?: string; message: string };
+    throw new Error(
+      `${cmd} ${args.join(" ")} failed: ${e.message}\n${e.stdout ?? ""}\n${e.stderr ?? ""}`,
+    );
+  }
+}
+
+/** The first ```ts block of the README (the library snippet). */
+function readmeSnippet(): string {
+  const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+  const match = /## Library\s+```ts\n([\s\S]*?)```/.exec(readme);
+  assert.ok(match?.[1], "README.md has a library snippet");
+  return match[1];
+}
+
+/** A copy of the checkout as git sees it (tracked and new files, no dist/), sharing node_modules for the build. */
+function copyCheckout(): string {
+  const copy = join(tempDir(), "agentauth");
+  const files = run("git", ["ls-files", "-co", "--exclude-standard", "-z"], { cwd: REPO_ROOT })
+    .split("\0")
+    .filter((file) => file && existsSync(join(REPO_ROOT, file)));
+  for (const file of files) {
+    mkdirSync(dirname(join(copy, file)), { recursive: true });
+    cpSync(join(REPO_ROOT, file), join(copy, file));
+  }
+  symlinkSync(join(REPO_ROOT, "node_modules"), join(copy, "node_modules"));
+  return copy;
+}
+
+// Made here, not inside a test: tempDir() removes a folder when the test (or file) that made it ends.
+const consumer = tempDir();
+const packs = tempDir();
+let installed = false;
+
+test("[PKG-install] npm pack, then npm i <tgz> in an empty project: the README snippet type-checks against dist/*.d.ts", {
+  timeout: 600_000,
+}, () => {
+  const copy = copyCheckout();
+  run("npm", ["pack", "--silent", "--pack-destination", packs], { cwd: copy });
+  const [tgz] = readdirSync(packs).filter((f) => f.endsWith(".tgz"));
+  assert.ok(tgz, "npm pack made a tarball");
+  const listing = run("tar", ["-tzf", join(packs, tgz)]);
+  for (const file of [
+    "package/dist/vault/index.js",
+    "package/dist/vault/index.d.ts",
+    "package/bin/agentauth.js",
+  ]) {
+    assert.ok(listing.includes(file), `the tarball ships ${file}`);
+  }
+
+  writeFileSync(
+    join(consumer, "package.json"),
+    JSON.stringify({ name: "consumer", private: true, type: "module" }),
+  );
+  writeFileSync(
+    join(consumer, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        target: "es2023",
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        strict: true,
+        noEmit: true,
+        // Our declarations must hold up without skipLibCheck: a consumer's strict build reads them.
+        skipLibCheck: false,
+        types: ["node"],
+      },
+      include: ["snippet.ts"],
+    }),
+  );
+  run(
+    "npm",
+    [
+      "install",
+      "--no-audit",
+      "--no-fund",
+      "--prefer-offline",
+      join(packs, tgz),
+      `typescript@${rootPkg.devDependencies.typescript}`,
+      `@types/node@${rootPkg.devDependencies["@types/node"]}`,
+    ],
+    { cwd: consumer },
+  );
+  assert.ok(existsSync(join(consumer, "node_modules", "agentauth", "dist", "oauth", "index.js")));
+  // The snippet's names stay declared (`issuer` in the resource-server part is the reader's own variable).
+  writeFileSync(join(consumer, "snippet.ts"), `${readmeSnippet()}\nexport {};\n`);
+  run(NODE, [join(consumer, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], {
+    cwd: consumer,
+  });
+  installed = true;
+});
+
+test("[PKG-install] the README snippet runs with node against a real authorization server", {
+  timeout: 120_000,
+}, async () => {
+  assert.ok(installed, "the install test ran first");
+  // The snippet as written, pointed at the embedded server and its registered CLI client; it prints the result.
+  const script = readmeSnippet()
+    .replace('"https://auth.example.com"', JSON.stringify(idp.issuer))
+    .replace('"my-cli"', '"agentauth-cli"');
+  assert.notEqual(script, readmeSnippet(), "the snippet has the issuer and client to replace");
+  writeFileSync(
+    join(consumer, "run.mjs"),
+    `${stripTypes(script)}\nconsole.log(JSON.stringify({ subject: record.subject, token: accessToken.reveal().length > 0 }));\nvault.close?.();\n`,
+  );
+  const child = spawn(NODE, ["run.mjs"], {
+    cwd: consumer,
+    env: { ...env, AGENTAUTH_HOME: tempDir() },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+  });
+  const opened = new Promise<void>((resolve) => {
+    child.stderr.setEncoding("utf8").on("data", async (chunk: string) => {
+      stderr += chunk;
+      const url = /Open (http:\/\/127\.0\.0\.1:\d+\/device)\S*, code ([A-Z-]+)/.exec(stderr);
+      if (url?.[1] && url[2]) {
+        // The auto-approving server signs in as alice when the page is opened with the code.
+        await (await fetch(`${url[1]}?user_code=${url[2]}`)).arrayBuffer();
+        resolve();
+      }
+    });
+  });
+  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+  void opened;
+  assert.equal(code, 0, `stdout: ${stdout}\nstderr: ${stderr}`);
+  assert.deepEqual(JSON.parse(stdout.trim().split("\n").at(-1) ?? ""), {
+    subject: "alice",
+    token: true,
+  });
+});
+
+test("[PKG-node-version] on the system's older Node, the binary prints one line naming the Node it needs", () => {
+  const old = olderSystemNode();
+  if (!old) return;
+  const bin = installed
+    ? join(consumer, "node_modules", "agentauth", "bin", "agentauth.js")
+    : join(REPO_ROOT, "bin", "agentauth.js");
+  const result = spawnSyncText(old.path, [bin, "--version"]);
+  assert.equal(result.status, 1);
+  assert.equal(result.stdout, "");
+  assert.equal(
+    result.stderr,
+    `agentauth: needs Node.js 22.18.0 or newer, and this is Node.js ${old.version}; install a current Node.js (https://nodejs.org) and run it again.\n`,
+  );
+});
+
+test("[PKG-node-version] on the system's older Node, agentauth/vault imports and opening a vault says which Node to install", () => {
+  const old = olderSystemNode();
+  if (!old) return;
+  assert.ok(installed, "the install test ran first");
+  const script = [
+    'import { openVault } from "agentauth/vault";',
+    "try { openVault(); console.log('opened'); }",
+    "catch (error) { console.log(JSON.stringify({ name: error.name, code: error.code, message: error.message })); }",
+  ].join("\n");
+  writeFileSync(join(consumer, "old-node.mjs"), script);
+  const home = tempDir();
+  const result = spawnSyncText(old.path, ["old-node.mjs"], { cwd: consumer, home });
+  assert.equal(result.status, 0, result.stderr);
+  const error = JSON.parse(result.stdout);
+  assert.equal(error.code, "node_too_old");
+  assert.match(
+    error.message,
+    /needs Node\.js 22\.18\.0 or newer \(node:sqlite\), and this is Node\.js 20\./,
+  );
+  assert.deepEqual(readdirSync(home), [], "nothing was created");
+});
+
+/** The machine's own Node when it is older than 22.18 (the issue's case), else undefined (nothing to test). */
+function olderSystemNode(): { path: string; version: string } | undefined {
+  for (const path of ["/usr/bin/node", "/usr/local/bin/node", "/bin/node"]) {
+    if (!existsSync(path)) continue;
+    const version = run(path, ["-p", "process.versions.node"]).trim();
+    if (Number(version.split(".")[0]) < 22) return { path, version };
+  }
+  process.stderr.write(
+    "[PKG-node-version] no Node older than 22 on this machine: nothing to check\n",
+  );
+  return undefined;
+}
+
+function spawnSyncText(
+  cmd: string,
+  args: string[],
+  options: { cwd?: string; home?: string } = {},
+): { status: number | null; stdout: string; stderr: string } {
+  try {
+    const stdout = execFileSync(cmd, args, {
+      cwd: options.cwd,
+      env: { ...env, AGENTAUTH_HOME: options.home ?? tempDir() },
+      encoding: "utf8",
+      stdio: "pipe",
+    });
+    return { status: 0, stdout, stderr: "" };
+  } catch (error) {
+    const e = error as { status: number | null; stdout: string; stderr: string };
+    return { status: e.status, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** The README snippet is TypeScript only in its imports' types; as .mjs it needs none removed but this check. */
+function stripTypes(code: string): string {
+  assert.doesNotMatch(
+    code,
+    /:\s*(string|number|Secret)\b|\bas\s+[A-Z]/,
+    "the snippet stays plain JavaScript",
+  );
+  return code;
+}
