@@ -97,8 +97,9 @@ export class TokenRefresher {
    * (RFC 8707 §2.2: a grant may cover several resources), so one sign-in serves several resource servers. It runs
    * under `key`'s single-flight lock and cross-process lease, like a refresh of `key`, because it spends the same
    * refresh token: the rotated one is stored back on `key`'s record, whose own access token is left as it was.
-   * Nothing is stored for `resource` (the caller decides where). A refusal marks nothing: the caller falls back to
-   * a sign-in, and a dead refresh token is noticed by the next refresh of `key`.
+   * Nothing is stored for `resource` (the caller decides where). A refusal marks nothing. Callers must only ask
+   * for a resource the grant is known to cover: some servers (oidc-provider with rotation) consume the refresh
+   * token before checking `resource`, so a refused request can retire the grant's refresh token.
    */
   mintForResource(key: CredentialKey, resource: string): Promise<MintedToken> {
     return this.#locked(keyId(key), () => this.#mintAcrossProcesses(key, resource));

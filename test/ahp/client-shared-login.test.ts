@@ -11,7 +11,7 @@ import { after, test } from "node:test";
 import { connectAhpHost } from "../../src/ahp/client/index.ts";
 import { EXAMPLE_ALPHA, EXAMPLE_BETA, startExampleHost } from "../../src/ahp/host/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
-import { expireAccessToken } from "../support/credentials.ts";
+import { expireAccessToken, loginForTest } from "../support/credentials.ts";
 import { useIdp } from "../support/idp.ts";
 import { autoApprove } from "./fixtures/client-harness.ts";
 
@@ -75,5 +75,45 @@ test(
     }
     assert.equal(prompts.length, 1, "renewals never asked for another sign-in");
     for (const r of await store.list({})) assert.equal(r.status, "active");
+  },
+);
+
+test(
+  "[AHP-client-mint-fallback] a grant not known to cover a resource is never asked to mint for it (the server would retire its refresh token): one sign-in of its own, the other grant untouched",
+  GUARD,
+  async () => {
+    const idp = await useIdp();
+    const host = await startExampleHost({ issuer: idp.issuer, port: 0 });
+    after(() => host.close());
+    const store = new MemoryCredentialStore();
+    // An earlier sign-in for alpha alone: its grant does not name beta.
+    await loginForTest(idp, store, {
+      resource: EXAMPLE_ALPHA,
+      scope: "openid profile email offline_access read write",
+    });
+    const prompts: string[] = [];
+    const client = await connectAhpHost(host.url, { store, login: autoApprove(prompts) });
+    try {
+      await client.authenticate();
+      assert.deepEqual(prompts, [EXAMPLE_BETA], "beta needed a sign-in of its own");
+      const who = (await client.request("whoami")) as { resources: { resource: string }[] };
+      assert.equal(who.resources.length, 2);
+    } finally {
+      await client.close();
+    }
+    // Alpha's grant survived the refused mint: it still refreshes.
+    const alpha = (await store.list({ resource: EXAMPLE_ALPHA }))[0];
+    assert.ok(alpha);
+    const record = await store.get(alpha);
+    assert.ok(record);
+    await expireAccessToken(store, record);
+    const again = await connectAhpHost(host.url, { store, login: autoApprove(prompts) });
+    try {
+      await again.authenticate([EXAMPLE_ALPHA]);
+    } finally {
+      await again.close();
+    }
+    assert.equal(prompts.length, 1);
+    assert.equal((await store.get(alpha))?.status, "active");
   },
 );

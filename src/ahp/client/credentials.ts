@@ -73,6 +73,8 @@ export class ResourceCredentials {
   /** Device logins in flight, by authorization server. */
   readonly #logins = new Map<string, GroupLogin>();
   #siblings: () => readonly AhpResource[] = () => [];
+  /** Grant holder (vault key) → the resources its grant is known to cover. */
+  readonly #known = new Map<string, Set<string>>();
 
   constructor(options: ResourceCredentialsOptions) {
     this.#options = options;
@@ -108,7 +110,7 @@ export class ResourceCredentials {
     const found = await this.find(resource);
     // No refresh token of its own (minted from a sibling's grant) and due: mint again rather than give up.
     if (!found || (found.status === "active" && !found.has.refreshToken && !this.#fresh(found))) {
-      const minted = await this.#mintFromSiblings(resource, found?.subject);
+      const minted = await this.#mintFromSiblings(resource, found?.subject, found !== undefined);
       if (minted) return minted;
       if (!found) return this.#login(resource);
     }
@@ -138,7 +140,7 @@ export class ResourceCredentials {
     const ownRefresh =
       found && ("has" in found ? found.has.refreshToken : Boolean(found.tokens.refreshToken));
     if (found && found.status === "active" && !ownRefresh) {
-      const minted = await this.#mintFromSiblings(resource, found.subject);
+      const minted = await this.#mintFromSiblings(resource, found.subject, true);
       if (minted) return minted;
     } else if (found && found.status === "active") {
       try {
@@ -159,6 +161,14 @@ export class ResourceCredentials {
     return token === undefined || this.#challenged.has(fingerprint(token));
   }
 
+  /** Resources a holder's grant is known (in this process) to cover. */
+  #remember(holder: CredentialKey, resources: Iterable<string>): void {
+    const id = keyId(holder);
+    const set = this.#known.get(id) ?? new Set<string>();
+    for (const r of resources) set.add(r);
+    this.#known.set(id, set);
+  }
+
   #fresh(summary: CredentialSummary): boolean {
     if (!summary.has.accessToken) return false;
     if (summary.expiresAt === undefined) return true;
@@ -173,16 +183,31 @@ export class ResourceCredentials {
     );
   }
 
-  /** A token for `resource` minted from the grant of another resource on the same server, when one will. */
+  /**
+   * A token for `resource` minted from the grant of another resource on the same server. The server consumes the
+   * refresh token *before* it checks the resource (oidc-provider rotates first), so asking a grant that does not
+   * cover `resource` would retire that grant's refresh token: only a grant known to cover it is asked. Known means
+   * this process signed in for it (`#known`), or `resource` already holds a token minted from a sibling's grant
+   * (`reminting`: its record has no refresh token of its own). The residual risk (the holder was replaced since by
+   * a narrower sign-in made elsewhere) is documented in docs/ahp.md.
+   */
   async #mintFromSiblings(
     resource: AhpResource,
     subject: string | undefined,
+    reminting = false,
   ): Promise<CredentialRecord | undefined> {
+    const holders: CredentialSummary[] = [];
     for (const sibling of this.#siblings()) {
       if (sibling.resource === resource.resource || !this.#sameServer(resource, sibling)) continue;
       const holder = await this.find(sibling);
       if (holder?.status !== "active" || !holder.has.refreshToken) continue;
       if (subject !== undefined && holder.subject !== subject) continue;
+      holders.push(holder);
+    }
+    const known = holders.filter((h) => this.#known.get(keyId(h))?.has(resource.resource));
+    // Unknown coverage: ask one grant at most (a re-mint), never several.
+    const ask = known.length > 0 ? known : reminting ? holders.slice(0, 1) : [];
+    for (const holder of ask) {
       const minted = await this.#mintFrom(holder, resource);
       if (minted) return minted;
     }
@@ -196,6 +221,7 @@ export class ResourceCredentials {
     let token: Awaited<ReturnType<TokenRefresher["mintForResource"]>>;
     try {
       token = await this.#refresher.mintForResource(keyOf(holder), resource.resource);
+      this.#remember(holder, [resource.resource]);
     } catch {
       // The grant does not cover this resource (or is gone): a sign-in of its own will be asked for.
       return undefined;
@@ -272,6 +298,7 @@ export class ResourceCredentials {
     } finally {
       if (this.#logins.get(issuer) === group) this.#logins.delete(issuer);
     }
+    this.#remember(record, group.covers);
     if (this.isChallenged(record.tokens.accessToken)) {
       throw new AhpAuthRequiredError(
         `The authorization server re-issued a token the host already refused for ${resource.label}.`,
@@ -280,6 +307,10 @@ export class ResourceCredentials {
     }
     return record;
   }
+}
+
+function keyId(key: CredentialKey): string {
+  return JSON.stringify([key.subject, key.issuer, key.resource]);
 }
 
 export function keyOf(record: CredentialKey): CredentialKey {
