@@ -57,6 +57,18 @@ export type LoginPrompt = z.infer<typeof LoginPromptSchema>;
 
 export const ApiKeyMetaSchema = z.object({ apiKey: z.string().min(1).max(4096) });
 
+/**
+ * `_meta` as the SDK's generated schema reads it: an object, or dropped when it is anything else (the schema's
+ * `defaultOnError`), so a malformed `_meta` never fails a request.
+ */
+const MetaSchema = z.record(z.string(), z.unknown()).nullish().catch(undefined);
+
+/** `authenticate` (v1) and `auth/login` (v2) params, as the SDK declares them. */
+export const AuthenticateParamsSchema = z.object({ methodId: z.string(), _meta: MetaSchema });
+
+/** `logout`, `auth/logout`, `auth/status` params: only `_meta`. */
+export const MetaOnlyParamsSchema = z.object({ _meta: MetaSchema });
+
 /** `auth/status` states the SDK's unstable schema names; anything else reads as `unknown` (SDK rule). */
 export const KNOWN_AUTH_STATES = [
   "authenticated",

@@ -6,7 +6,14 @@
 
 import * as acp2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
 import * as acp from "@agentclientprotocol/sdk/unstable";
-import { AGENTAUTH_META, GET_AUTH_STATE, type GetAuthStateResponse } from "../wire.ts";
+import type { z } from "zod";
+import {
+  AGENTAUTH_META,
+  AuthenticateParamsSchema,
+  GET_AUTH_STATE,
+  type GetAuthStateResponse,
+  MetaOnlyParamsSchema,
+} from "../wire.ts";
 import {
   type AuthMethodConfig,
   type ClientAuthFeatures,
@@ -71,21 +78,17 @@ export function installV1(
       authMethods: v1AuthMethods(kit.methods, features) as acp.AuthMethod[],
     };
   });
-  app.onRequest(acp.methods.agent.authenticate, async (ctx) => {
-    await kit.authenticate(ctx.params.methodId, ctx.params._meta ?? undefined, ctx);
-    return {};
-  });
-  app.onRequest(acp.methods.agent.logout, async () => {
-    await kit.logout();
-    return {};
-  });
-  app.onRequest(acp.methods.agent.auth.status, () => kit.status());
-  app.onRequest(
-    GET_AUTH_STATE,
-    (params: unknown) => params,
-    () => kit.getAuthState(),
+  return autoGate(
+    kit.gate,
+    app,
+    new Map<string, OwnHandler>([
+      [acp.methods.agent.authenticate, (ctx) => authenticate(kit, ctx)],
+      [acp.methods.agent.logout, (ctx) => logout(kit, ctx)],
+      [acp.methods.agent.auth.status, (ctx) => status(kit, ctx)],
+      // The draft declares no params: anything is accepted, as before.
+      [GET_AUTH_STATE, () => kit.getAuthState()],
+    ]),
   );
-  return autoGate(kit.gate, app);
 }
 
 /**
@@ -115,25 +118,75 @@ export function installV2(
       authMethods: v2AuthMethods(kit.methods, features) as acp2.AuthMethod[],
     };
   });
-  app.onRequest(acp2.methods.agent.auth.login, async (ctx) => {
-    await kit.authenticate(ctx.params.methodId, ctx.params._meta ?? undefined, ctx as never);
-    return {};
-  });
-  app.onRequest(acp2.methods.agent.auth.logout, async () => {
-    await kit.logout();
-    return {};
-  });
-  app.onRequest(acp2.methods.agent.auth.status, () => kit.status());
-  return autoGate(kit.gate, app);
+  return autoGate(
+    kit.gate,
+    app,
+    new Map<string, OwnHandler>([
+      [acp2.methods.agent.auth.login, (ctx) => authenticate(kit, ctx)],
+      [acp2.methods.agent.auth.logout, (ctx) => logout(kit, ctx)],
+      [acp2.methods.agent.auth.status, (ctx) => status(kit, ctx)],
+    ]),
+  );
 }
 
-/** Session methods registered after install are gated without the author having to remember `gate()`. */
+/** What the SDK hands a wildcard (`"*"`) request handler: raw params, unparsed. */
+type RawRequestCtx = RequestCtx & { method: string; params: unknown };
+type OwnHandler = (ctx: RawRequestCtx) => unknown;
+
+async function authenticate(kit: KitHooks, ctx: RawRequestCtx): Promise<object> {
+  const params = parseParams(AuthenticateParamsSchema, ctx.params);
+  await kit.authenticate(params.methodId, params._meta ?? undefined, ctx);
+  return {};
+}
+
+async function logout(kit: KitHooks, ctx: RawRequestCtx): Promise<object> {
+  parseParams(MetaOnlyParamsSchema, ctx.params);
+  await kit.logout();
+  return {};
+}
+
+function status(kit: KitHooks, ctx: RawRequestCtx): Promise<AuthStatus> {
+  parseParams(MetaOnlyParamsSchema, ctx.params);
+  return kit.status();
+}
+
+/** The SDK's own parsing, restated: absent params read as `{}`, a mismatch is −32602 with zod's error tree. */
+function parseParams<S extends z.ZodType>(schema: S, params: unknown): z.infer<S> {
+  const parsed = schema.safeParse(params ?? {});
+  if (!parsed.success) throw acp.RequestError.invalidParams(parsed.error.format());
+  return parsed.data;
+}
+
+/**
+ * Puts the kit's own methods behind the app's request fallback and gates the session methods the author registers
+ * afterwards, without the author having to remember `gate()`.
+ *
+ * Why the fallback: the SDK offers each request to the registered handlers one by one, in registration order,
+ * with an `await` per handler. Registered normally, the kit's methods (registered first) would sit in front of
+ * every `session/prompt`; behind the fallback they cost the hot path nothing and are reached only when no typed
+ * handler matched. An author's own `"*"` handler still gets every request the kit does not answer.
+ */
 function autoGate<App extends { onRequest: (...args: never[]) => unknown }>(
   gate: SessionGate,
   app: App,
+  own: ReadonlyMap<string, OwnHandler>,
 ): App {
   const original = app.onRequest.bind(app) as (...args: unknown[]) => unknown;
+  let authorFallback: OwnHandler | undefined;
+  original("*", (ctx: RawRequestCtx) => {
+    const handler = own.get(ctx.method) ?? authorFallback;
+    if (!handler) throw acp.RequestError.methodNotFound(ctx.method);
+    return handler(ctx);
+  });
   (app as { onRequest: unknown }).onRequest = (method: unknown, ...rest: unknown[]) => {
+    if (method === "*") {
+      if (authorFallback || rest.length !== 1)
+        throw new Error(
+          "A request fallback is already registered, or a parser was passed (wildcard handlers get raw params).",
+        );
+      authorFallback = rest[0] as OwnHandler;
+      return app;
+    }
     if (typeof method === "string" && gate.methods.has(method)) {
       const handler = rest.at(-1) as (ctx: { params: unknown }) => unknown;
       rest[rest.length - 1] = gate.wrap(handler);
