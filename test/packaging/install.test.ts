@@ -28,7 +28,11 @@ const NODE = process.execPath;
 const NODE_BIN = dirname(NODE);
 const rootPkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8"));
 /** npm runs scripts with the Node first on PATH: make that the project's Node 24. */
-const env = { ...process.env, PATH: `${NODE_BIN}:${process.env.PATH}`, NODE_TEST_CONTEXT: "" };
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  PATH: `${NODE_BIN}:${process.env.PATH}`,
+  NODE_TEST_CONTEXT: "",
+};
 for (const name of Object.keys(env)) if (name.startsWith("AGENTAUTH_")) delete env[name];
 
 function run(cmd: string, args: string[], options: ExecFileSyncOptions = {}): string {
