@@ -7,7 +7,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Logger, silentLogger } from "../../core/log.ts";
-import { assertSecureUrl } from "../../oauth/index.ts";
 import {
   CANCEL_TOOL_CALL_PATH,
   CancelToolCallSchema,
@@ -17,6 +16,7 @@ import {
   TOOLSET_PATH,
   type Toolset,
 } from "../wire.ts";
+import { type Base, baseUrl, isLoopbackHost, secure } from "./base-url.ts";
 import { CallRegistry } from "./calls.ts";
 import { DEFAULT_OPERATION_TIMEOUT_MS } from "./deadline.ts";
 import { ToolConfigError } from "./errors.ts";
@@ -361,34 +361,3 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
 
 const EMPTY = new Uint8Array(0);
 const ACK_HEADERS = { "content-length": "0" } as const;
-
-function isLoopbackHost(host: string): boolean {
-  return host === "localhost" || host === "::1" || host.startsWith("127.");
-}
-
-interface Base {
-  /** Without a trailing slash, so `${href}/invoke` is well formed. */
-  href: string;
-  /** The path prefix routes live under ("" at the root). */
-  path: string;
-}
-
-function baseUrl(value: string): Base {
-  const url = URL.parse(value);
-  if (!url || (url.protocol !== "https:" && url.protocol !== "http:") || url.search || url.hash) {
-    throw new ToolConfigError(
-      "base_url_invalid",
-      "publicBaseUrl must be an http(s) URL without query or fragment.",
-    );
-  }
-  const path = url.pathname.replace(/\/+$/, "");
-  return { href: `${url.origin}${path}`, path };
-}
-
-function secure(url: URL, what: string): void {
-  try {
-    assertSecureUrl(url, what);
-  } catch (error) {
-    throw new ToolConfigError("insecure_url", (error as Error).message, { cause: error });
-  }
-}
