@@ -4,7 +4,6 @@
  * asked, shortly before expiry) without ever replaying a challenged token.
  */
 
-import { randomUUID } from "node:crypto";
 import type { CredentialRecord } from "../../vault/index.ts";
 import { AhpErrorCodes, AhpMethods, ROOT_CHANNEL, SubscribeResultSchema } from "../wire.ts";
 import {
@@ -14,15 +13,8 @@ import {
   readAuthenticateResult,
 } from "./authenticate.ts";
 import { ResourceCredentials, type ResourceCredentialsOptions } from "./credentials.ts";
-import {
-  AhpAuthRequiredError,
-  AhpProtocolError,
-  AhpRequestError,
-  AhpUnknownResourceError,
-  clip,
-} from "./errors.ts";
+import { AhpAuthRequiredError, AhpProtocolError, AhpUnknownResourceError, clip } from "./errors.ts";
 import { remainingSeconds } from "./expires-in.ts";
-import { negotiate } from "./negotiate.ts";
 import { renewalDelayMs } from "./renewal.ts";
 import {
   type AhpResource,
@@ -31,7 +23,7 @@ import {
   readAuthRequiredData,
   resourcesFromRootState,
 } from "./resources.ts";
-import { RpcErrorAnswer, type RpcSocket, type RpcSocketOptions } from "./rpc-socket.ts";
+import { mapError, RpcErrorAnswer, type RpcSocket, type RpcSocketOptions } from "./rpc-socket.ts";
 import { type ResourceStatus, resourceStatus } from "./status.ts";
 
 export type RenewalTrigger = "expired" | "required" | "challenge" | "scheduled";
@@ -351,50 +343,4 @@ export class AhpClient {
   #now(): number {
     return this.#options.now?.() ?? Date.now();
   }
-}
-
-/**
- * Connects to an AHP host, negotiates a dialect and reads what it protects.
- *
- * @example
- * ```ts
- * const client = await connectAhpHost("ws://127.0.0.1:7000", { store: openVault() });
- * await client.authenticate();          // stored credentials, refreshed when due
- * await client.request("whoami", {});   // -32007 → authenticate → one retry
- * await client.close();
- * ```
- */
-export async function connectAhpHost(url: string, options: ConnectAhpOptions): Promise<AhpClient> {
-  const { socket, negotiated } = await negotiate(url, {
-    ...options,
-    clientId: options.clientId ?? randomUUID(),
-  });
-  const client = new AhpClient(
-    url,
-    socket,
-    negotiated.dialect,
-    negotiated.protocolVersion,
-    options,
-  );
-  try {
-    if (negotiated.dialect === "official")
-      await client.loadRootState(negotiated.rootSnapshot?.state);
-    else client.addResources(negotiated.resources);
-  } catch (error) {
-    await client.close();
-    throw mapError(error, "subscribe");
-  }
-  return client;
-}
-
-function mapError(error: unknown, method: string): Error {
-  if (error instanceof RpcErrorAnswer) {
-    return new AhpRequestError(
-      `The host refused ${method}: ${clip(error.rpc.message)} (${error.rpc.code}).`,
-      {
-        rpcCode: error.rpc.code,
-      },
-    );
-  }
-  return error as Error;
 }

@@ -3,7 +3,6 @@
 export {
   AhpClient,
   type ConnectAhpOptions,
-  connectAhpHost,
   type RenewalEvent,
   type RenewalTrigger,
 } from "./auth-client.ts";
@@ -12,6 +11,7 @@ export {
   authenticateParams,
   readAuthenticateResult,
 } from "./authenticate.ts";
+export { connectAhpHost } from "./connect.ts";
 export {
   type DeviceLoginPolicy,
   ResourceCredentials,

@@ -8,6 +8,7 @@ import {
   AhpClosedError,
   AhpConnectError,
   AhpProtocolError,
+  AhpRequestError,
   AhpTimeoutError,
   clip,
 } from "./errors.ts";
@@ -217,4 +218,17 @@ export class RpcSocket {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A host's JSON-RPC error answer as the client's typed error (its message clipped through `peerText`). */
+export function mapError(error: unknown, method: string): Error {
+  if (error instanceof RpcErrorAnswer) {
+    return new AhpRequestError(
+      `The host refused ${method}: ${clip(error.rpc.message)} (${error.rpc.code}).`,
+      {
+        rpcCode: error.rpc.code,
+      },
+    );
+  }
+  return error as Error;
 }
