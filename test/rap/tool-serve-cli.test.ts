@@ -121,3 +121,31 @@ test("[RAP-cli-tool-serve-none-warns] --invocation-auth none serves unauthentica
   tool.kill("SIGTERM");
   assert.equal((await ends(tool.exited, "rap tool serve")).code, 0);
 });
+
+test("[RAP-cli-tool-serve-port-taken] a port already in use: one sentence naming the port, exit 1, nothing left running", async () => {
+  const { createServer } = await import("node:net");
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+  const port = (blocker.address() as { port: number }).port;
+  try {
+    const result = await ends(
+      runCli(
+        ["rap", "tool", "serve", "--example", "--issuer", idp.issuer, "--port", String(port)],
+        {
+          AGENTAUTH_HOME: tempDir(),
+        },
+      ),
+      "rap tool serve on a taken port",
+    );
+    assert.equal(result.code, 1, result.stderr);
+    assert.equal(result.stdout, "");
+    const lines = result.stderr
+      .trim()
+      .split("\n")
+      .filter((l) => !l.startsWith("{"));
+    assert.equal(lines.length, 1, result.stderr);
+    assert.match(lines[0] as string, new RegExp(`port ${port} .*choose another --port`));
+  } finally {
+    await new Promise<void>((resolve) => blocker.close(() => resolve()));
+  }
+});
