@@ -62,6 +62,12 @@ Example:
 
 The reference echo agent: ACP v1 and v2 on stdio (stdout carries only ACP), whose sessions require sign-in at the
 issuer. Its auth methods: oauth (browser or device), api-key (a key starting "echo-"), terminal-login (--login).
+It signs in as its own OAuth client (agentauth-example-agent) and keeps its credentials apart from
+'agentauth login' (vault subject acp-agent:agentauth-example-agent), so its logout removes only its own.
+
+Environment:
+  AGENTAUTH_EXAMPLE_API_KEY, then ACPX_AUTH_API_KEY   the api-key method's key, used by authenticate without _meta
+  AGENTAUTH_EXAMPLE_TOKEN                             an access token that counts as signed in
 
   --issuer URL        the authorization server (default $AGENTAUTH_ISSUER or http://127.0.0.1:4444)
   --session-policy P  what a session does when the sign-in ends: require-auth (default), terminate, keep
