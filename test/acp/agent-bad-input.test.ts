@@ -143,7 +143,7 @@ test(
 );
 
 test(
-  "[ACP-authenticate-invalid-params] authenticate with a non-string, missing or unknown methodId answers −32602",
+  "[ACP-authenticate-invalid-params] authenticate with a non-string, missing or unknown methodId answers −32602, quoting at most a prefix of it",
   TIMEOUT,
   async (t) => {
     const agent = await initializedAgent(t);
@@ -161,6 +161,10 @@ test(
     const longAnswer = await agent.request("authenticate", { methodId: long });
     assertRpcError(longAnswer, -32602);
     assert.ok((longAnswer.error?.message.length ?? 0) < 300, "the message quotes at most a prefix");
+    assert.ok(
+      JSON.stringify(longAnswer.error).length < 600,
+      "nor is it reflected in full in error.data (a 10 kB id would come back 10 kB)",
+    );
     await stillServing(agent);
   },
 );

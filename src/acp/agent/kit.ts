@@ -227,11 +227,11 @@ export class AgentAuth {
     ctx: RequestCtx,
   ): Promise<void> {
     const method = advertised(this.methods, this.#clientFeatures).find((m) => m.id === methodId);
-    if (!method)
-      throw acp.RequestError.invalidParams(
-        { methodId },
-        `unknown auth method "${String(methodId).slice(0, 100)}"`,
-      );
+    if (!method) {
+      // The peer's own id, quoted back at most 100 characters long (message and data alike).
+      const quoted = String(methodId).slice(0, 100);
+      throw acp.RequestError.invalidParams({ methodId: quoted }, `unknown auth method "${quoted}"`);
+    }
     if (method.kind === "terminal") {
       throw acp.RequestError.invalidParams(
         { methodId },
