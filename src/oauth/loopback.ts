@@ -25,22 +25,28 @@ export interface LoopbackListener {
  */
 export function landingPage(url: URL | null): string {
   const error = url?.searchParams.get("error");
-  const [title, text] =
+  const [title, heading, text] =
     error === null || error === undefined
-      ? ["Signed in", "Return to your terminal: agentauth has received the sign-in."]
+      ? [
+          "Signed in",
+          "You can close this window",
+          "Return to your terminal: agentauth has received the sign-in.",
+        ]
       : error === "access_denied"
         ? [
             "Access denied",
-            "You denied access; agentauth was told and stopped waiting. You can close this window.",
+            "You denied access",
+            "agentauth was told and stopped waiting. You can close this window.",
           ]
         : [
+            "Sign-in did not complete",
             "Sign-in did not complete",
             // The code is the server's text: only a plain RFC 6749 token is shown, never markup.
             `The server answered ${/^[A-Za-z0-9_.-]{1,64}$/.test(error) ? error : "with an error"}; ` +
               "agentauth was told. Return to your terminal for what to do next.",
           ];
   return `<!DOCTYPE html><html><head><meta charset="utf-8"><title>${title}</title></head>
-<body><h1>${title}</h1><p>${text}</p></body></html>`;
+<body><h1>${heading}</h1><p>${text}</p></body></html>`;
 }
 
 export async function listenOnLoopback(
