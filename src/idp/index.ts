@@ -5,5 +5,12 @@ export {
   RESOURCE_SCOPES,
   SUPPORTED_SCOPES,
 } from "./config.ts";
-export { type IdpOptions, type RunningIdp, startIdp, type TokenEndpointStats } from "./server.ts";
+export {
+  type IdpMemoryStats,
+  type IdpOptions,
+  MAX_ERROR_STATS,
+  type RunningIdp,
+  startIdp,
+  type TokenEndpointStats,
+} from "./server.ts";
 export { DEMO_USERS, type DemoUser, findDemoUser } from "./users.ts";
