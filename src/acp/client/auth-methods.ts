@@ -4,6 +4,8 @@
  * of `{name, value}`), and the removed `env_var` type some agents still send (dirac, glm-acp-agent). Pure.
  */
 
+import { peerText } from "../../core/display.ts";
+
 /** A method type: `agent`, `terminal`, the legacy `env_var`, or a custom/future one (kept, never run). */
 export type AuthMethodType = "agent" | "terminal" | "env_var" | (string & {});
 
@@ -99,10 +101,25 @@ function readAuthMethod(entry: unknown, version: 1 | 2): AdvertisedAuthMethod | 
 
 const API_KEY_ID = /(^|[-_])api[-_]?key($|[-_])/i;
 
+const MAX_WORDS = 64;
+const MAX_WORD = 300;
+
+function showable(word: unknown): boolean {
+  return (
+    typeof word === "string" &&
+    word.length <= MAX_WORD &&
+    peerText(word, { max: MAX_WORD }) === word
+  );
+}
+
 function legacyTerminal(meta: unknown): { terminal?: LegacyTerminal } {
   if (!isRecord(meta)) return {};
   const described = meta["terminal-auth"];
   if (isRecord(described) && nonEmpty(described.command)) {
+    // The person is shown this command exactly before it runs: a word that cannot be shown as it is (control or
+    // bidi characters, too long) or too many of them, and the descriptor is not used at all.
+    const words = [described.command, ...readArgs(described.args)];
+    if (words.length > MAX_WORDS || !words.every(showable)) return {};
     return {
       terminal: {
         style: "terminal-auth",
