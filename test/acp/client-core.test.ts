@@ -318,6 +318,7 @@ test("[ACP-terminal-args-append] terminal invocation: same command, method args 
     cwd: "/w",
     method: { id: "tty", name: "Terminal" },
     agentNamed: false,
+    extraEnv: { A: "1" },
   });
 });
 

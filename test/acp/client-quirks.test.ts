@@ -153,6 +153,14 @@ test("[ACP-legacy-terminal-invocation] terminal-auth runs the agent-named comman
 
 test("[ACP-terminal-command-line] the command shown to the person is exact, quoted where needed, without escapes", () => {
   assert.equal(
+    commandLine({
+      command: "claude",
+      args: ["/login"],
+      extraEnv: { NODE_OPTIONS: "--require /tmp/x.js" },
+    }),
+    "NODE_OPTIONS='--require /tmp/x.js' claude /login",
+  );
+  assert.equal(
     commandLine({ command: "/usr/bin/claude", args: ["auth", "login", "--x=1"] }),
     "/usr/bin/claude auth login --x=1",
   );

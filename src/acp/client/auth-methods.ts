@@ -119,13 +119,15 @@ function legacyTerminal(meta: unknown): { terminal?: LegacyTerminal } {
     // The person is shown this command exactly before it runs: a word that cannot be shown as it is (control or
     // bidi characters, too long) or too many of them, and the descriptor is not used at all.
     const words = [described.command, ...readArgs(described.args)];
-    if (words.length > MAX_WORDS || !words.every(showable)) return {};
+    const env = readEnv(described.env);
+    const shown = [...words, ...Object.keys(env), ...Object.values(env)];
+    if (words.length > MAX_WORDS || !shown.every(showable)) return {};
     return {
       terminal: {
         style: "terminal-auth",
         command: described.command as string,
         args: readArgs(described.args),
-        env: readEnv(described.env),
+        env,
         label: nonEmpty(described.label),
       },
     };

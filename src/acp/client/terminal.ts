@@ -20,6 +20,8 @@ export interface TerminalInvocation {
   method: { id: string; name: string };
   /** The agent chose the command (legacy `_meta["terminal-auth"]`): run it only once a person agreed. */
   agentNamed: boolean;
+  /** The variables the method sets on top of the configured environment (shown with the command). */
+  extraEnv: Readonly<Record<string, string>>;
 }
 
 export interface TerminalResult {
@@ -47,6 +49,7 @@ export function terminalInvocation(
       args: [...legacy.args],
       env: { ...launch.env, ...legacy.env },
       agentNamed: true,
+      extraEnv: { ...legacy.env },
     };
   }
   const extra = legacy ?? method;
@@ -56,17 +59,27 @@ export function terminalInvocation(
     args: [...launch.args, ...extra.args],
     env: { ...launch.env, ...extra.env },
     agentNamed: false,
+    extraEnv: { ...extra.env },
   };
 }
 
-/** The invocation as one line a person can read and check (quoted where needed, sanitised). */
-export function commandLine(invocation: Pick<TerminalInvocation, "command" | "args">): string {
-  return [invocation.command, ...invocation.args]
-    .map((word) => {
-      const clean = peerText(word, { max: 300 });
-      return /^[\w@%+=:,./-]+$/.test(clean) ? clean : `'${clean.replaceAll("'", "'\\''")}'`;
-    })
-    .join(" ");
+/**
+ * The invocation as one line a person can read and check, in shell syntax: the method's variables first
+ * (`NAME=value`, an agent could set `NODE_OPTIONS` or `LD_PRELOAD`), then the words, quoted where needed, sanitised.
+ */
+export function commandLine(
+  invocation: Pick<TerminalInvocation, "command" | "args"> & {
+    extraEnv?: TerminalInvocation["extraEnv"];
+  },
+): string {
+  const quote = (word: string) => {
+    const clean = peerText(word, { max: 300 });
+    return /^[\w@%+=:,./-]+$/.test(clean) ? clean : `'${clean.replaceAll("'", "'\\''")}'`;
+  };
+  const env = Object.entries(invocation.extraEnv ?? {}).map(
+    ([name, value]) => `${peerText(name, { max: 100 })}=${quote(value)}`,
+  );
+  return [...env, ...[invocation.command, ...invocation.args].map(quote)].join(" ");
 }
 
 /**
