@@ -26,6 +26,7 @@ export const DEFAULT_MAX_REGISTRATIONS = 1_000;
 const SWEEP_EVERY_WRITES = 1_000;
 const SWEEP_EVERY_MS = 60_000;
 const CLIENT_MODEL = "Client";
+const REGISTRATION_TOKEN_MODEL = "RegistrationAccessToken";
 
 export class MemoryStorage {
   readonly entries = new Map<string, Entry>();
@@ -35,6 +36,8 @@ export class MemoryStorage {
   readonly uids = new Map<string, string>();
   /** Registered client keys in least-recently-used order (a Map iterates in insertion order). */
   readonly clients = new Map<string, true>();
+  /** A registered client's RFC 7592 registration access tokens: they go when the client goes. */
+  readonly clientTokens = new Map<string, Set<string>>();
   readonly registrationTtlMs: number;
   readonly maxRegistrations: number;
   #writes = 0;
@@ -65,7 +68,9 @@ export class MemoryStorage {
 
   remove(key: string): void {
     this.entries.delete(key);
-    this.clients.delete(key);
+    if (!this.clients.delete(key)) return;
+    for (const token of this.clientTokens.get(key) ?? []) this.entries.delete(token);
+    this.clientTokens.delete(key);
   }
 
   /** A registered client was written or used: move it to the young end, renew its TTL, evict past the cap. */
@@ -115,6 +120,12 @@ export function memoryAdapterFactory(storage: MemoryStorage): new (name: string)
       });
       // Static clients never come through the adapter; these are RFC 7591 registrations.
       if (this.#model === CLIENT_MODEL) storage.touchClient(key, now);
+      if (this.#model === REGISTRATION_TOKEN_MODEL && typeof payload.clientId === "string") {
+        const client = `${CLIENT_MODEL}:${payload.clientId}`;
+        const tokens = storage.clientTokens.get(client) ?? new Set<string>();
+        tokens.add(key);
+        storage.clientTokens.set(client, tokens);
+      }
       if (payload.grantId) {
         const members = storage.grants.get(payload.grantId) ?? new Set<string>();
         members.add(key);

@@ -61,6 +61,8 @@ test("[IDP-memory-registrations-capped] past the cap, the least recently used re
   assert.equal((await deviceAuth(idp.issuer, ids[0]!)).status, 200);
   for (let i = 20; i < 60; i++) ids.push(await register(idp.issuer, `client ${i}`));
   assert.equal(idp.memory().registrations, 20, "the cap holds");
+  // Each registration also stored an RFC 7592 registration access token: evicted clients take theirs along.
+  assert.ok(idp.memory().entries <= 2 * 20 + 5, `entries ${idp.memory().entries}`);
   assert.equal((await deviceAuth(idp.issuer, ids[1]!)).status, 401, "an unused old one is gone");
   assert.equal((await deviceAuth(idp.issuer, ids[59]!)).status, 200, "the newest works");
 });
