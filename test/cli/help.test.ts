@@ -268,3 +268,25 @@ test("[CLI-help] AGENTAUTH_LOG_LEVEL=debug adds the structured error line the hi
     code: "usage",
   });
 });
+
+test("[CLI-usage-hostile] hostile and oversized arguments are echoed without control characters, clipped, exit 2", async () => {
+  for (const args of [
+    ["\u001b]0;pwned\u0007"],
+    ["rap", "\u001b[2J\u202e", "--help"],
+    ["vault", "x".repeat(100_000)],
+    ["login", `--${"\u001b[31m"}`],
+  ]) {
+    const result = await runCli(args, env);
+    assert.ok(
+      result.code === 2 || result.code === 0,
+      `${JSON.stringify(args).slice(0, 80)}: ${result.code}`,
+    );
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: detecting them is the point.
+    assert.doesNotMatch(
+      result.stdout + result.stderr,
+      /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/,
+    );
+    assert.ok(result.stderr.length < 5_000, `stderr is ${result.stderr.length} characters`);
+    assert.doesNotMatch(result.stderr, STACK_FRAME);
+  }
+});
