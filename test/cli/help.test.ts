@@ -8,6 +8,8 @@ import { tempDir } from "../support/tmp.ts";
 const home = tempDir();
 const env = { AGENTAUTH_HOME: home };
 const STACK_FRAME = /^\s+at /m;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: detecting them is the point.
+const UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/;
 
 /**
  * A usage error: exit 2, one short message naming the problem, the --help hint of the command it belongs to
@@ -281,11 +283,7 @@ test("[CLI-usage-hostile] hostile and oversized arguments are echoed without con
       result.code === 2 || result.code === 0,
       `${JSON.stringify(args).slice(0, 80)}: ${result.code}`,
     );
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: detecting them is the point.
-    assert.doesNotMatch(
-      result.stdout + result.stderr,
-      /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/,
-    );
+    assert.doesNotMatch(result.stdout + result.stderr, UNSAFE);
     assert.ok(result.stderr.length < 5_000, `stderr is ${result.stderr.length} characters`);
     assert.doesNotMatch(result.stderr, STACK_FRAME);
   }
