@@ -16,18 +16,18 @@
  */
 
 import { peerText } from "../../core/display.ts";
-import { type Secret, secret } from "../../core/secret.ts";
+import type { Secret } from "../../core/secret.ts";
 import { API_KEY_META } from "../wire.ts";
 import type { AgentLaunch } from "./agent-process.ts";
 import type { AgentProfile } from "./agent-profile.ts";
 import type { AdvertisedAuthMethod } from "./auth-methods.ts";
 import { type AuthStatus, AuthStatusCache, unknownStatus } from "./auth-status.ts";
 import { type AgentConnection, openConnection } from "./connection.ts";
+import { supplyEnvVars } from "./env-var-login.ts";
 import {
   AcpAuthRequiredError,
   AcpCancelledError,
   AcpClosedError,
-  AcpEnvVarsMissingError,
   AcpLoginError,
   AcpLogoutUnsupportedError,
   AcpRequestError,
@@ -231,43 +231,15 @@ export class AcpAuthClient {
     });
   }
 
-  /**
-   * The removed `env_var` type (auth-methods RFD before 2026-07-27): variables are read at process start, so the
-   * agent is restarted with them, then `authenticate` is sent with the method id, as that RFD described.
-   */
+  /** The removed `env_var` type (env-var-login.ts): variables supplied, the agent restarted with them, then `authenticate`. */
   async #envVarLogin(method: AdvertisedAuthMethod, signal?: AbortSignal): Promise<void> {
-    const env = this.#launch().env;
-    const missing = method.vars.filter((v) => !v.optional && !env[v.name]).map((v) => v.name);
-    if (missing.length > 0) {
-      const ask = this.#options.onEnvVars;
-      const values = ask
-        ? await ask({
-            method: {
-              id: method.id,
-              name: method.name,
-              description: method.description,
-              link: method.link,
-            },
-            vars: method.vars,
-            missing,
-          })
-        : undefined;
-      if (signal?.aborted) throw new AcpCancelledError("The login was cancelled.");
-      const declared = new Set(method.vars.map((v) => v.name));
-      for (const [name, value] of Object.entries(values ?? {})) {
-        if (!declared.has(name) || !value) continue;
-        this.#envOverlay.set(name, typeof value === "string" ? secret(value) : value);
-      }
-      const still = missing.filter((name) => !this.#envOverlay.has(name));
-      if (still.length > 0) {
-        throw new AcpEnvVarsMissingError(
-          `The auth method "${peerText(method.id, { max: 60 })}" needs ${still.join(", ")}; set ${still.length === 1 ? "it" : "them"} ` +
-            "in the agent's environment or supply a value when asked.",
-          still,
-        );
-      }
-      await this.reconnect();
-    }
+    const supplied = await supplyEnvVars(method, {
+      env: this.#launch().env,
+      ask: this.#options.onEnvVars,
+      overlay: this.#envOverlay,
+      signal,
+    });
+    if (supplied) await this.reconnect();
     await this.#agentLogin(method, { signal });
   }
 
