@@ -272,3 +272,22 @@ test("[CLI-vault-readonly] vault list on an existing vault changes no file (no k
   assert.deepEqual(files(), before, "no vault.key, no new file");
   assert.equal(statSync(join(home, "vault.db")).mtimeMs, stamp);
 });
+
+test("[CLI-vault-revoke-wrong-key] revoke of a row sealed with a key this environment lacks keeps it and says how to fix", async () => {
+  const home = tempDir();
+  const written = { AGENTAUTH_HOME: home, AGENTAUTH_VAULT_KEY: randomBytes(32).toString("base64") };
+  const { healthy, victim } = await twoCredentials(written);
+  const other = { AGENTAUTH_HOME: home, AGENTAUTH_VAULT_KEY: randomBytes(32).toString("base64") };
+  const result = await runCli(["vault", "revoke", victim], other);
+  assert.equal(result.code, 1, result.stdout);
+  assert.match(result.stderr, /AGENTAUTH_VAULT_KEY/);
+  assert.ok(result.stderr.includes(`agentauth vault delete ${victim}`), result.stderr);
+  assert.deepEqual(
+    (await listIds(written)).sort(),
+    [healthy, victim].sort(),
+    "nothing was deleted",
+  );
+  const forget = await runCli(["vault", "delete", victim], other);
+  assert.equal(forget.code, 0, forget.stderr);
+  assert.deepEqual(await listIds(written), [healthy]);
+});

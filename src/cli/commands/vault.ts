@@ -38,8 +38,9 @@ Example: agentauth vault list --json
   revoke: `agentauth vault revoke <id>
 
 Revokes the credential's refresh token (then access token) at its authorization server (RFC 7009), then deletes
-it. If the server cannot be reached the credential is kept (retry, or 'vault delete' it). A credential whose
-stored tokens cannot be decrypted cannot be revoked: it is deleted, and the output says it was not revoked.
+it. If the server cannot be reached the credential is kept (retry, or 'vault delete' it). A credential whose row
+is damaged (it no longer decrypts or parses) cannot be revoked: it is deleted, and the output says it was not
+revoked. One sealed with a key this environment lacks is kept: set the right key and retry, or 'vault delete' it.
 
 Example: agentauth vault revoke Qm9iLWlk3x
 `,
@@ -125,6 +126,17 @@ function revoke(io: CliIo, id: string): Promise<number> {
       record = where.unreadable ? undefined : await store.getById(id);
     } catch (error) {
       if (!unreadableRow(error, id)) throw error;
+      if ((error as AgentAuthError).code === "vault_key_unknown") {
+        // The row names a key this process does not have: a configuration problem (AGENTAUTH_VAULT_KEY unset or
+        // another key file), not damage. The right key would revoke it properly, so nothing is deleted.
+        io.stderr(
+          `agentauth: ${id} was sealed with a vault key this environment does not have, so its tokens cannot be ` +
+            "read to revoke them. Set AGENTAUTH_VAULT_KEY (or restore vault.key) to the key it was written with " +
+            `and retry, or run 'agentauth vault delete ${id}' to forget it without revoking.\n`,
+        );
+        return EXIT.failure;
+      }
+      // vault_decrypt_failed (the key id matches, so the row itself was altered) or vault_record_corrupt.
       where.unreadable = (error as AgentAuthError).code;
     }
     if (!record) {
