@@ -106,7 +106,7 @@ test("[PKG-install] npm pack, then npm i <tgz> in an empty project: the README s
         skipLibCheck: false,
         types: ["node"],
       },
-      include: ["snippet.ts"],
+      include: ["snippet.ts", "exports.ts"],
     }),
   );
   run(
@@ -125,6 +125,18 @@ test("[PKG-install] npm pack, then npm i <tgz> in an empty project: the README s
   assert.ok(existsSync(join(consumer, "node_modules", "agentauth", "dist", "oauth", "index.js")));
   // The snippet's names stay declared (`issuer` in the resource-server part is the reader's own variable).
   writeFileSync(join(consumer, "snippet.ts"), `${readmeSnippet()}\nexport {};\n`);
+  // Every subpath export's declarations, read in full by a strict consumer build.
+  const subpaths = Object.keys(rootPkg.exports).filter((key) => key !== "./package.json");
+  assert.ok(subpaths.length >= 7, "oauth, vault, idp, core, acp, ahp, rap");
+  writeFileSync(
+    join(consumer, "exports.ts"),
+    subpaths
+      .map(
+        (key, i) =>
+          `import * as m${i} from "agentauth/${key.slice(2)}";\nconsole.log(Object.keys(m${i}).length);`,
+      )
+      .join("\n"),
+  );
   run(NODE, [join(consumer, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], {
     cwd: consumer,
   });
