@@ -48,6 +48,18 @@ export function subcommandsOf(area: Area): string[] {
   return [...words];
 }
 
+/** The words that may follow `first` (`rap tool` → serve): from two-word HELP keys and usage lines. */
+export function subcommandsAfter(area: Area, first: string): string[] {
+  const words = new Set<string>();
+  for (const key of Object.keys(area.help)) {
+    const [a, b] = key.split(" ");
+    if (a === first && b) words.add(b);
+  }
+  const line = new RegExp(`^agentauth ${area.name} ${first} ([a-z][a-z0-9-]*)(?:\\s|$)`, "gm");
+  for (const match of area.usage.matchAll(line)) if (match[1]) words.add(match[1]);
+  return [...words];
+}
+
 /** A module's `<AREA>_HELP` export if its owner has written one (the contract is filled in area by area). */
 export function helpExport(module: object, name: string): Record<string, string> {
   const value = (module as Record<string, unknown>)[name];

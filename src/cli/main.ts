@@ -10,7 +10,14 @@ import { IDP_HELP, IDP_USAGE, idpCommand } from "./commands/idp.ts";
 import { LOGIN_HELP, LOGIN_USAGE, loginCommand } from "./commands/login.ts";
 import * as rap from "./commands/rap.ts";
 import * as vault from "./commands/vault.ts";
-import { type Area, commandWords, helpExport, helpFor, subcommandsOf } from "./help.ts";
+import {
+  type Area,
+  commandWords,
+  helpExport,
+  helpFor,
+  subcommandsAfter,
+  subcommandsOf,
+} from "./help.ts";
 import { type CliIo, EXIT, processIo, reportError, UsageError } from "./io.ts";
 import { watchInterrupt } from "./lifecycle.ts";
 
@@ -101,6 +108,18 @@ function checkSubcommand(area: Area, ours: string[]): void {
   if (!subs.includes(first)) {
     throw new UsageError(
       `unknown ${area.name} command '${first}'; the ${area.name} commands are ${subs.join(", ")}`,
+    );
+  } // Two-word commands (`rap tool serve`, `ahp host serve`): the same for the second word.
+  const next = subcommandsAfter(area, first);
+  if (next.length === 0) return;
+  const second = ours[1];
+  const words = `${area.name} ${first}`;
+  if (second === undefined || second.startsWith("-")) {
+    throw new UsageError(`'agentauth ${words}' needs a subcommand: ${next.join(", ")}.`);
+  }
+  if (!next.includes(second)) {
+    throw new UsageError(
+      `unknown ${words} command '${second}'; the ${words} commands are ${next.join(", ")}`,
     );
   }
 }

@@ -160,6 +160,21 @@ test("[CLI-usage-area] an unknown subcommand names the valid ones", async () => 
   );
 });
 
+test("[CLI-usage-area] two-word commands: a missing or unknown second word names the valid ones", async () => {
+  assertUsageError(
+    await runCli(["ahp", "host"], env),
+    "'agentauth ahp host' needs a subcommand: serve.",
+    "ahp",
+  );
+  const result = await runCli(["rap", "tool", "bogus"], env);
+  assertUsageError(
+    result,
+    "unknown rap tool command 'bogus'; the rap tool commands are serve",
+    "rap",
+  );
+  assert.ok(!result.stderr.includes("command ''"));
+});
+
 test("[CLI-json-errors] with --json a usage error is JSON on stdout, exit 2, nothing on stderr", async () => {
   const result = await runCli(["login", "--json", "--bogus"], env);
   assert.equal(result.code, 2);
