@@ -24,7 +24,9 @@ export interface PeerTextOptions {
 export function peerText(text: unknown, options: PeerTextOptions = {}): string {
   const max = options.max ?? 200;
   const raw = typeof text === "string" ? text : String(text ?? "");
-  const clean = (options.multiline ? raw.replace(CONTROL_BUT_NEWLINE, " ") : raw.replace(CONTROL, " "))
+  const clean = (
+    options.multiline ? raw.replace(CONTROL_BUT_NEWLINE, " ") : raw.replace(CONTROL, " ")
+  )
     .replace(BIDI, "")
     .trim();
   return clean.length > max ? `${clean.slice(0, max)}…` : clean;
