@@ -264,5 +264,9 @@ test("[VAULT-corrupt-base64-strict] ciphertext and nonce that decode only loosel
       record.id,
     );
   }
-  assert.deepEqual(tokenValues((await vault.get(record))!), tokenValues(record), "restored row reads");
+  assert.deepEqual(
+    tokenValues((await vault.get(record))!),
+    tokenValues(record),
+    "restored row reads",
+  );
 });
