@@ -1,4 +1,17 @@
 /** The RAP runtime side: discover toolsets, invoke operations, receive callbacks durably. See docs/rap.md. */
+
+export {
+  DB_FILE,
+  DEFAULT_CALLBACK_TTL_MS,
+  type InvokeOutcome,
+  type InvokeRequest,
+  KEY_FILE,
+  type Listening,
+  type RapRuntime,
+  type RuntimeOptions,
+  type SettledCall,
+  type ThreadHistory,
+} from "./api.ts";
 export {
   type CallClaims,
   callbackUrl,
@@ -36,19 +49,7 @@ export type {
 } from "./hooks.ts";
 export { DEFAULT_RETRY, type RetryPolicy } from "./invoke.ts";
 export { MemoryRuntimeStore } from "./memory-store.ts";
-export {
-  createRuntime,
-  DB_FILE,
-  DEFAULT_CALLBACK_TTL_MS,
-  type InvokeOutcome,
-  type InvokeRequest,
-  KEY_FILE,
-  type Listening,
-  type RapRuntime,
-  type RuntimeOptions,
-  type SettledCall,
-  type ThreadHistory,
-} from "./runtime.ts";
+export { createRuntime } from "./runtime.ts";
 export { SerialQueue } from "./serial-queue.ts";
 export { SqliteRuntimeStore } from "./sqlite-store.ts";
 export type {

@@ -41,19 +41,6 @@ import { DEFAULT_CALL_TIMEOUT_MS, DeadlineTimer, timeoutText } from "./timeouts.
 import { toolsetConfigs } from "./toolset-config.ts";
 import { ResultWaiters } from "./waiters.ts";
 
-export {
-  DB_FILE,
-  DEFAULT_CALLBACK_TTL_MS,
-  type InvokeOutcome,
-  type InvokeRequest,
-  KEY_FILE,
-  type Listening,
-  type RapRuntime,
-  type RuntimeOptions,
-  type SettledCall,
-  type ThreadHistory,
-} from "./api.ts";
-
 /** The key that signs callback capabilities: given, or a file beside the database, or (custom store) ephemeral. */
 function callbackKey(
   options: RuntimeOptions,
