@@ -5,7 +5,7 @@
 
 import type { Logger } from "../../core/log.ts";
 import type { CallRegistry } from "./calls.ts";
-import { judgeCall } from "./invocation.ts";
+import { type CallVerdict, judgeCall } from "./invocation.ts";
 import type { CallTarget } from "./messages.ts";
 import type { CallRunner } from "./runner.ts";
 import type { OperationTable } from "./toolset.ts";
@@ -20,7 +20,25 @@ export function createIntake(o: {
 }): (body: unknown, target: CallTarget) => void {
   const { calls, runner, logger } = o;
   return (body, target) => {
-    const verdict = judgeCall(body as Record<string, unknown>, target, o.operations);
+    // This runs on its own turn (setImmediate), outside the request's error handling: an exception here would
+    // be uncaught and end the process with every call in flight, so each call ends in a tool_result instead.
+    let verdict: CallVerdict;
+    try {
+      verdict = judgeCall(body as Record<string, unknown>, target, o.operations);
+    } catch (error) {
+      logger.error("rap.invoke.judge_failed", { group_id: target.groupId, id: target.id, error });
+      return runner.reject(target, judgeFailure(body, o.operations));
+    }
+    try {
+      admit(verdict);
+    } catch (error) {
+      logger.error("rap.invoke.intake_failed", { group_id: target.groupId, id: target.id, error });
+      runner.reject(target, "The tool failed to start this call. Try again later.");
+    }
+  };
+
+  function admit(verdict: CallVerdict): void {
+    const { target } = verdict;
     if (verdict.kind === "error") {
       logger.info("rap.invoke.rejected", { group_id: target.groupId, id: target.id });
       return runner.reject(target, verdict.message);
@@ -58,5 +76,15 @@ export function createIntake(o: {
         runner.fail(call, `${invocation.operation} failed unexpectedly. Try again later.`);
       }),
     );
-  };
+  }
+}
+
+/** The message for an invocation whose judging threw (a pathological inputSchema): names only a known operation. */
+function judgeFailure(body: unknown, operations: OperationTable): string {
+  const name = (body as Record<string, unknown>).operation;
+  const what =
+    typeof name === "string" && operations.has(name)
+      ? `the arguments for ${name}`
+      : "this invocation";
+  return `The tool could not check ${what}: judging them failed inside the tool. Simplify the arguments and call again; if it keeps failing, tell the tool's operator.`;
 }

@@ -3,7 +3,7 @@
  * target), or refuse it with HTTP 400 (there is nothing to call back to). Hostile input never throws here.
  */
 
-import { type Invocation, InvocationSchema } from "../wire.ts";
+import { type Invocation, InvocationSchema, MAX_JSON_DEPTH, nestedDeeperThan } from "../wire.ts";
 import type { CallTarget } from "./messages.ts";
 import type { CompiledOperation, OperationTable } from "./toolset.ts";
 
@@ -93,6 +93,15 @@ export function judgeCall(
       kind: "error",
       target,
       message: `This tool has no operation named ${JSON.stringify(invocation.operation)}. Available operations: ${known}. Reload the toolset and call one of them.`,
+    };
+  }
+  // Checked before ajv: a recursive inputSchema makes its validator recurse as deep as the arguments go, and
+  // 1 MiB of JSON nests far deeper than the stack (the runtime applies the same limit before sending).
+  if (nestedDeeperThan(invocation.arguments, MAX_JSON_DEPTH)) {
+    return {
+      kind: "error",
+      target,
+      message: `The arguments for ${invocation.operation} are nested more than ${MAX_JSON_DEPTH} levels deep, which this tool does not accept. Flatten them and call again.`,
     };
   }
   if (!operation.validate(invocation.arguments)) {
