@@ -37,7 +37,7 @@ export function createIntake(o: {
     }
   };
 
-  function admit(verdict: CallVerdict): void {
+  function admit(verdict: CallVerdict) {
     const { target } = verdict;
     if (verdict.kind === "error") {
       logger.info("rap.invoke.rejected", { group_id: target.groupId, id: target.id });
