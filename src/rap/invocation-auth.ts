@@ -6,9 +6,11 @@
  * Two schemes, one shared secret:
  * - `bearer`: `Authorization: Bearer <secret>` (RFC 6750 §2.1). Simple; the secret travels with every request.
  * - `hmac-sha256` (the default of `rap tool serve`): `x-rap-timestamp: <unix seconds>` and
- *   `x-rap-signature: v1=<hex HMAC-SHA256(secret, "v1\n" + timestamp + "\n" + METHOD + "\n" + path + "\n" +
- *   hex(SHA-256(body)))>`. The secret never travels; a captured request is refused outside the replay window
- *   ("stale") and a second time inside it ("replayed").
+ *   `x-rap-signature: v2=<hex HMAC-SHA256(secret, "v2\n" + timestamp + "\n" + METHOD + "\n" + host + "\n" +
+ *   path + "\n" + hex(SHA-256(body)))>`. The secret never travels; a captured request is refused outside the
+ *   replay window ("stale") and a second time inside it ("replayed"). `host` (lower-cased `host[:port]` the
+ *   request is sent to, as in a URL: default port omitted) binds a signature to one tool server, so a tool that
+ *   shares the runtime's secret cannot replay the runtime's requests to it at another tool (v1 had no host).
  *
  * The HMAC key is the secret's UTF-8 text exactly as written in the secret file (not its base64url decoding), so
  * any language can sign with one line. `path` is the request target as sent: pathname plus query string.
@@ -38,8 +40,8 @@ export const DEFAULT_REPLAY_CACHE_ENTRIES = 100_000;
 export const TIMESTAMP_HEADER = "x-rap-timestamp";
 export const SIGNATURE_HEADER = "x-rap-signature";
 
-const SIGNATURE_VERSION = "v1";
-const SIGNATURE_PATTERN = /^v1=([0-9a-fA-F]{64})$/;
+const SIGNATURE_VERSION = "v2";
+const SIGNATURE_PATTERN = /^v2=([0-9a-fA-F]{64})$/;
 const TIMESTAMP_PATTERN = /^[0-9]{1,12}$/;
 // A real header is far shorter; anything longer is refused before any hashing work.
 const MAX_HEADER_LENGTH = 1024;
@@ -97,7 +99,7 @@ export function createReplayCache(options: { maxEntries?: number } = {}): Replay
 /** Headers the runtime adds to a request to the tool. `now` is in milliseconds (Date.now()). */
 export function invocationAuthHeaders(
   auth: InvocationAuth,
-  request: { method: string; path: string; body: string | Uint8Array; now?: number },
+  request: { method: string; host: string; path: string; body: string | Uint8Array; now?: number },
 ): Record<string, string> {
   if (auth.scheme === "bearer") return { authorization: `Bearer ${auth.secret.reveal()}` };
   const timestamp = String(Math.floor((request.now ?? Date.now()) / 1000));
@@ -105,6 +107,7 @@ export function invocationAuthHeaders(
     auth.secret,
     timestamp,
     request.method,
+    request.host,
     request.path,
     bodyHash(request.body),
   );
@@ -119,6 +122,11 @@ export function verifyInvocationAuth(
   auth: InvocationAuth,
   request: {
     method: string;
+    /**
+     * The host the request was sent to, as the tool knows itself; several when more than one name is its own
+     * (the tool server passes the request's Host when it is one of its names, and its public host: see signedHosts).
+     */
+    host: string | readonly string[];
     path: string;
     headers: Record<string, string | string[] | undefined>;
     body: Uint8Array;
@@ -139,15 +147,14 @@ export function verifyInvocationAuth(
   const match = SIGNATURE_PATTERN.exec(signatureHeader.trim());
   if (match === null) return fail("malformed");
   const given = (match[1] as string).toLowerCase();
-  const expected = sign(
-    auth.secret,
-    timestampHeader,
-    request.method,
-    request.path,
-    bodyHash(request.body),
-  );
-  if (!timingSafeEqual(Buffer.from(given, "hex"), Buffer.from(expected, "hex")))
-    return fail("bad_signature");
+  const hash = bodyHash(request.body);
+  let matched = false;
+  for (const host of typeof request.host === "string" ? [request.host] : request.host) {
+    const expected = sign(auth.secret, timestampHeader, request.method, host, request.path, hash);
+    // Every candidate is compared (no early exit), so the time taken does not say which name matched.
+    if (timingSafeEqual(Buffer.from(given, "hex"), Buffer.from(expected, "hex"))) matched = true;
+  }
+  if (!matched) return fail("bad_signature");
   // Freshness is judged only after the signature holds, so an unauthenticated caller learns nothing about the clock.
   const windowSeconds = auth.replayWindowSeconds ?? DEFAULT_REPLAY_WINDOW_SECONDS;
   const nowSeconds = Math.floor((request.now ?? Date.now()) / 1000);
@@ -255,12 +262,13 @@ function sign(
   secret: Secret,
   timestamp: string,
   method: string,
+  host: string,
   path: string,
   bodySha256Hex: string,
 ): string {
   return createHmac("sha256", secret.reveal())
     .update(
-      `${SIGNATURE_VERSION}\n${timestamp}\n${method.toUpperCase()}\n${path}\n${bodySha256Hex}`,
+      `${SIGNATURE_VERSION}\n${timestamp}\n${method.toUpperCase()}\n${host.toLowerCase()}\n${path}\n${bodySha256Hex}`,
     )
     .digest("hex");
 }

@@ -18,12 +18,14 @@ const hmac: InvocationAuth = { scheme: "hmac-sha256", secret, replayWindowSecond
 const bearer: InvocationAuth = { scheme: "bearer", secret };
 const body = '{"id":"c1"}';
 const now = 1_800_000_000_000;
+const HOST = "tool-a.example:8443";
 
 function check(
   auth: InvocationAuth,
   headers: Record<string, string | string[] | undefined>,
   options: {
     path?: string;
+    host?: string;
     body?: string;
     now?: number;
     cache?: ReturnType<typeof createReplayCache>;
@@ -34,6 +36,7 @@ function check(
     {
       method: "POST",
       path: options.path ?? "/invoke",
+      host: options.host ?? HOST,
       headers,
       body: Buffer.from(options.body ?? body),
       now: options.now ?? now,
@@ -42,18 +45,66 @@ function check(
   );
 }
 
-test("[RAP-invocation-hmac-wire] the signature is HMAC-SHA256 over v1, timestamp, method, path and the body's SHA-256, as documented", () => {
-  const headers = invocationAuthHeaders(hmac, { method: "POST", path: "/invoke", body, now });
+test("[RAP-invocation-hmac-wire] the signature is HMAC-SHA256 over v2, timestamp, method, host, path and the body's SHA-256, as documented", () => {
+  const headers = invocationAuthHeaders(hmac, {
+    method: "POST",
+    host: HOST,
+    path: "/invoke",
+    body,
+    now,
+  });
   const ts = String(now / 1000);
   const mac = createHmac("sha256", secret.reveal())
-    .update(`v1\n${ts}\nPOST\n/invoke\n${createHash("sha256").update(body).digest("hex")}`)
+    .update(`v2\n${ts}\nPOST\n${HOST}\n/invoke\n${createHash("sha256").update(body).digest("hex")}`)
     .digest("hex");
-  assert.deepEqual(headers, { "x-rap-timestamp": ts, "x-rap-signature": `v1=${mac}` });
+  assert.deepEqual(headers, { "x-rap-timestamp": ts, "x-rap-signature": `v2=${mac}` });
   assert.deepEqual(check(hmac, headers), { ok: true });
 });
 
+test("[RAP-invocation-hmac-host-bound] a request signed for one tool's host is refused by another; host case does not matter", () => {
+  const forB = invocationAuthHeaders(hmac, {
+    method: "POST",
+    host: "tool-b.example",
+    path: "/close_thread",
+    body,
+    now,
+  });
+  assert.deepEqual(check(hmac, forB, { path: "/close_thread" }), {
+    ok: false,
+    reason: "bad_signature",
+  });
+  assert.deepEqual(check(hmac, forB, { path: "/close_thread", host: "TOOL-B.example" }), {
+    ok: true,
+  });
+  const otherPort = invocationAuthHeaders(hmac, {
+    method: "POST",
+    host: "tool-a.example:9443",
+    path: "/invoke",
+    body,
+    now,
+  });
+  assert.deepEqual(check(hmac, otherPort), { ok: false, reason: "bad_signature" });
+  // The previous scheme (v1, no host) is refused as malformed, so an old signer learns it must upgrade.
+  assert.deepEqual(
+    check(hmac, {
+      ...forB,
+      "x-rap-signature": forB["x-rap-signature"]?.replace("v2=", "v1=") as string,
+    }),
+    {
+      ok: false,
+      reason: "malformed",
+    },
+  );
+});
+
 test("[RAP-invocation-hmac-refusals] missing, malformed, forged, altered, stale and replayed requests are refused with their reason", () => {
-  const good = invocationAuthHeaders(hmac, { method: "POST", path: "/invoke", body, now });
+  const good = invocationAuthHeaders(hmac, {
+    method: "POST",
+    host: HOST,
+    path: "/invoke",
+    body,
+    now,
+  });
   assert.deepEqual(check(hmac, {}), { ok: false, reason: "missing" });
   assert.deepEqual(check(hmac, { "x-rap-timestamp": good["x-rap-timestamp"] }), {
     ok: false,
@@ -67,7 +118,7 @@ test("[RAP-invocation-hmac-refusals] missing, malformed, forged, altered, stale 
     ok: false,
     reason: "malformed",
   });
-  assert.deepEqual(check(hmac, { ...good, "x-rap-signature": `v1=${"a".repeat(5000)}` }), {
+  assert.deepEqual(check(hmac, { ...good, "x-rap-signature": `v2=${"a".repeat(5000)}` }), {
     ok: false,
     reason: "malformed",
   });
@@ -75,7 +126,7 @@ test("[RAP-invocation-hmac-refusals] missing, malformed, forged, altered, stale 
     ok: false,
     reason: "malformed",
   });
-  assert.deepEqual(check(hmac, { ...good, "x-rap-signature": `v1=${"0".repeat(64)}` }), {
+  assert.deepEqual(check(hmac, { ...good, "x-rap-signature": `v2=${"0".repeat(64)}` }), {
     ok: false,
     reason: "bad_signature",
   });
@@ -105,7 +156,13 @@ test("[RAP-invocation-hmac-refusals] missing, malformed, forged, altered, stale 
 test("[RAP-invocation-replay-bounded] a full replay cache never lets an evicted signature through again", () => {
   const cache = createReplayCache({ maxEntries: 2 });
   const signed = [0, 1, 2].map((i) =>
-    invocationAuthHeaders(hmac, { method: "POST", path: "/invoke", body, now: now + i * 1000 }),
+    invocationAuthHeaders(hmac, {
+      method: "POST",
+      host: HOST,
+      path: "/invoke",
+      body,
+      now: now + i * 1000,
+    }),
   );
   for (const [i, headers] of signed.entries()) {
     assert.deepEqual(check(hmac, headers, { cache, now: now + i * 1000 }), { ok: true });
@@ -179,13 +236,14 @@ test("[RAP-invocation-timing-safe] both schemes compare through crypto.timingSaf
     )) as typeof import("../../src/rap/invocation-auth.ts");
     const headers = fresh.invocationAuthHeaders(hmac, {
       method: "POST",
+      host: HOST,
       path: "/invoke",
       body,
       now,
     });
     fresh.verifyInvocationAuth(
       hmac,
-      { method: "POST", path: "/invoke", headers, body: Buffer.from(body), now },
+      { method: "POST", host: HOST, path: "/invoke", headers, body: Buffer.from(body), now },
       fresh.createReplayCache(),
     );
     assert.equal(calls, 1);
@@ -193,6 +251,7 @@ test("[RAP-invocation-timing-safe] both schemes compare through crypto.timingSaf
       bearer,
       {
         method: "POST",
+        host: HOST,
         path: "/invoke",
         headers: { authorization: "Bearer nope" },
         body: Buffer.from(body),

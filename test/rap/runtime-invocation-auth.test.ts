@@ -4,7 +4,7 @@ import { test } from "node:test";
 import { Secret } from "../../src/core/secret.ts";
 import type { InvocationAuth } from "../../src/rap/invocation-auth.ts";
 import { testRuntime } from "../support/rap-runtime.ts";
-import { eventually, standInTool } from "../support/rap-tool-stand-in.ts";
+import { echoTool, eventually, standInTool } from "../support/rap-tool-stand-in.ts";
 
 const capture = (lines: Record<string, unknown>[]) => ({
   debug: () => {},
@@ -209,4 +209,65 @@ test("[RAP-invoke-auth-real-tool] against the real tool server (createToolServer
   assert.match(refused.result.text, /RAP-HMAC-SHA256/);
   await wrong.runtime.closeThread("g");
   assert.equal(runs, 1, "the handler never ran for the refused call");
+});
+
+test("[RAP-runtime-auth-same-origin] an endpoint on another origin than the toolset URL gets no credentials unless authOrigins names that origin", async () => {
+  const auth: InvocationAuth = { scheme: "bearer", secret: secret() };
+  const elsewhere = await standInTool({ auth });
+  // The toolset document (public here) names an endpoint on another server: a spoofed or compromised toolset.
+  const toolset = await standInTool({
+    toolset: () => ({ name: "split", endpoint: `${elsewhere.origin}/invoke`, tools: [echoTool] }),
+  });
+  const withheld = await testRuntime({
+    toolsetUrls: [],
+    toolsets: [{ url: toolset.origin, auth }],
+  });
+  const first = await withheld.runtime.invoke({
+    groupId: "g",
+    id: "c1",
+    operation: "echo",
+    arguments: { text: "hi" },
+  });
+  assert.equal(first.accepted, false);
+  assert.deepEqual(
+    elsewhere.refused.map((r) => `${r.path} ${r.reason}`),
+    ["/invoke missing"],
+    "the other origin received no credentials",
+  );
+  const call = await eventually(async () => {
+    const c = await withheld.runtime.getCall("g", "c1");
+    return c?.result ? c : undefined;
+  }, "the error result");
+  assert.match(call.result?.text ?? "", /^Error: /);
+  assert.match(call.result?.text ?? "", /another origin than its toolset/);
+  assert.match(call.result?.text ?? "", /authOrigins/);
+  assert.ok(!(call.result?.text ?? "").includes(auth.secret.reveal()));
+
+  const trusted = await testRuntime({
+    toolsetUrls: [],
+    toolsets: [{ url: toolset.origin, auth, authOrigins: [elsewhere.origin] }],
+  });
+  const second = await trusted.runtime.invoke({
+    groupId: "g",
+    id: "c2",
+    operation: "echo",
+    arguments: { text: "hi" },
+  });
+  assert.equal(second.accepted, true);
+  assert.deepEqual(
+    elsewhere.authenticated.map((r) => `${r.method} ${r.path}`),
+    ["POST /invoke"],
+    "sent once the origin is named",
+  );
+});
+
+test("[RAP-runtime-auth-same-origin] authOrigins entries must be origins (scheme://host[:port])", async () => {
+  const auth: InvocationAuth = { scheme: "bearer", secret: secret() };
+  await assert.rejects(
+    testRuntime({
+      toolsetUrls: [],
+      toolsets: [{ url: "http://127.0.0.1:1", auth, authOrigins: ["http://127.0.0.1:2/invoke"] }],
+    }),
+    (error: Error) => error instanceof RangeError && /authOrigins/.test(error.message),
+  );
 });

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
-import { request } from "node:http";
-import { test } from "node:test";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, test } from "node:test";
 import { Secret } from "../../src/core/secret.ts";
 import { type InvocationAuth, invocationAuthHeaders } from "../../src/rap/invocation-auth.ts";
+import { createToolServer } from "../../src/rap/tool/index.ts";
 import { callbackSink } from "../support/callback-sink.ts";
 import { ECHO, invocation, startTool } from "./tool-fixture.ts";
 
@@ -21,6 +23,8 @@ const COUNTED = {
 const signed = await startTool({ operations: [COUNTED], invocationAuth: hmac });
 const bearerTool = await startTool({ operations: [COUNTED], invocationAuth: bearer });
 const ENDPOINTS = ["/invoke", "/close_thread", "/cancel_tool_call"] as const;
+/** The Host a raw request to the signed tool carries, which the signature covers. */
+const HOST = new URL(signed.url).host;
 
 interface Answer {
   status: number;
@@ -86,28 +90,34 @@ test("[RAP-tool-invocation-auth-hmac] unsigned, forged, malformed, stale and rep
   const before = handled;
   for (const path of ENDPOINTS) {
     const body = bodyFor(path);
-    const good = invocationAuthHeaders(hmac, { method: "POST", path, body });
+    const good = invocationAuthHeaders(hmac, { method: "POST", host: HOST, path, body });
     const cases: [string, Record<string, string>, string][] = [
       ["missing", {}, "missing"],
-      ["forged", { ...good, "x-rap-signature": `v1=${"ab".repeat(32)}` }, "bad_signature"],
+      ["forged", { ...good, "x-rap-signature": `v2=${"ab".repeat(32)}` }, "bad_signature"],
       [
         "other secret",
         invocationAuthHeaders(
           { scheme: "hmac-sha256", secret: new Secret("x".repeat(43)) },
-          { method: "POST", path, body },
+          { method: "POST", host: HOST, path, body },
         ),
         "bad_signature",
       ],
       [
         "other path",
-        invocationAuthHeaders(hmac, { method: "POST", path: "/elsewhere", body }),
+        invocationAuthHeaders(hmac, { method: "POST", host: HOST, path: "/elsewhere", body }),
         "bad_signature",
       ],
       ["malformed", { ...good, "x-rap-timestamp": "soon" }, "malformed"],
-      ["oversized", { ...good, "x-rap-signature": `v1=${"a".repeat(8000)}` }, "malformed"],
+      ["oversized", { ...good, "x-rap-signature": `v2=${"a".repeat(8000)}` }, "malformed"],
       [
         "stale",
-        invocationAuthHeaders(hmac, { method: "POST", path, body, now: Date.now() - 3_600_000 }),
+        invocationAuthHeaders(hmac, {
+          method: "POST",
+          host: HOST,
+          path,
+          body,
+          now: Date.now() - 3_600_000,
+        }),
         "stale",
       ],
       ["bearer instead", { authorization: `Bearer ${secret.reveal()}` }, "missing"],
@@ -127,7 +137,7 @@ test("[RAP-tool-invocation-auth-replay] a correctly signed request is accepted o
   sink.reset();
   for (const path of ENDPOINTS) {
     const body = bodyFor(path);
-    const headers = invocationAuthHeaders(hmac, { method: "POST", path, body });
+    const headers = invocationAuthHeaders(hmac, { method: "POST", host: HOST, path, body });
     assert.equal((await send(signed.url, path, body, headers)).status, 200);
     assertUnauthorized(
       await send(signed.url, path, body, headers),
@@ -190,7 +200,7 @@ test("[RAP-tool-host-rebinding] a loopback tool refuses unknown Host names with 
       const body = bodyFor(path);
       const answer = await send(signed.url, path, body, {
         host,
-        ...invocationAuthHeaders(hmac, { method: "POST", path, body }),
+        ...invocationAuthHeaders(hmac, { method: "POST", host: HOST, path, body }),
       });
       assert.equal(answer.status, 421, `${path} with Host ${host}`);
       assert.equal(JSON.parse(answer.text).error, "misdirected_request");
@@ -207,7 +217,7 @@ test("[RAP-tool-host-rebinding] a loopback tool refuses unknown Host names with 
     const body = JSON.stringify({ thread_id: `thread_${host}` });
     const answer = await send(signed.url, "/close_thread", body, {
       host,
-      ...invocationAuthHeaders(hmac, { method: "POST", path: "/close_thread", body }),
+      ...invocationAuthHeaders(hmac, { method: "POST", host, path: "/close_thread", body }),
     });
     assert.equal(answer.status, 200, host);
   }
@@ -229,4 +239,68 @@ test("[RAP-tool-oversized-headers] headers over Node's limit are answered 431 an
   }).catch(() => ({ status: 431 }) as Answer);
   assert.equal(answer.status, 431);
   assert.equal((await send(signed.url, "/invoke", "{}", {})).status, 401);
+});
+
+test("[RAP-invocation-hmac-host-bound] the tool refuses a request signed for another tool's host, whatever Host it carries", async () => {
+  sink.reset();
+  const before = handled;
+  const port = new URL(signed.url).port;
+  for (const path of ENDPOINTS) {
+    const body = bodyFor(path);
+    // What tool B (another port, another name) could replay here after receiving it from the runtime.
+    for (const host of ["127.0.0.1:1", "tool-b.example"]) {
+      const forB = invocationAuthHeaders(hmac, { method: "POST", host, path, body });
+      assertUnauthorized(
+        await send(signed.url, path, body, forB),
+        "bad_signature",
+        /error="invalid_token"/,
+      );
+      const asB = await send(signed.url, path, body, { host, ...forB });
+      assert.equal(asB.status, 421, `${path}: sent with Host ${host}`);
+    }
+    // Another of the tool's own names, signed for and sent with that name, is accepted.
+    const own = `localhost:${port}`;
+    const mine = await send(signed.url, path, body, {
+      host: own,
+      ...invocationAuthHeaders(hmac, { method: "POST", host: own, path, body }),
+    });
+    assert.equal(mine.status, 200, `${path} via ${own}`);
+  }
+  await signed.tool.settled();
+  assert.equal(handled, before + 1, "only the invocation signed for this tool ran");
+});
+
+test("[RAP-invocation-hmac-host-bound] behind a proxy that rewrites Host, a signature for the publicBaseUrl host verifies", async () => {
+  // The handler mounted on the application's own server, as behind a reverse proxy: no loopback Host list.
+  const proxied = createToolServer({
+    toolset: { name: "proxied" },
+    operations: [COUNTED],
+    invocationAuth: hmac,
+    publicBaseUrl: "https://tools.example/rap",
+  });
+  const server = createServer(proxied.handler);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  after(() => {
+    proxied.shutdown();
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const path = "/rap/close_thread";
+  const cases: [string, string, number][] = [
+    // The runtime signed for tools.example; the proxy delivered it with the backend's Host.
+    ["tools.example", new URL(origin).host, 200],
+    ["tools.example", "tools.example", 200],
+    // Signed for another tool: refused whatever Host comes with it.
+    ["tools.other.example", "tools.other.example", 401],
+    ["tools.other.example", new URL(origin).host, 401],
+  ];
+  for (const [signedFor, host, status] of cases) {
+    const body = JSON.stringify({ thread_id: `thread_${signedFor}_${host}` });
+    const answer = await send(origin, path, body, {
+      host,
+      ...invocationAuthHeaders(hmac, { method: "POST", host: signedFor, path, body }),
+    });
+    assert.equal(answer.status, status, `signed for ${signedFor}, sent with Host ${host}`);
+  }
 });

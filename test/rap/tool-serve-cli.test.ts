@@ -94,7 +94,7 @@ test("[RAP-cli-tool-serve-hmac-default] HMAC by default: the secret file is crea
       "content-type": "application/json",
       ...invocationAuthHeaders(
         { scheme: "hmac-sha256", secret },
-        { method: "POST", path: "/invoke", body },
+        { method: "POST", host: new URL(ready.url).host, path: "/invoke", body },
       ),
     },
     body,

@@ -99,7 +99,13 @@ export async function standInTool(options: StandInOptions = {}): Promise<StandIn
     if (options.auth) {
       const check = verifyInvocationAuth(
         options.auth,
-        { method, path: req.url ?? "/", headers: req.headers, body: bytes },
+        {
+          method,
+          host: req.headers.host ?? "",
+          path: req.url ?? "/",
+          headers: req.headers,
+          body: bytes,
+        },
         seen,
       );
       if (!check.ok) {

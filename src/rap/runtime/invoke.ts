@@ -37,6 +37,8 @@ export interface DispatchOptions {
   signal?: AbortSignal;
   /** The tool's invocation authentication; signed afresh for each attempt. */
   auth?: InvocationAuth;
+  /** The endpoint's origin, when the toolset's auth was kept from it (another origin; see endpointAuth). */
+  authWithheldFrom?: string;
   /** Test hook: replaces the backoff sleep. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -120,6 +122,7 @@ export async function dispatchInvocation(
               endpoint,
               options.auth,
               challengedScheme(response.headers.get("www-authenticate")),
+              options.authWithheldFrom,
             )} No result will arrive for this call.`
           : refusedText(invocation.operation, endpoint, response.status),
     };

@@ -38,7 +38,7 @@ import { SerialQueue } from "./serial-queue.ts";
 import { SqliteRuntimeStore } from "./sqlite-store.ts";
 import type { CallRecord, CallStatus } from "./store.ts";
 import { DEFAULT_CALL_TIMEOUT_MS, DeadlineTimer, timeoutText } from "./timeouts.ts";
-import { toolsetConfigs } from "./toolset-config.ts";
+import { endpointAuth, toolsetConfigs } from "./toolset-config.ts";
 import { ResultWaiters } from "./waiters.ts";
 
 /** The key that signs callback capabilities: given, or a file beside the database, or (custom store) ephemeral. */
@@ -65,7 +65,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
     throw new RangeError("callTimeoutMs must be a positive number of milliseconds");
   const configs = toolsetConfigs(options.toolsetUrls ?? [], options.toolsets);
   const baseUrls = [...configs.keys()];
-  const authFor = (baseUrl: string) => configs.get(baseUrl);
+  const authFor = (baseUrl: string) => configs.get(baseUrl)?.auth;
   if (options.publicBaseUrl && !URL.canParse(options.publicBaseUrl))
     throw new RangeError(`not a URL: ${describeEndpoint(options.publicBaseUrl)}`);
 
@@ -103,6 +103,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
         errorCode: failure.code,
         reason: peerText(failure.reason ?? failure.message),
       });
+    }
+    for (const set of discovery.toolsets) {
+      const withheld = endpointAuth(configs.get(set.baseUrl), set.toolset.endpoint).withheldFrom;
+      if (withheld) {
+        logger.warn("rap.runtime.endpoint_other_origin", {
+          baseUrl: describeEndpoint(set.baseUrl),
+          endpoint: describeEndpoint(set.toolset.endpoint),
+          reason:
+            "invocations to it carry no credentials; list its origin in authOrigins if it is the tool's",
+        });
+      }
     }
     for (const clash of discovery.clashes) logger.warn("rap.runtime.name_clash", { ...clash });
     logger.info("rap.runtime.toolsets", {
@@ -264,10 +275,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
       ...(request.threadAncestors?.length ? { thread_ancestors: request.threadAncestors } : {}),
       user_id: request.userId ?? null,
     };
+    const sending = endpointAuth(configs.get(tool.baseUrl), tool.endpoint);
     const outcome = await dispatchInvocation(tool.endpoint, invocation, {
       retry: options.retry,
       fetch: options.fetch,
-      auth: authFor(tool.baseUrl),
+      auth: sending.auth,
+      ...(sending.withheldFrom ? { authWithheldFrom: sending.withheldFrom } : {}),
     });
     if (outcome.ok) {
       logger.info("rap.runtime.invoked", { ...log, attempts: outcome.attempts });

@@ -51,6 +51,23 @@ export function hostRefusal(
   };
 }
 
+/**
+ * The hosts an HMAC signature may cover: the request's `Host` when it is one of the server's own names (the
+ * loopback names, `allowedHosts`, the `publicBaseUrl` host), and the `publicBaseUrl` host. A proxy that rewrites
+ * `Host` therefore still verifies against the public name the runtime signed for, while a request signed for
+ * another tool never verifies here, whatever `Host` it carries.
+ */
+export function signedHosts(
+  own: ReadonlySet<string>,
+  publicHost: string,
+  host: string | undefined,
+): string[] {
+  const given = host?.toLowerCase();
+  return given !== undefined && own.has(given) && given !== publicHost
+    ? [given, publicHost]
+    : [publicHost];
+}
+
 export class InvocationGate {
   readonly #auth: InvocationAuth;
   readonly #seen = createReplayCache();
@@ -75,13 +92,19 @@ export class InvocationGate {
     return undefined;
   }
 
+  /** `hosts`: the names the runtime may have signed for (see signedHosts). */
   check(
     method: string,
+    hosts: readonly string[],
     path: string,
     headers: IncomingHttpHeaders,
     body: Uint8Array,
   ): Refusal | undefined {
-    const verdict = verifyInvocationAuth(this.#auth, { method, path, headers, body }, this.#seen);
+    const verdict = verifyInvocationAuth(
+      this.#auth,
+      { method, host: hosts, path, headers, body },
+      this.#seen,
+    );
     return verdict.ok ? undefined : this.#refusal(verdict.reason);
   }
 

@@ -20,7 +20,7 @@ import { type Base, baseUrl, isLoopbackHost, secure } from "./base-url.ts";
 import { CallRegistry } from "./calls.ts";
 import { DEFAULT_OPERATION_TIMEOUT_MS } from "./deadline.ts";
 import { ToolConfigError } from "./errors.ts";
-import { hostRefusal, InvocationGate, loopbackHosts, type Refusal } from "./guard.ts";
+import { hostRefusal, InvocationGate, loopbackHosts, type Refusal, signedHosts } from "./guard.ts";
 import {
   jsonContentType,
   parseJson,
@@ -184,6 +184,14 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     ? new Set(options.allowedHosts.map((h) => h.toLowerCase()))
     : undefined;
 
+  /** The host names an HMAC signature may cover (see signedHosts). */
+  function hostOf(req: IncomingMessage): string[] {
+    const publicHost = base ? new URL(base.href).host : "";
+    const own =
+      hosts ?? new Set([publicHost, ...(options.allowedHosts ?? []).map((h) => h.toLowerCase())]);
+    return signedHosts(own, publicHost, req.headers.host);
+  }
+
   /** The body, once the runtime is authenticated; a refusal otherwise (nothing else has happened yet). */
   async function authenticatedBody(req: IncomingMessage): Promise<RawBodyResult | Refusal> {
     if (gate) {
@@ -191,12 +199,12 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
         gate.early(req.headers) ??
         (gate.needsBody
           ? undefined
-          : gate.check(req.method ?? "", req.url ?? "", req.headers, EMPTY));
+          : gate.check(req.method ?? "", hostOf(req), req.url ?? "", req.headers, EMPTY));
       if (early) return early;
     }
     const raw = await readBody(req, MAX_BODY_BYTES);
     if (!raw.ok || !gate?.needsBody) return raw;
-    return gate.check(req.method ?? "", req.url ?? "", req.headers, raw.bytes) ?? raw;
+    return gate.check(req.method ?? "", hostOf(req), req.url ?? "", req.headers, raw.bytes) ?? raw;
   }
 
   function refuse(res: ServerResponse, refusal: Refusal, what: string): void {
