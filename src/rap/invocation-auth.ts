@@ -18,7 +18,7 @@
 
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { constants } from "node:fs";
-import { mkdir, open, readFile, stat } from "node:fs/promises";
+import { link, mkdir, open, readFile, stat, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { AgentAuthError } from "../core/errors.ts";
 import { Secret } from "../core/secret.ts";
@@ -46,6 +46,9 @@ const TIMESTAMP_PATTERN = /^[0-9]{1,12}$/;
 // A real header is far shorter; anything longer is refused before any hashing work.
 const MAX_HEADER_LENGTH = 1024;
 const MIN_SECRET_BYTES = 32;
+// How long a reader waits for an empty secret file to be written by the starter that created it.
+const EMPTY_WAIT_MS = 2000;
+const EMPTY_RETRY_MS = 20;
 
 /**
  * Remembers the signatures accepted inside the replay window. Bounded: when full it first drops expired entries,
@@ -185,15 +188,21 @@ export async function loadInvocationSecret(
   if (options.create) await createSecretFile(path);
   let text: string;
   try {
-    const info = await stat(path);
-    if (process.platform !== "win32" && (info.mode & 0o077) !== 0) {
-      throw new InvocationSecretError(
-        "invocation_secret_exposed",
-        `The invocation secret file ${path} can be read by other users. Run \`chmod 600 ${path}\` and start again.`,
-      );
+    // An empty file is one another starter has created and not yet written (a version that wrote in place, or
+    // a hand-made `touch`): wait briefly for its content before calling it invalid.
+    for (let waited = 0; ; waited += EMPTY_RETRY_MS) {
+      const info = await stat(path);
+      if (process.platform !== "win32" && (info.mode & 0o077) !== 0) {
+        throw new InvocationSecretError(
+          "invocation_secret_exposed",
+          `The invocation secret file ${path} can be read by other users. Run \`chmod 600 ${path}\` and start again.`,
+        );
+      }
+      if (info.size > 4096) throw notASecret(path);
+      text = await readFile(path, "utf8");
+      if (text.trim() !== "" || waited >= EMPTY_WAIT_MS) break;
+      await new Promise((resolve) => setTimeout(resolve, EMPTY_RETRY_MS));
     }
-    if (info.size > 4096) throw notASecret(path);
-    text = await readFile(path, "utf8");
   } catch (error) {
     if (error instanceof InvocationSecretError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
@@ -214,25 +223,47 @@ export async function loadInvocationSecret(
   return new Secret(value);
 }
 
+/**
+ * Writes the secret to a private temporary file, then link()s it into place: the file appears whole or not at all,
+ * so a second starter never reads it half-written. link() fails with EEXIST when another starter won; the loser
+ * then reads the winner's secret. A file already there is left alone.
+ */
 async function createSecretFile(path: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    // O_EXCL: two processes starting at once never overwrite each other's secret; the loser reads the winner's.
-    handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return;
-    throw new InvocationSecretError(
+  if (await exists(path)) return;
+  const unwritable = (error: unknown) =>
+    new InvocationSecretError(
       "invocation_secret_unwritable",
       `The invocation secret file ${path} could not be created (${(error as NodeJS.ErrnoException).code ?? "unknown error"}). Check that its folder is writable.`,
     );
-  }
+  const temp = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
   try {
-    await handle.writeFile(`${randomBytes(MIN_SECRET_BYTES).toString("base64url")}\n`);
-    await handle.sync();
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    const handle = await open(
+      temp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,
+      0o600,
+    );
+    try {
+      await handle.writeFile(`${randomBytes(MIN_SECRET_BYTES).toString("base64url")}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await link(temp, path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "EEXIST") throw error;
+    });
+  } catch (error) {
+    throw unwritable(error);
   } finally {
-    await handle.close();
+    await unlink(temp).catch(() => {});
   }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 function notASecret(path: string): InvocationSecretError {

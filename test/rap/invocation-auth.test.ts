@@ -265,3 +265,32 @@ test("[RAP-invocation-timing-safe] both schemes compare through crypto.timingSaf
     syncBuiltinESMExports();
   }
 });
+
+test("[RAP-invocation-secret-race] a starter that finds the file created but not yet written waits for the secret instead of calling it invalid", async () => {
+  const path = join(tempDir(), "rap-invocation.secret");
+  // Another process has just created the file (O_EXCL, 0600) and not written it yet.
+  writeFileSync(path, "", { mode: 0o600 });
+  const value = "w".repeat(43);
+  const writer = new Promise<void>((resolve) =>
+    setTimeout(() => {
+      writeFileSync(path, `${value}\n`);
+      resolve();
+    }, 50),
+  );
+  const loaded = await loadInvocationSecret(path, { create: true });
+  await writer;
+  assert.equal(loaded.reveal(), value);
+});
+
+test("[RAP-invocation-secret-race] starters racing to create the secret file all read the one secret that was written", async () => {
+  for (let round = 0; round < 5; round++) {
+    const path = join(tempDir(), "home", "rap-invocation.secret");
+    const loaded = await Promise.all(
+      Array.from({ length: 16 }, () => loadInvocationSecret(path, { create: true })),
+    );
+    const values = new Set(loaded.map((s) => s.reveal()));
+    assert.equal(values.size, 1, "every starter got the same secret");
+    assert.equal(readFileSync(path, "utf8").trim(), [...values][0]);
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+  }
+});
