@@ -60,6 +60,18 @@ const { tool, url, logs } = await startTool({
       },
     },
     {
+      name: "plain",
+      description:
+        "Answers with a plain value, not a promise (a JavaScript handler without async).",
+      inputSchema: { type: "object" },
+      handler: ({ arguments: args }: { arguments: Record<string, unknown> }) =>
+        args.fail
+          ? (() => {
+              throw new OperationError("Plain failure: check the input.");
+            })()
+          : "plain done",
+    },
+    {
       name: "rich",
       description: "Answers with display hints.",
       inputSchema: { type: "object" },
@@ -304,4 +316,16 @@ test("[RAP-duplicate-invocation] a redelivered invocation (same group_id and id)
   await tool.settled();
   assert.equal(sink.forCall(String(body.id)).length, 1);
   assert.ok(logs.some((line) => line.includes("rap.invoke.duplicate")));
+});
+
+test("[RAP-tool-handler-plain-value] a handler that returns a plain value (or throws synchronously) is answered like an async one", async () => {
+  const done = invocation(sink.url, { operation: "plain", arguments: {} });
+  const failed = invocation(sink.url, { operation: "plain", arguments: { fail: true } });
+  await post(invoke, done);
+  await post(invoke, failed);
+  assert.equal((await sink.waitFor((m) => m.id === done.id)).text, "plain done");
+  assert.equal(
+    (await sink.waitFor((m) => m.id === failed.id)).text,
+    "Error: Plain failure: check the input.",
+  );
 });

@@ -11,7 +11,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 export type DeadlineOutcome<T> = { kind: "done"; value: T } | { kind: "timeout" };
 
 export async function withDeadline<T>(
-  run: (signal: AbortSignal) => Promise<T>,
+  run: (signal: AbortSignal) => T | Promise<T>,
   parent: AbortSignal,
   timeoutMs: number,
 ): Promise<DeadlineOutcome<T>> {
@@ -28,7 +28,9 @@ export async function withDeadline<T>(
     Math.min(timeoutMs, MAX_TIMER_MS),
   );
   try {
-    const work = run(AbortSignal.any([parent, deadline.signal]));
+    // Through a promise: a handler written without `async` may return a plain value or throw synchronously.
+    const signal = AbortSignal.any([parent, deadline.signal]);
+    const work = Promise.resolve().then(() => run(signal));
     // A late rejection (a handler reacting to the abort) has nobody to tell.
     work.catch(() => {});
     const outcome = await Promise.race([

@@ -53,7 +53,8 @@ export interface OperationDefinition {
    * Does the work. Throw `OperationError` for a failure the user should read, `TokenRejectedError` when the
    * provider refused the token; anything else becomes a generic error result (and is logged).
    */
-  handler: (ctx: OperationContext) => Promise<OperationOutput>;
+  /** May be async or return a plain value; a throw (synchronous or not) ends the call with an error result. */
+  handler: (ctx: OperationContext) => OperationOutput | Promise<OperationOutput>;
 }
 
 export interface OAuthProviderConfig {
