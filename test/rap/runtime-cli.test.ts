@@ -391,3 +391,62 @@ test("[RAP-runtime-cli-restart-keeps-url] --public-url is kept too; --port overr
   assert.match(corrupt.stderr, /rap-runtime\.json/);
   assert.match(corrupt.stderr, /delete it|fix it/);
 });
+
+test("[RAP-runtime-auth-same-origin] rap runtime serve sends credentials to an endpoint on another origin only with --tool-auth-origin; a bad origin is a usage error", async () => {
+  const home = tempDir();
+  const auth = await homeSecret(home);
+  const elsewhere = await standInTool({ auth });
+  const toolset = await standInTool({
+    toolset: () => ({
+      name: "split",
+      endpoint: `${elsewhere.origin}/invoke`,
+      tools: [
+        {
+          name: "echo",
+          description: "Echoes.",
+          inputSchema: { type: "object" },
+        },
+      ],
+    }),
+  });
+  const plain = await serve(home, ["--toolset", toolset.origin]);
+  const refused = await call(plain.api, { operation: "echo", arguments: {}, group_id: "g" });
+  assert.equal(refused.body.accepted, false);
+  assert.deepEqual(
+    elsewhere.refused.map((r) => r.reason),
+    ["missing"],
+    "no credentials went to the other origin",
+  );
+  plain.cli.kill("SIGTERM");
+  await plain.cli.exited;
+
+  const allowed = await serve(home, [
+    "--toolset",
+    toolset.origin,
+    "--tool-auth-origin",
+    elsewhere.origin,
+  ]);
+  const accepted = await call(allowed.api, { operation: "echo", arguments: {}, group_id: "g2" });
+  assert.equal(accepted.body.accepted, true);
+  assert.deepEqual(
+    elsewhere.authenticated.map((r) => `${r.method} ${r.path}`),
+    ["POST /invoke"],
+  );
+  allowed.cli.kill("SIGTERM");
+  await allowed.cli.exited;
+
+  const bad = await runCli(
+    [
+      "rap",
+      "runtime",
+      "serve",
+      "--toolset",
+      toolset.origin,
+      "--tool-auth-origin",
+      `${elsewhere.origin}/invoke`,
+    ],
+    { AGENTAUTH_HOME: home },
+  );
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--tool-auth-origin/);
+});

@@ -39,6 +39,8 @@ export const RUNTIME_SERVE_HELP = `agentauth rap runtime serve --toolset URL [--
   --tool-auth MODE         how the runtime authenticates to every toolset: hmac (default), bearer or none
   --tool-secret-file PATH  the shared secret file (default $AGENTAUTH_HOME/${DEFAULT_INVOCATION_SECRET_FILE}, created
                            0600 if missing): the file 'rap tool serve' uses
+  --tool-auth-origin ORIGIN  also send the credentials to invocation endpoints on ORIGIN (https://host[:port]);
+                           by default they go only to each --toolset's own origin. Repeat for several
   --db PATH                the runtime database (default $AGENTAUTH_HOME/${DB_FILE}); the kept port and public URL
                            live beside it (rap-runtime.json)
   --call-timeout SECONDS   how long a call waits for its result, OAuth detour included (default 900)
@@ -66,6 +68,7 @@ export async function runtimeServeCommand(argv: string[], io: CliIo): Promise<nu
       "call-timeout": { type: "string" },
       "tool-auth": { type: "string" },
       "tool-secret-file": { type: "string" },
+      "tool-auth-origin": { type: "string", multiple: true, default: [] },
     },
     strict: true,
   });
@@ -92,6 +95,15 @@ export async function runtimeServeCommand(argv: string[], io: CliIo): Promise<nu
     throw new UsageError("--tool-auth must be hmac, bearer or none");
   if (scheme === "none" && values["tool-secret-file"] !== undefined)
     throw new UsageError("--tool-secret-file has no use with --tool-auth none; drop one of them");
+  const authOrigins = values["tool-auth-origin"];
+  for (const origin of authOrigins) {
+    const url = URL.parse(origin);
+    if (!url || !/^https?:$/.test(url.protocol) || url.href !== `${url.origin}/`) {
+      throw new UsageError(
+        `--tool-auth-origin ${peerText(origin, { max: 80 })} is not an origin; write it as https://host[:port], without a path`,
+      );
+    }
+  }
 
   const home = ensureHome(io.env);
   const dbPath = values.db ?? join(home, DB_FILE);
@@ -119,7 +131,10 @@ export async function runtimeServeCommand(argv: string[], io: CliIo): Promise<nu
   let runtime: RapRuntime | undefined;
   try {
     runtime = await createRuntime({
-      toolsets: values.toolset.map((toolset) => ({ url: toolset, ...(auth ? { auth } : {}) })),
+      toolsets: values.toolset.map((toolset) => ({
+        url: toolset,
+        ...(auth ? { auth, authOrigins } : {}),
+      })),
       dbPath,
       env: io.env,
       publicBaseUrl: publicUrl ?? url,
