@@ -4,10 +4,14 @@
  */
 
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { join } from "node:path";
 import { test } from "node:test";
+import { REPO_ROOT } from "../support/cli.ts";
 import { scripted, startAcpCli } from "./fixtures/acp-cli-process.ts";
 import {
   calls,
+  cleanEnv,
   isRunning,
   runAcpCli,
   stateFolder,
@@ -140,3 +144,45 @@ test(
     }
   },
 );
+
+for (const ending of ["process.exit(3)", "an uncaught exception"] as const) {
+  test(
+    `[ACP-process-group-exit] agentauth leaving by ${ending} without closing the client: no process of the agent's group remains`,
+    GUARD,
+    async (t) => {
+      const dir = stateFolder();
+      t.after(() => reap(dir));
+      const client = join(REPO_ROOT, "src", "acp", "client", "index.ts");
+      const agent = join(import.meta.dirname, "fixtures", "scripted-agent-stubborn.ts");
+      const leave =
+        ending === "process.exit(3)"
+          ? "process.exit(3);"
+          : 'setImmediate(() => { throw new Error("boom"); });';
+      const script = `
+        import { connectAgent } from ${JSON.stringify(client)};
+        await connectAgent(process.execPath, [${JSON.stringify(agent)}, "--state", ${JSON.stringify(dir)}], {});
+        ${leave}
+      `;
+      const host = spawn(process.execPath, ["--input-type=module", "-e", script], {
+        env: cleanEnv(),
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      let stderr = "";
+      host.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      const code = await new Promise<number | null>((resolve) => host.on("exit", resolve));
+      assert.notEqual(code, 0, stderr);
+      const started = pids(dir);
+      assert.equal(started.length, 2, `the shim and the agent both started: ${stderr}`);
+      // SIGKILL is sent before exit returns, but the kernel may take a moment to reap: poll a bounded number of times.
+      for (let i = 0; i < 250 && started.some((pid) => isRunning(pid)); i++)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.deepEqual(
+        started.filter((pid) => isRunning(pid)),
+        [],
+        "the shim and its child are gone",
+      );
+    },
+  );
+}

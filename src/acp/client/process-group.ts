@@ -3,18 +3,26 @@
  * the group is signalled as one (`kill(-pgid)`), because an npm shim's native child, or a terminal login's helper,
  * does not go away with its parent (issue 8 §3.1). A child that must stay in our group (a terminal login reading the
  * person's terminal) is signalled alone. Every live child is registered so `killAllGroups()` can end them when
- * agentauth itself is about to exit.
+ * agentauth itself is about to exit: on a second signal, and on the process "exit" event (process.exit, an uncaught
+ * exception, the event loop running dry without close()).
  */
 
 import type { ChildProcess } from "node:child_process";
 
 const live = new Map<ChildProcess, boolean>();
+let exitHookInstalled = false;
 
 /** Registers a spawned child (`ownGroup`: it leads its own process group); returns the unregister function. */
 export function trackGroup(
   child: ChildProcess,
   ownGroup = process.platform !== "win32",
 ): () => void {
+  // A detached group does not die with us: a process.exit() or an uncaught exception that skips close() would leave
+  // the agent running. "exit" handlers may only do synchronous work, and kill(2) is synchronous. Installed once.
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on("exit", killAllGroups);
+  }
   live.set(child, ownGroup);
   return () => live.delete(child);
 }
