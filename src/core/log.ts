@@ -24,16 +24,20 @@ const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 
 
 // Belt and braces: a field whose name says it holds a secret is redacted even when passed as a plain string.
 const SECRET_NAME =
-  /(token|secret|password|passwd|verifier|authorization|auth_?code|cookie|api[_-]?key|assertion|private)/i;
+  /(token|secret|password|passwd|verifier|authorization|auth_?code|user_?code|device_?code|cookie|api[_-]?key|assertion|private)/i;
 
 /**
  * `code` is both the OAuth authorization code (RFC 6749 §4.1.2, a secret) and the usual name of an error code.
- * An error code has a recognisable shape: a number (HTTP, JSON-RPC), an errno or Node code (`ECONNREFUSED`,
- * `ERR_INVALID_URL`), or snake_case words (`invalid_grant`, `rap_store_io`). Authorization codes are random
- * strings (mixed case, digits, `-`) and never take that shape in practice, so only those shapes are shown; any
- * other value under `code` is redacted (issue 8 §4.11).
+ * An error code has a recognisable shape: a number (HTTP, JSON-RPC), an errno (`E` and upper-case letters only:
+ * `ECONNREFUSED`, `EPERM`), upper-case words joined by `_` (`ERR_INVALID_URL`, `SQLITE_BUSY`), or snake_case words
+ * (`invalid_grant`, `rap_store_io`). Authorization codes are random strings (mixed case, digits, `-`); some
+ * providers issue upper-case alphanumeric ones, which is why a bare upper-case word with digits or without an
+ * underscore is not taken for an error code. Only those shapes are shown; any other value under `code` is redacted
+ * (issue 8 §4.11). The device grant's user_code (RFC 8628 §3.2) is short-lived and meant to be typed by a person,
+ * but while pending it is a credential for the grant: redacted in logs by name (the CLI still prints it to the
+ * person), as is device_code.
  */
-const ERROR_CODE = /^(?:[A-Z][A-Z0-9_]{1,63}|[a-z][a-z0-9]*(?:_[a-z0-9]+)+)$/;
+const ERROR_CODE = /^(?:E[A-Z]{2,15}|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+)$/;
 
 function isSecretField(key: string, value: unknown): boolean {
   if (value === undefined || value === null) return false;

@@ -74,14 +74,10 @@ test("[CORE-log-redaction] secret-named fields are redacted as plain strings, at
 
 test("[CORE-log-redaction] fields that merely resemble secret names are kept", () => {
   const { logger, records } = capture();
-  logger.info("e", { status_code: 400, user_code: "ABCD-EFGH", issuer: "https://as.example" });
+  logger.info("e", { status_code: 400, codeChallengeMethod: "S256", issuer: "https://as.example" });
   const [record] = records();
   assert.equal(record?.status_code, 400);
-  assert.equal(
-    record?.user_code,
-    "ABCD-EFGH",
-    "the device user code is shown to the person anyway",
-  );
+  assert.equal(record?.codeChallengeMethod, "S256");
   assert.equal(record?.issuer, "https://as.example");
 });
 
@@ -206,4 +202,43 @@ test("[CORE-log-redaction] authorization codes are redacted under `code` and eve
     if (record.event === "top") assert.equal(record.code, "[redacted]");
     if (record.event === "nested") assert.deepEqual(record.query, { code: "[redacted]" });
   }
+});
+
+test("[CORE-log-upper-case-codes] upper-case alphanumeric authorization codes are redacted; upper-case error codes need an underscore or an errno shape", () => {
+  const { logger, lines, records } = capture();
+  // Some providers issue upper-case alphanumeric codes; these matched the old error-code shape and printed in clear.
+  const authorizationCodes = ["Q7X2K9PL4M8N3R5T", "ABCDEFGHJKLMNPQRSTUV", "A1", "EX4MPL3C0D3"];
+  for (const code of authorizationCodes) logger.info("top", { code });
+  const text = lines.join("");
+  for (const code of authorizationCodes) assert.ok(!text.includes(code), `leaked ${code}`);
+  for (const record of records()) assert.equal(record.code, "[redacted]");
+  const kept = capture();
+  const errorCodes = [
+    "ECONNRESET",
+    "EPERM",
+    "ERR_INVALID_URL",
+    "SQLITE_BUSY",
+    "ERR_STREAM_PREMATURE_CLOSE",
+  ];
+  for (const code of errorCodes) kept.logger.warn("e", { code });
+  assert.deepEqual(
+    kept.records().map((r) => r.code),
+    errorCodes,
+  );
+});
+
+test("[CORE-log-upper-case-codes] the device grant's user_code and device_code are redacted in logs", () => {
+  const { logger, lines, records } = capture();
+  logger.info("device", {
+    user_code: "WDJB-MJHT",
+    userCode: "WDJB-MJHT",
+    device_code: VALUE,
+    deviceCode: VALUE,
+  });
+  logger.info("nested", { response: { user_code: "WDJB-MJHT" } });
+  assert.ok(!lines.join("").includes("WDJB-MJHT"), lines.join(""));
+  assert.ok(!lines.join("").includes(VALUE));
+  const [top, nested] = records();
+  assert.equal(top?.userCode, "[redacted]");
+  assert.deepEqual(nested?.response, { user_code: "[redacted]" });
 });
