@@ -59,7 +59,7 @@ const post = (url: string, body: unknown, sign = false) => {
   const auth = sign
     ? invocationAuthHeaders(
         { scheme: "hmac-sha256", secret: SECRET },
-        { method: "POST", path: new URL(url).pathname, body: text },
+        { method: "POST", host: new URL(url).host, path: new URL(url).pathname, body: text },
       )
     : {};
   return fetch(url, {
