@@ -111,8 +111,14 @@ test(
   GUARD,
   async () => {
     const dir = stateFolder();
-    // The test's stdin is not a terminal: the run is forced (without the flag it is refused, see ACP-terminal-needs-tty).
-    const result = await runAcpCli(["login", "--force-terminal", ...agent("terminal", dir)]);
+    // The test's stdin is not a terminal: the run is forced (without the flag it is refused, see ACP-terminal-needs-tty),
+    // and the method sets a variable, so it needs --yes (see ACP-terminal-env-confirm).
+    const result = await runAcpCli([
+      "login",
+      "--force-terminal",
+      "--yes",
+      ...agent("terminal", dir),
+    ]);
     assert.equal(result.code, 0, result.stderr);
     assert.match(
       result.stdout,

@@ -40,7 +40,7 @@ const v1Methods = readAuthMethods(
       name: "Terminal",
       type: "terminal",
       args: ["--login", 3],
-      env: { A: "1", "B=C": "x", N: 2 },
+      env: { A: "1", N: 2 }, // a bad name refuses the method: ACP-terminal-env-confirm
     },
     {
       type: "env_var",

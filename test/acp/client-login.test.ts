@@ -36,6 +36,8 @@ test(
     const seen: TerminalInvocation[] = [];
     const client = await connectScripted(t, "terminal", dir, [], {
       runTerminal: watchedTerminal(seen),
+      // The method sets SCRIPTED_LOGIN: variables the agent chose run only once confirmed.
+      confirmCommand: async () => true,
     });
     assert.equal((await client.status()).state, "unauthenticated");
     const outcome = await client.login();
@@ -73,6 +75,7 @@ test(
     const dir = stateFolder();
     const client = await connectScripted(t, "terminal", dir, [], {
       runTerminal: runInheritedTerminal,
+      confirmCommand: async () => true,
       env: cleanEnv({ SCRIPTED_LOGIN_EXIT: "7" }),
     });
     await assert.rejects(client.login("tty"), { code: "acp_terminal_login_failed", exitCode: 7 });
@@ -303,6 +306,7 @@ test(
     const client = await connectScripted(t, "v2", dir, [], {
       protocolVersion: 2,
       runTerminal: runInheritedTerminal,
+      confirmCommand: async () => true,
     });
     const outcome = await client.login();
     assert.deepEqual([outcome.method.id, outcome.status.state], ["tty", "authenticated"]);

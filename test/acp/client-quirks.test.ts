@@ -71,7 +71,7 @@ test('[ACP-legacy-terminal-read] _meta["terminal-auth"] and qwen\'s _meta.type a
           "terminal-auth": {
             command: "/usr/bin/claude",
             args: ["/login", 7, null],
-            env: { A: "1", "B=C": "x", D: 2 },
+            env: { A: "1", D: 2 }, // a bad name refuses the descriptor: ACP-terminal-env-confirm
             label: "Claude login",
           },
         },

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { test } from "node:test";
+import { readAuthMethods } from "../../src/acp/client/auth-methods.ts";
 import { connectAgent } from "../../src/acp/client/index.ts";
 import { scripted } from "./fixtures/acp-cli-process.ts";
 import {
@@ -141,3 +142,82 @@ test(
     });
   },
 );
+
+test(
+  "[ACP-terminal-env-confirm] a spec terminal method that sets variables is shown with them and refused without --yes; with --yes it runs",
+  GUARD,
+  async () => {
+    const dir = stateFolder();
+    const [command, args] = agentCommand("terminal", dir);
+    const refused = await runAcpCli(["login", "--force-terminal", "--", command, ...args]);
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.match(
+      refused.stderr,
+      /SCRIPTED_LOGIN=1 .*scripted-agent-terminal\.ts --state .* --login/,
+    );
+    assert.match(refused.stderr, /--yes/);
+    assert.match(refused.stderr, /\[acp_command_not_confirmed\]/);
+    assert.ok(!methods(dir).includes("terminal-login"), "nothing ran");
+    const allowed = await runAcpCli(["login", "--force-terminal", "--yes", "--", command, ...args]);
+    assert.equal(allowed.code, 0, allowed.stderr);
+    assert.match(allowed.stderr, /asks to run: SCRIPTED_LOGIN=1 .*--login/);
+    assert.ok(calls(dir).includes("terminal-login SCRIPTED_LOGIN=1"));
+  },
+);
+
+test(
+  "[ACP-terminal-env-confirm] a terminal login without variables runs without asking, but its command line is printed",
+  GUARD,
+  async () => {
+    const dir = stateFolder();
+    const result = await runAcpCli([
+      "login",
+      "--force-terminal",
+      ...scripted("legacy", dir, "--style", "qwen"),
+    ]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, /runs: .*scripted-agent-legacy\.ts .*--login/);
+  },
+);
+
+test("[ACP-terminal-env-confirm] variable names outside [A-Za-z_][A-Za-z0-9_]* make the terminal method unusable", () => {
+  const hostile = [
+    "BAD\nNAME",
+    "A B",
+    "1ABC",
+    "PATH\u001b[2J",
+    "",
+    "X=Y",
+    "LD-PRELOAD",
+    "\u202eEVIL",
+  ];
+  for (const name of hostile) {
+    const [spec] = readAuthMethods([{ id: "tty", type: "terminal", env: { [name]: "x" } }], 1);
+    assert.equal(spec, undefined, JSON.stringify(name));
+    const [v2] = readAuthMethods(
+      [{ methodId: "tty", type: "terminal", env: [{ name, value: "x" }] }],
+      2,
+    );
+    assert.equal(v2, undefined, JSON.stringify(name));
+    const [qwen] = readAuthMethods(
+      [{ id: "q", _meta: { type: "terminal", args: [], env: { [name]: "x" } } }],
+      1,
+    );
+    assert.equal(qwen?.terminal, undefined, JSON.stringify(name));
+    const [named] = readAuthMethods(
+      [
+        {
+          id: "n",
+          _meta: { "terminal-auth": { command: "login", args: [], env: { [name]: "x" } } },
+        },
+      ],
+      1,
+    );
+    assert.equal(named?.terminal, undefined, JSON.stringify(name));
+  }
+  const [fine] = readAuthMethods(
+    [{ id: "tty", type: "terminal", env: { _OK_1: "x", path: "y" } }],
+    1,
+  );
+  assert.deepEqual(fine?.env, { _OK_1: "x", path: "y" });
+});

@@ -222,6 +222,7 @@ export class AcpAuthClient {
       invocation: terminalInvocation(this.#launch(), method),
       runner: this.#options.runTerminal as TerminalRunner, // chooseAuthMethod checked it
       confirm: this.#options.confirmCommand,
+      show: this.#options.showCommand,
       timeoutMs: this.#timeouts.terminalMs,
       signal,
       stopAgent: async () => {

@@ -53,8 +53,11 @@ export interface LegacyTerminal {
   label?: string;
 }
 
-/** Variable names a process environment can carry: no `=`, no NUL, not empty. */
-const ENV_NAME = /^[^=\0]+$/;
+/**
+ * Variable names we accept from an agent: POSIX portable names (IEEE Std 1003.1 §8.1). They are shown to the person
+ * before a terminal login runs, so control, bidi or shell-special characters must never reach that line.
+ */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * Reads `authMethods`. Entries that are not objects or have no id are dropped, and so are repeated ids (the first
@@ -83,13 +86,16 @@ function readAuthMethod(entry: unknown, version: 1 | 2): AdvertisedAuthMethod | 
   // v1: "When no `type` is present, the method is treated as `agent`." v2 requires `type`; we read a missing one the
   // same way rather than drop the method.
   const type = nonEmpty(entry.type) ?? "agent";
+  const env = type === "terminal" ? readEnv(entry.env) : {};
+  // A terminal method whose variables we cannot show as they are is refused whole, not run with some dropped.
+  if (env === undefined) return undefined;
   return {
     id,
     name: nonEmpty(entry.name) ?? id,
     description: nonEmpty(entry.description),
     type,
     args: type === "terminal" ? readArgs(entry.args) : [],
-    env: type === "terminal" ? readEnv(entry.env) : {},
+    env,
     vars: type === "env_var" ? readVars(entry.vars) : [],
     link: type === "env_var" ? nonEmpty(entry.link) : undefined,
     ...(type === "agent" ? legacyTerminal(entry._meta) : {}),
@@ -120,6 +126,7 @@ function legacyTerminal(meta: unknown): { terminal?: LegacyTerminal } {
     // bidi characters, too long) or too many of them, and the descriptor is not used at all.
     const words = [described.command, ...readArgs(described.args)];
     const env = readEnv(described.env);
+    if (env === undefined) return {};
     const shown = [...words, ...Object.keys(env), ...Object.values(env)];
     if (words.length > MAX_WORDS || !shown.every(showable)) return {};
     return {
@@ -133,7 +140,9 @@ function legacyTerminal(meta: unknown): { terminal?: LegacyTerminal } {
     };
   }
   if (meta.type === "terminal") {
-    return { terminal: { style: "meta-type", args: readArgs(meta.args), env: readEnv(meta.env) } };
+    const env = readEnv(meta.env);
+    if (env === undefined) return {};
+    return { terminal: { style: "meta-type", args: readArgs(meta.args), env } };
   }
   return {};
 }
@@ -142,20 +151,23 @@ function readArgs(raw: unknown): string[] {
   return Array.isArray(raw) ? raw.filter((arg): arg is string => typeof arg === "string") : [];
 }
 
-/** v1: `{NAME: value}`; v2: `[{name, value}]` (names unique). Either shape is accepted in either version. */
-function readEnv(raw: unknown): Record<string, string> {
+/**
+ * v1: `{NAME: value}`; v2: `[{name, value}]` (names unique). Either shape is accepted in either version. Undefined
+ * when a name is not a portable variable name: the caller refuses the method.
+ */
+function readEnv(raw: unknown): Record<string, string> | undefined {
   const env: Record<string, string> = {};
+  let refused = false;
   const put = (name: unknown, value: unknown) => {
-    if (typeof name === "string" && ENV_NAME.test(name) && typeof value === "string") {
-      env[name] = value;
-    }
+    if (typeof name === "string" && !ENV_NAME.test(name)) refused = true;
+    else if (typeof name === "string" && typeof value === "string") env[name] = value;
   };
   if (Array.isArray(raw)) {
     for (const item of raw) if (isRecord(item)) put(item.name, item.value);
   } else if (isRecord(raw)) {
     for (const [name, value] of Object.entries(raw)) put(name, value);
   }
-  return env;
+  return refused ? undefined : env;
 }
 
 function readVars(raw: unknown): EnvVarSpec[] {

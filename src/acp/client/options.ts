@@ -36,10 +36,13 @@ export interface ConnectAgentOptions {
    */
   terminalRefusal?: string;
   /**
-   * Asked before running a command the agent named itself (legacy `_meta["terminal-auth"]`); resolve true to run it.
-   * Absent, or false: `AcpCommandNotConfirmedError`. It may also throw its own error (e.g. "no terminal to ask on").
+   * Asked before a terminal login that runs a command the agent named itself (legacy `_meta["terminal-auth"]`) or
+   * sets environment variables the agent chose (`invocation.extraEnv` not empty); resolve true to run it. Absent, or
+   * false: `AcpCommandNotConfirmedError`. It may also throw its own error (e.g. "no terminal to ask on").
    */
   confirmCommand?: (invocation: TerminalInvocation, commandLine: string) => Promise<boolean>;
+  /** Told the command line of every other terminal login, just before it runs, so the person sees what runs. */
+  showCommand?: (invocation: TerminalInvocation, commandLine: string) => void;
   /** Asks the person for a legacy `env_var` method's variables; `undefined` means they declined. */
   onEnvVars?: (request: EnvVarRequest) => Promise<Record<string, string | Secret> | undefined>;
   /** Called when the known state changes (a query or an `auth/status_update` notification). */

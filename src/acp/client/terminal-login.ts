@@ -27,6 +27,7 @@ export interface TerminalLoginContext {
   invocation: TerminalInvocation;
   runner: TerminalRunner;
   confirm: ConnectAgentOptions["confirmCommand"];
+  show?: ConnectAgentOptions["showCommand"];
   timeoutMs: number;
   signal?: AbortSignal;
   /** Stops the agent process before the login runs (the login is the same program). */
@@ -40,7 +41,10 @@ export async function runTerminalLogin(
   context: TerminalLoginContext,
 ): Promise<void> {
   const { invocation, signal } = context;
-  if (invocation.agentNamed) await confirmAgentCommand(invocation, context.confirm);
+  // Every terminal login is shown. One that runs a command the agent named, or sets variables the agent chose
+  // (LD_PRELOAD, NODE_OPTIONS, PATH, BASH_ENV… change what the configured program does), runs only once confirmed.
+  if (needsConsent(invocation)) await confirmAgentCommand(invocation, context.confirm);
+  else context.show?.(invocation, commandLine(invocation));
   await context.stopAgent();
   const timeout = AbortSignal.timeout(Math.min(context.timeoutMs, MAX_TIMER_MS));
   const ended = signal ? AbortSignal.any([signal, timeout]) : timeout;
@@ -78,6 +82,10 @@ export async function runTerminalLogin(
   }
 }
 
+export function needsConsent(invocation: TerminalInvocation): boolean {
+  return invocation.agentNamed || Object.keys(invocation.extraEnv).length > 0;
+}
+
 /** Never silently: the caller's `confirm` must answer true, else nothing runs. */
 async function confirmAgentCommand(
   invocation: TerminalInvocation,
@@ -85,8 +93,9 @@ async function confirmAgentCommand(
 ): Promise<void> {
   const line = commandLine(invocation);
   if (confirm && (await confirm(invocation, line))) return;
+  const what = invocation.agentNamed ? "" : " (with environment variables the agent chose)";
   throw new AcpCommandNotConfirmedError(
-    `The agent asks to run ${line} to sign in; it was not run because nobody confirmed it. Run it yourself if ` +
-      "you trust it, or allow it when asked.",
+    `The agent asks to run ${line}${what} to sign in; it was not run because nobody confirmed it. Run it yourself ` +
+      "if you trust it, or allow it when asked.",
   );
 }

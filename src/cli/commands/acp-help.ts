@@ -35,8 +35,9 @@ here), a terminal login (run in this terminal), or a legacy env_var method. Repo
   --api-key-stdin     read the API key from the first line of stdin
                       (never on the command line; on a terminal it is asked for without echo)
   --force-terminal    run a terminal login although stdin is not a terminal
-  --yes               run a command the agent names itself (legacy _meta["terminal-auth"]) without asking;
-                      the command is always printed first
+  --yes               run a command the agent names itself (legacy _meta["terminal-auth"]), or a terminal
+                      login with environment variables the agent chose, without asking; the command line
+                      (with its variables) is always printed first
   --timeout S         give up on the login after S seconds (default 600)
   --json              one JSON object with outcome (signed_in, accepted_unverified, still_signed_out,
                       already_signed_in), method, state, accounts, source

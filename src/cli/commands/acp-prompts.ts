@@ -52,8 +52,8 @@ function promptFor(spec: EnvVarSpec): string {
 }
 
 /**
- * Before running a command the agent named (legacy `_meta["terminal-auth"]`): shows it exactly, then runs it with
- * `--yes`, asks on a terminal, or refuses with how to allow it.
+ * Before running a command the agent named (legacy `_meta["terminal-auth"]`) or a terminal login with variables the
+ * agent chose: shows it exactly, then runs it with `--yes`, asks on a terminal, or refuses with how to allow it.
  */
 export async function confirmCommand(
   io: CliIo,
@@ -65,7 +65,7 @@ export async function confirmCommand(
   if (yes) return true;
   if (!stdinIsTty()) {
     throw new AcpCommandNotConfirmedError(
-      `${agentName} asks to run a command of its own choosing to sign in (${line}); there is no terminal to ` +
+      `${agentName} asks to run a command or environment of its own choosing to sign in (${line}); there is no terminal to ` +
         "confirm on, so it was not run. Pass --yes to run it, or run it yourself.",
     );
   }

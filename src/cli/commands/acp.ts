@@ -291,6 +291,7 @@ async function withAgent(
         }),
     confirmCommand: (_invocation, line) =>
       confirmCommand(io, shown.name || "The agent", line, session.yes === true),
+    showCommand: (_invocation, line) => io.stderr(`${shown.name || "The agent"} runs: ${line}\n`),
     onEnvVars: (request) => askEnvVars(io, request),
     // The agent's own log lines only when asked for (they may say anything); otherwise only links it prints, on
     // stderr or among the stdout lines that are not ACP (gemini-cli's oauth-personal prints its URL there).
