@@ -8,7 +8,12 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, describe, it } from "node:test";
 import { connectAhpHost } from "../../src/ahp/client/index.ts";
+import type { AhpCommandError } from "../../src/ahp/host/context.ts";
 import { createAhpHost } from "../../src/ahp/host/index.ts";
+import { ResourceRegistry } from "../../src/ahp/host/resources.ts";
+import { SessionCatalog, sessionCommands } from "../../src/ahp/host/sessions.ts";
+import { AhpErrorCodes } from "../../src/ahp/wire.ts";
+import { silentLogger } from "../../src/core/log.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { loginForTest } from "../support/credentials.ts";
 import { ALPHA, BETA, useHostStand } from "./host-fixture.ts";
@@ -274,5 +279,82 @@ describe("official session commands on the example host", () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+/**
+ * The embedded IdP signs every test login in as one demo account (autoApproveAs), so two accounts are two command
+ * contexts here: the real catalogue and the real command handlers the host serves, called as the connection does.
+ */
+describe("sessions belong to the account that created them", () => {
+  const registry = new ResourceRegistry();
+  registry.addAgent({
+    provider: "alpha",
+    displayName: "Alpha",
+    resources: [{ resource: ALPHA, authorizationServers: [stand.idp.issuer] }],
+  });
+  const catalog = new SessionCatalog(registry);
+  const commands = new Map(sessionCommands(registry, catalog, () => {}));
+  const as = (subject: string | undefined) => ({
+    connectionId: subject ?? "none",
+    dialect: "official" as const,
+    authenticated: [{ resource: ALPHA, schemeId: "alpha", subject, scopes: ["read"] }],
+    logger: silentLogger,
+  });
+  const run = (method: string, params: unknown, ctx: ReturnType<typeof as>) => {
+    try {
+      return { result: commands.get(method)?.handler(params, ctx) };
+    } catch (error) {
+      return { error: error as AhpCommandError };
+    }
+  };
+  const listed = (ctx: ReturnType<typeof as>) =>
+    (run("listSessions", {}, ctx).result as { items: Array<{ resource: string }> }).items.map(
+      (s) => s.resource,
+    );
+
+  it("[AHP-sessions-per-principal] another account authenticated for the same agent neither lists, reconnects to nor disposes the session", () => {
+    const alice = as("alice");
+    const bob = as("bob");
+    const channel = session();
+    assert.equal(run("createSession", { channel, provider: "alpha" }, alice).result, null);
+    assert.deepEqual(listed(alice), [channel]);
+    assert.deepEqual(listed(bob), [], "bob does not see alice's session");
+    assert.deepEqual(listed(as(undefined)), [], "nor does a token without a subject");
+    const disposed = run("disposeSession", { channel }, bob);
+    assert.equal(
+      disposed.error?.rpcCode,
+      AhpErrorCodes.SessionNotFound,
+      "answered as if it did not exist",
+    );
+    const reconnect = run(
+      "reconnect",
+      { clientId: "c", lastSeenServerSeq: 0, subscriptions: [channel] },
+      bob,
+    );
+    assert.deepEqual((reconnect.result as { missing: string[] }).missing, [channel]);
+    assert.equal(catalog.getOwned(channel, bob.authenticated), undefined);
+    assert.deepEqual(listed(alice), [channel], "alice's session survived");
+    assert.equal(run("disposeSession", { channel }, alice).result, null);
+    assert.deepEqual(listed(alice), []);
+  });
+
+  it("[AHP-sessions-per-principal] over the wire, a subscribe to a session of the same account works (its owner check passes)", async () => {
+    const peer = await authenticated(ALPHA);
+    const channel = session();
+    assert.equal(
+      (await peer.request("createSession", { channel, provider: "alpha" })).result,
+      null,
+    );
+    const subscribed = await peer.request("subscribe", { channel });
+    assert.equal(subscribed.error, undefined, JSON.stringify(subscribed.error));
+    const other = await authenticated(ALPHA);
+    const seen = await other.request("listSessions", {});
+    // Same demo account in another connection: the same principal, so the session is listed there too.
+    assert.ok(
+      (seen.result as { items: Array<{ resource: string }> }).items.some(
+        (s) => s.resource === channel,
+      ),
+    );
   });
 });

@@ -202,6 +202,9 @@ export class AhpConnection {
       if (!summary) return invalid(AhpErrorCodes.SessionNotFound, "Session not found.");
       const refusal = await auth.check(sessions.resourcesOf(summary.provider), undefined);
       if (refusal) return { error: refusal };
+      // Another account's session is answered as missing (sessions.ts principalOf).
+      if (!sessions.getOwned(channel, auth.authenticated()))
+        return invalid(AhpErrorCodes.SessionNotFound, "Session not found.");
       return {
         result: { snapshot: { resource: channel, state: sessions.state(summary), fromSeq: 0 } },
       };

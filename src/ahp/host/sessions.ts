@@ -17,7 +17,12 @@ import {
   ROOT_CHANNEL,
   type SessionSummary,
 } from "../wire.ts";
-import { AhpCommandError, type CommandEntry, type Requirement } from "./context.ts";
+import {
+  AhpCommandError,
+  type AuthenticatedResource,
+  type CommandEntry,
+  type Requirement,
+} from "./context.ts";
 import type { ResourceRegistry } from "./resources.ts";
 
 /** `SessionStatus.Idle`: a session with no turn running. */
@@ -37,6 +42,8 @@ export type SessionEvent =
 export class SessionCatalog {
   readonly #registry: ResourceRegistry;
   readonly #sessions = new Map<string, SessionSummary>();
+  /** Who created each session (principalOf): only that account lists, subscribes to or disposes it. */
+  readonly #owners = new Map<string, string>();
   readonly #max: number;
   readonly #now: () => number;
 
@@ -48,6 +55,17 @@ export class SessionCatalog {
 
   get(uri: string): SessionSummary | undefined {
     return this.#sessions.get(uri);
+  }
+
+  /** The session, only when `authenticated` is the account that created it; else as if it did not exist. */
+  getOwned(
+    uri: string,
+    authenticated: readonly AuthenticatedResource[],
+  ): SessionSummary | undefined {
+    const summary = this.#sessions.get(uri);
+    if (!summary) return undefined;
+    const owner = principalOf(authenticated, this.resourcesOf(summary.provider));
+    return this.#owners.get(uri) === owner ? summary : undefined;
   }
 
   /** The resources a session's agent requires (`required` absent or true). */
@@ -65,7 +83,7 @@ export class SessionCatalog {
     return { ...summary, lifecycle: "ready", activeClients: [], chats: [] };
   }
 
-  create(uri: string, provider: string): SessionSummary {
+  create(uri: string, provider: string, owner = ""): SessionSummary {
     if (this.#sessions.has(uri)) {
       throw new AhpCommandError(
         AhpErrorCodes.SessionAlreadyExists,
@@ -89,6 +107,7 @@ export class SessionCatalog {
       modifiedAt: at,
     };
     this.#sessions.set(uri, summary);
+    this.#owners.set(uri, owner);
     return summary;
   }
 
@@ -96,8 +115,25 @@ export class SessionCatalog {
     const summary = this.#sessions.get(uri);
     if (!summary) throw sessionNotFound();
     this.#sessions.delete(uri);
+    this.#owners.delete(uri);
     return summary;
   }
+}
+
+/**
+ * The account behind a connection, as far as one agent is concerned: the token subject of each resource that agent
+ * requires. Two connections with the same subjects are the same principal (one person, several windows); another
+ * subject for any of them is another principal. An agent that requires no resource has one principal: "" (anyone
+ * who may reach the host). A token without `sub` counts as the subject "".
+ */
+export function principalOf(
+  authenticated: readonly AuthenticatedResource[],
+  resources: readonly string[],
+): string {
+  return [...resources]
+    .sort()
+    .map((r) => `${r}\u0000${authenticated.find((a) => a.resource === r)?.subject ?? ""}`)
+    .join("\n");
 }
 
 function sessionNotFound(): AhpCommandError {
@@ -151,7 +187,7 @@ export function sessionCommands(
       OfficialSessionMethods.createSession,
       {
         options: { requires: createGate },
-        handler: (params) => {
+        handler: (params, ctx) => {
           const p = CreateSessionParamsSchema.safeParse(params);
           if (!p.success) throw invalidParams(issuesOf(p.error));
           const provider = providerOf(registry, p.data.provider);
@@ -162,7 +198,8 @@ export function sessionCommands(
               `No agent for that provider; this host has: ${registry.providers().join(", ")}.`,
             );
           }
-          const summary = catalog.create(p.data.channel, provider);
+          const owner = principalOf(ctx.authenticated, catalog.resourcesOf(provider));
+          const summary = catalog.create(p.data.channel, provider, owner);
           announce({ kind: "added", summary, resources: catalog.resourcesOf(provider) });
           return null;
         },
@@ -179,10 +216,12 @@ export function sessionCommands(
           if (p.data.cursor !== undefined)
             throw invalidParams("cursor is not one this host issued.");
           const held = new Set(ctx.authenticated.map((r) => r.resource));
-          // Only sessions of agents this connection may use: a list of others' sessions would leak them.
+          // Only sessions of agents this connection may use, created by this account: a list of others' sessions
+          // would leak them (and invite disposing them).
           const items = catalog
             .list()
-            .filter((s) => catalog.resourcesOf(s.provider).every((r) => held.has(r)));
+            .filter((s) => catalog.resourcesOf(s.provider).every((r) => held.has(r)))
+            .filter((s) => catalog.getOwned(s.resource, ctx.authenticated) !== undefined);
           return { items: p.data.limit ? items.slice(0, p.data.limit) : items };
         },
       },
@@ -191,9 +230,11 @@ export function sessionCommands(
       OfficialSessionMethods.disposeSession,
       {
         options: { requires: sessionGate },
-        handler: (params) => {
+        handler: (params, ctx) => {
           const p = DisposeSessionParamsSchema.safeParse(params);
           if (!p.success) throw invalidParams(issuesOf(p.error));
+          // Another account's session is answered as missing: its existence is not this caller's business.
+          if (!catalog.getOwned(p.data.channel, ctx.authenticated)) throw sessionNotFound();
           const summary = catalog.dispose(p.data.channel);
           announce({
             kind: "removed",
@@ -208,12 +249,13 @@ export function sessionCommands(
       OfficialSessionMethods.reconnect,
       {
         options: { requires: reconnectGate },
-        handler: (params) => {
+        handler: (params, ctx) => {
           const p = ReconnectParamsSchema.safeParse(params);
           if (!p.success) throw invalidParams(issuesOf(p.error));
-          // No action log is kept, so nothing is replayed; sessions that no longer exist are `missing`.
+          // No action log is kept, so nothing is replayed; sessions that no longer exist (or are another
+          // account's) are `missing`.
           const missing = p.data.subscriptions.filter(
-            (uri) => uri !== ROOT_CHANNEL && !catalog.get(uri),
+            (uri) => uri !== ROOT_CHANNEL && !catalog.getOwned(uri, ctx.authenticated),
           );
           return { type: "replay", actions: [], missing };
         },
