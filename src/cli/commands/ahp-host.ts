@@ -35,8 +35,10 @@ export async function ahpHostCommand(argv: string[], io: CliIo): Promise<number>
     port,
     logger: createLogger({ fields: { component: "ahp-host" }, write: (line) => io.stderr(line) }),
   });
+  // Listen for the end before saying ready: whoever reads the ready line may stop us at once.
+  const terminated = untilTerminated();
   io.stdout(`${JSON.stringify({ event: "ready", url: host.url })}\n`);
-  await untilTerminated();
+  await terminated;
   await host.close();
   return EXIT.ok;
 }

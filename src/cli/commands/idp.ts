@@ -52,8 +52,10 @@ export async function idpCommand(argv: string[], io: CliIo): Promise<number> {
       : undefined,
     logger: createLogger({ fields: { component: "idp" } }),
   });
+  // Listen for the end before saying ready: whoever reads the ready line may stop us at once.
+  const terminated = untilTerminated();
   io.stdout(`${JSON.stringify({ event: "ready", issuer: idp.issuer })}\n`);
-  await untilTerminated();
+  await terminated;
   await idp.close();
   return EXIT.ok;
 }

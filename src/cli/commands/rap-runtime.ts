@@ -181,6 +181,8 @@ export async function runtimeServeCommand(argv: string[], io: CliIo): Promise<nu
       send(res, 500, { error: "internal_error", message: "Retry later." });
     });
   });
+  // Listen for the end before saying ready: whoever reads the ready line may stop us at once.
+  const terminated = untilTerminated();
   io.stdout(
     `${jsonForTerminal({
       event: "ready",
@@ -190,7 +192,7 @@ export async function runtimeServeCommand(argv: string[], io: CliIo): Promise<nu
       tools: started.listTools().map((t) => peerText(t.name)),
     })}\n`,
   );
-  await untilTerminated();
+  await terminated;
   await closeServer(server);
   await started.close();
   return EXIT.ok;

@@ -121,6 +121,8 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
     io.stderr(`agentauth: ${startFailure(error, values.issuer, port)}\n`);
     return EXIT.failure;
   }
+  // Listen for the end before saying ready: whoever reads the ready line may stop us at once.
+  const terminated = untilTerminated();
   io.stdout(
     `${JSON.stringify({
       event: "ready",
@@ -130,7 +132,7 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
       ...(invocationAuth ? { invocationSecretFile: secretFile } : {}),
     })}\n`,
   );
-  await untilTerminated();
+  await terminated;
   await tool.close();
   await store.close();
   return EXIT.ok;
