@@ -124,20 +124,9 @@ export class TokenRefresher {
         throw loginRequired(key, "no usable refresh token is stored");
       }
       await this.#recordIntent(lease, record);
-      const as = await discoverAuthorizationServer(record.issuer, this.#options.discovery);
-      const { client, auth } = clientParts(
-        this.#options.clientFor?.(record) ?? { clientId: record.clientId },
-      );
       let response: oauth.TokenEndpointResponse;
       try {
-        const request = await oauth.refreshTokenGrantRequest(
-          as,
-          client,
-          auth,
-          record.tokens.refreshToken.reveal(),
-          { ...requestOptions(as.token_endpoint ?? as.issuer), additionalParameters: { resource } },
-        );
-        response = await oauth.processRefreshTokenResponse(as, client, request);
+        response = await this.#refreshGrant(record, resource);
       } catch (error) {
         throw toOAuthError(error, "token request for another resource of the grant");
       }
@@ -163,11 +152,8 @@ export class TokenRefresher {
       return {
         accessToken: secret(response.access_token) as Secret,
         tokenType: response.token_type,
-        expiresAt:
-          typeof response.expires_in === "number"
-            ? Date.now() + response.expires_in * 1000
-            : undefined,
-        scopes: response.scope ? response.scope.split(" ").filter(Boolean) : record.scopes,
+        expiresAt: expiresAtOf(response),
+        scopes: scopesOf(response, record.scopes),
       };
     } finally {
       await store.releaseLease(lease, this.#owner);
@@ -269,6 +255,28 @@ export class TokenRefresher {
     return left?.refreshToken === fingerprint ? left : undefined;
   }
 
+  /** One refresh-token grant request (RFC 6749 §6) for `resource`; errors are the caller's to map. */
+  async #refreshGrant(
+    record: CredentialRecord,
+    resource: string | undefined,
+  ): Promise<oauth.TokenEndpointResponse> {
+    const as = await discoverAuthorizationServer(record.issuer, this.#options.discovery);
+    const { client, auth } = clientParts(
+      this.#options.clientFor?.(record) ?? { clientId: record.clientId },
+    );
+    const request = await oauth.refreshTokenGrantRequest(
+      as,
+      client,
+      auth,
+      (record.tokens.refreshToken as Secret).reveal(),
+      {
+        ...requestOptions(as.token_endpoint ?? as.issuer),
+        additionalParameters: resource ? { resource } : undefined,
+      },
+    );
+    return oauth.processRefreshTokenResponse(as, client, request);
+  }
+
   async #refresh(
     record: CredentialRecord,
     interrupted?: RefreshIntent,
@@ -277,23 +285,10 @@ export class TokenRefresher {
     const key = { subject: record.subject, issuer: record.issuer, resource: record.resource };
     if (!record.tokens.refreshToken)
       throw await this.#markLoginRequired(record, "no refresh token is stored");
-    const as = await discoverAuthorizationServer(record.issuer, this.#options.discovery);
-    const oauthClient = this.#options.clientFor?.(record) ?? { clientId: record.clientId };
-    const { client, auth } = clientParts(oauthClient);
     let response: oauth.TokenEndpointResponse;
     try {
-      const request = await oauth.refreshTokenGrantRequest(
-        as,
-        client,
-        auth,
-        record.tokens.refreshToken.reveal(),
-        {
-          ...requestOptions(as.token_endpoint ?? as.issuer),
-          // RFC 8707 §2.2: name the resource on refresh too, or the server may mint a token for another audience.
-          additionalParameters: record.resource ? { resource: record.resource } : undefined,
-        },
-      );
-      response = await oauth.processRefreshTokenResponse(as, client, request);
+      // RFC 8707 §2.2: name the resource on refresh too, or the server may mint a token for another audience.
+      response = await this.#refreshGrant(record, record.resource);
     } catch (error) {
       const mapped = toOAuthError(error, "token refresh");
       if (mapped instanceof TokenEndpointError && mapped.oauthError === "invalid_grant") {
@@ -329,11 +324,8 @@ export class TokenRefresher {
         idToken: secret(response.id_token) ?? record.tokens.idToken,
         tokenType: response.token_type,
       },
-      expiresAt:
-        typeof response.expires_in === "number"
-          ? Date.now() + response.expires_in * 1000
-          : undefined,
-      scopes: response.scope ? response.scope.split(" ").filter(Boolean) : record.scopes,
+      expiresAt: expiresAtOf(response),
+      scopes: scopesOf(response, record.scopes),
       account: claims
         ? { ...record.account, ...definedOnly(accountFromClaims(claims)) }
         : record.account,
@@ -389,4 +381,16 @@ function loginRequired(key: CredentialKey, reason: string): LoginRequiredError {
 
 function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** When a token response's access token expires (`expires_in` is optional, RFC 6749 §5.1). */
+function expiresAtOf(response: oauth.TokenEndpointResponse): number | undefined {
+  return typeof response.expires_in === "number"
+    ? Date.now() + response.expires_in * 1000
+    : undefined;
+}
+
+/** The granted scopes: the response's when it names them (RFC 6749 §5.1), else what was held before. */
+function scopesOf(response: oauth.TokenEndpointResponse, held: string[]): string[] {
+  return response.scope ? response.scope.split(" ").filter(Boolean) : held;
 }
