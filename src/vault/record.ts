@@ -12,10 +12,11 @@ import type {
   CredentialStatus,
   CredentialSummary,
   CredentialTokens,
+  ProviderRef,
 } from "./types.ts";
 
 const STATUSES: readonly CredentialStatus[] = ["active", "login_required"];
-const ACCOUNT_FIELDS = ["label", "name", "email", "organization"] as const;
+const ACCOUNT_FIELDS = ["label", "name", "email", "organization", "login", "avatarUrl"] as const;
 
 /**
  * An unambiguous encoding of the key: JSON array, so ("a|b", "c") and ("a", "b|c") never collide. Used for the record
@@ -76,7 +77,7 @@ export function validateInput(input: CredentialInput): void {
   }
   const tokens = input.tokens;
   if (typeof tokens !== "object" || tokens === null) fail("tokens must be an object");
-  for (const field of ["accessToken", "refreshToken", "idToken"] as const) {
+  for (const field of ["accessToken", "refreshToken", "idToken", "clientSecret"] as const) {
     const value = tokens[field];
     // A plain string here would be stored fine but printed in the clear by whoever holds the record.
     if (value !== undefined && !(value instanceof Secret)) fail(`tokens.${field} must be a Secret`);
@@ -84,6 +85,23 @@ export function validateInput(input: CredentialInput): void {
   if (tokens.tokenType !== undefined && typeof tokens.tokenType !== "string") {
     fail("tokens.tokenType must be a string");
   }
+  if (input.provider !== undefined && !isProviderRef(input.provider)) {
+    fail("provider must be { name: non-empty string, options?: Record<string, string> }");
+  }
+}
+
+/** Runtime check of a stored or given provider reference (plaintext JSON in the stores). */
+export function isProviderRef(value: unknown): value is ProviderRef {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const { name, options, ...rest } = value as Record<string, unknown>;
+  if (Object.keys(rest).length > 0 || typeof name !== "string" || name === "") return false;
+  if (options === undefined) return true;
+  if (typeof options !== "object" || options === null || Array.isArray(options)) return false;
+  return Object.values(options).every((v) => typeof v === "string");
+}
+
+export function copyProviderRef(ref: ProviderRef): ProviderRef {
+  return ref.options ? { name: ref.name, options: { ...ref.options } } : { name: ref.name };
 }
 
 export function validateLease(name: string, owner: string, ttlMs: number): void {
@@ -121,6 +139,7 @@ export function cleanTokens(tokens: CredentialTokens): CredentialTokens {
   if (tokens.refreshToken) out.refreshToken = tokens.refreshToken;
   if (tokens.idToken) out.idToken = tokens.idToken;
   if (tokens.tokenType !== undefined) out.tokenType = tokens.tokenType;
+  if (tokens.clientSecret) out.clientSecret = tokens.clientSecret;
   return out;
 }
 
@@ -141,6 +160,7 @@ export function copyRecord(record: CredentialRecord): CredentialRecord {
     updatedAt: record.updatedAt,
   };
   if (record.expiresAt !== undefined) copy.expiresAt = record.expiresAt;
+  if (record.provider !== undefined) copy.provider = copyProviderRef(record.provider);
   return copy;
 }
 

@@ -27,6 +27,7 @@ interface Payload {
   refreshToken?: string;
   idToken?: string;
   tokenType?: string;
+  clientSecret?: string;
 }
 
 export function sealTokens(keyring: Keyring, key: CredentialKey, tokens: CredentialTokens): Sealed {
@@ -36,6 +37,7 @@ export function sealTokens(keyring: Keyring, key: CredentialKey, tokens: Credent
     refreshToken: tokens.refreshToken?.reveal(),
     idToken: tokens.idToken?.reveal(),
     tokenType: tokens.tokenType,
+    clientSecret: tokens.clientSecret?.reveal(),
   };
   const nonce = randomBytes(NONCE_BYTES);
   const cipher = createCipheriv("aes-256-gcm", cek, nonce, { authTagLength: TAG_BYTES });
@@ -111,7 +113,13 @@ function parsePayload(plaintext: string, corrupt: (why: string) => Error): Crede
     throw corrupt("decrypted payload is not an object");
   const p = payload as Record<string, unknown>;
   const tokens: CredentialTokens = {};
-  for (const field of ["accessToken", "refreshToken", "idToken", "tokenType"] as const) {
+  for (const field of [
+    "accessToken",
+    "refreshToken",
+    "idToken",
+    "tokenType",
+    "clientSecret",
+  ] as const) {
     const value = p[field];
     if (value === undefined) continue;
     if (typeof value !== "string") throw corrupt(`decrypted ${field} is not a string`);

@@ -3,7 +3,7 @@
 import type { SQLInputValue, SQLOutputValue } from "node:sqlite";
 import { corruptRecord } from "./errors.ts";
 import type { Keyring } from "./keyring.ts";
-import { cleanAccount, credentialId } from "./record.ts";
+import { cleanAccount, credentialId, isProviderRef } from "./record.ts";
 import { openTokens, type Sealed, sealTokens } from "./seal.ts";
 import type {
   AccountInfo,
@@ -32,6 +32,7 @@ export function inputParams(
     expires_at: input.expiresAt ?? null,
     scopes: JSON.stringify(input.scopes),
     account: JSON.stringify(cleanAccount(input.account)),
+    provider: input.provider ? JSON.stringify(input.provider) : null,
     // Plaintext flags so `list()` can say what a record holds without decrypting anything.
     has_access: input.tokens.accessToken ? 1 : 0,
     has_refresh: input.tokens.refreshToken ? 1 : 0,
@@ -115,6 +116,11 @@ function readColumns(row: Row): {
     refreshToken: flag(row, "has_refresh", id),
     idToken: flag(row, "has_id", id),
   };
+  if (row.provider !== null && row.provider !== undefined) {
+    const provider = json(row, "provider", id);
+    if (!isProviderRef(provider)) throw corrupt(id, "provider");
+    record.provider = provider;
+  }
   if (row.expires_at !== null) {
     // A number, not necessarily an integer: callers compute it from `expires_in`, which may be fractional.
     if (typeof row.expires_at !== "number" || !Number.isFinite(row.expires_at))

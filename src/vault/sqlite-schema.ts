@@ -22,6 +22,7 @@ CREATE TABLE credentials (
   expires_at  INTEGER,
   scopes      TEXT,
   account     TEXT,
+  provider    TEXT,
   has_access  INTEGER,
   has_refresh INTEGER,
   has_id      INTEGER,
@@ -71,7 +72,8 @@ export function openVaultDatabase(
     },
   );
   try {
-    addLeaseNote(db);
+    addColumn(db, "leases", "note");
+    addColumn(db, "credentials", "provider");
   } catch (error) {
     db.close();
     throw new VaultIoError(
@@ -110,20 +112,21 @@ function openReadOnly(path: string): DatabaseSync {
 }
 
 /**
- * Files created before lease notes existed lack the column. Adding a nullable column is backward compatible (older
- * agentauth names its lease columns), so the schema version stays 1. IMMEDIATE serialises processes that open an
- * old file together; the second one finds the column already there.
+ * Files created before lease notes (leases.note) or provider presets (credentials.provider) lack those columns.
+ * Adding a nullable column is backward compatible (older agentauth names the columns it reads and writes), so the
+ * schema version stays 1. IMMEDIATE serialises processes that open an old file together; the second one finds
+ * the column already there.
  */
-function addLeaseNote(db: DatabaseSync): void {
-  const hasNote = () =>
+function addColumn(db: DatabaseSync, table: "leases" | "credentials", column: string): void {
+  const has = () =>
     db
-      .prepare("PRAGMA table_info(leases)")
+      .prepare(`PRAGMA table_info(${table})`)
       .all()
-      .some((column) => column.name === "note");
-  if (hasNote()) return;
+      .some((c) => c.name === column);
+  if (has()) return;
   db.exec("BEGIN IMMEDIATE");
   try {
-    if (!hasNote()) db.exec("ALTER TABLE leases ADD COLUMN note TEXT");
+    if (!has()) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} TEXT`);
     db.exec("COMMIT");
   } catch (error) {
     if (db.isTransaction) db.exec("ROLLBACK");

@@ -1,10 +1,10 @@
 /** The SQL the SQLite credential store runs, in one place: every statement is prepared once per store. */
 
 const WRITE_COLUMNS = `client_id = $client_id, status = $status, expires_at = $expires_at, scopes = $scopes,
-  account = $account, has_access = $has_access, has_refresh = $has_refresh, has_id = $has_id, kid = $kid,
+  account = $account, provider = $provider, has_access = $has_access, has_refresh = $has_refresh, has_id = $has_id, kid = $kid,
   nonce = $nonce, ciphertext = $ciphertext`;
-const SUMMARY_COLUMNS = `subject, issuer, resource, id, client_id, status, expires_at, scopes, account, has_access,
-  has_refresh, has_id, version, created_at, updated_at`;
+const SUMMARY_COLUMNS = `subject, issuer, resource, id, client_id, status, expires_at, scopes, account, provider,
+  has_access, has_refresh, has_id, version, created_at, updated_at`;
 const BY_KEY = "subject = $subject AND issuer = $issuer AND resource = $resource";
 
 export const SQL = {
@@ -17,9 +17,9 @@ export const SQL = {
     ORDER BY subject, issuer, resource`,
   // One statement, so atomic without an explicit transaction: insert at version 1 or bump the existing row.
   put: `INSERT INTO credentials (subject, issuer, resource, id, client_id, status, expires_at, scopes, account,
-      has_access, has_refresh, has_id, kid, nonce, ciphertext, version, created_at, updated_at)
-    VALUES ($subject, $issuer, $resource, $id, $client_id, $status, $expires_at, $scopes, $account, $has_access,
-      $has_refresh, $has_id, $kid, $nonce, $ciphertext, 1, $now, $now)
+      provider, has_access, has_refresh, has_id, kid, nonce, ciphertext, version, created_at, updated_at)
+    VALUES ($subject, $issuer, $resource, $id, $client_id, $status, $expires_at, $scopes, $account, $provider,
+      $has_access, $has_refresh, $has_id, $kid, $nonce, $ciphertext, 1, $now, $now)
     ON CONFLICT (subject, issuer, resource) DO UPDATE SET ${WRITE_COLUMNS},
       version = credentials.version + 1, updated_at = $now
     RETURNING version, created_at, updated_at`,

@@ -18,6 +18,22 @@ export interface CredentialTokens {
   idToken?: Secret;
   /** Usually "Bearer" (or "DPoP"). */
   tokenType?: string;
+  /**
+   * A confidential client's secret, sealed with the tokens: part of the credential's client registration, so a
+   * later refresh, revocation or `agentauth token` needs no flags.
+   */
+  clientSecret?: Secret;
+}
+
+/**
+ * Which provider preset issued the credential and its non-secret options (`host` for GitHub Enterprise Server,
+ * `tenant` for Microsoft, endpoints for a generic server), so the engine can rebuild the provider later.
+ */
+export interface ProviderRef {
+  /** The preset's name: "github", "slack", "google", "generic", ... */
+  name: string;
+  /** String options only; never a secret (stored in the clear so listings can show them). */
+  options?: Record<string, string>;
 }
 
 export interface AccountInfo {
@@ -25,6 +41,9 @@ export interface AccountInfo {
   name?: string;
   email?: string;
   organization?: string;
+  /** The provider's handle for the account (GitHub `login`, Slack user id). */
+  login?: string;
+  avatarUrl?: string;
 }
 
 /** `login_required`: the refresh token was refused for good (invalid_grant); only a new login helps. */
@@ -34,6 +53,8 @@ export type CredentialStatus = "active" | "login_required";
 export interface CredentialInput extends CredentialKey {
   /** The OAuth client the tokens were issued to: needed to refresh and to revoke them. */
   clientId: string;
+  /** The provider preset that issued the tokens; absent for a plain discoverable server (the issuer says all). */
+  provider?: ProviderRef;
   tokens: CredentialTokens;
   /** Access-token expiry, ms since the epoch; undefined when the server did not say. */
   expiresAt?: number;
