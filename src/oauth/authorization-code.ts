@@ -55,7 +55,7 @@ export async function startAuthorization(
   options: StartAuthorizationOptions,
 ): Promise<StartedAuthorization> {
   const { as } = options;
-  assertPkceS256(as);
+  assertPkceS256(as, options.client);
   if (!as.authorization_endpoint) {
     throw new AuthorizationResponseError(
       "unsupported",
@@ -130,7 +130,7 @@ export async function completeAuthorization(
       pending.redirectUri,
       pending.codeVerifier.reveal(),
       {
-        ...requestOptions(as.token_endpoint ?? as.issuer, options),
+        ...requestOptions(as.token_endpoint ?? as.issuer, options, as),
         additionalParameters: pending.resource ? { resource: pending.resource } : undefined,
       },
     );

@@ -57,7 +57,7 @@ export async function deviceLogin(options: DeviceLoginOptions): Promise<TokenSet
       client,
       auth,
       params,
-      requestOptions(as.device_authorization_endpoint, options),
+      requestOptions(as.device_authorization_endpoint, options, as),
     );
     device = await oauth.processDeviceAuthorizationResponse(as, client, response);
   } catch (error) {
@@ -82,7 +82,7 @@ export async function deviceLogin(options: DeviceLoginOptions): Promise<TokenSet
     if (Date.now() >= deadline) throw expired();
     try {
       const response = await oauth.deviceCodeGrantRequest(as, client, auth, device.device_code, {
-        ...requestOptions(tokenEndpoint, options),
+        ...requestOptions(tokenEndpoint, options, as),
         additionalParameters: options.resource ? { resource: options.resource } : undefined,
       });
       return toTokenSet(await oauth.processDeviceCodeResponse(as, client, response), options.scope);
@@ -93,11 +93,20 @@ export async function deviceLogin(options: DeviceLoginOptions): Promise<TokenSet
           continue;
         }
         if (error.error === "slow_down") {
-          interval += 5;
+          // RFC 8628 §3.5: add 5 s; GitHub also says the new interval in the answer, which wins when longer.
+          const said = Number((error.cause as Record<string, unknown> | undefined)?.interval);
+          interval = Math.max(interval + 5, Number.isFinite(said) && said <= 300 ? said : 0);
           options.onPoll?.({ result: "slow_down", intervalSeconds: interval });
           continue;
         }
         if (error.error === "expired_token") throw expired();
+        if (error.error === "device_flow_disabled") {
+          throw new DeviceFlowError(
+            "device_flow_unsupported",
+            "The device flow is disabled for this app at the provider. Enable it in the app's settings (GitHub: " +
+              '"Enable Device Flow"), or sign in with the browser flow.',
+          );
+        }
         if (error.error === "access_denied") {
           throw new DeviceFlowError(
             "access_denied",

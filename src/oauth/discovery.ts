@@ -133,14 +133,29 @@ export async function discoverProtectedResource(
   }
 }
 
-/** RFC 7636 + OAuth 2.1: we only speak S256; a server that does not advertise it is refused, never downgraded. */
-export function assertPkceS256(as: AuthorizationServer): void {
-  if (!as.code_challenge_methods_supported?.includes("S256")) {
-    throw new DiscoveryError(
-      "pkce_unsupported",
-      `The authorization server ${as.issuer} does not advertise PKCE S256 (code_challenge_methods_supported); agentauth refuses to run the authorization code flow without it.`,
-    );
-  }
+/**
+ * Marks a provider preset's static metadata whose documentation says nothing about PKCE (Slack, Notion). The flow
+ * then still sends an S256 challenge (RFC 6749 §3.1: unknown parameters are ignored), and is allowed only for a
+ * confidential client, whose secret protects the code exchange.
+ */
+export const pkceUndocumented: unique symbol = Symbol("agentauth.pkceUndocumented");
+
+/**
+ * RFC 7636 + OAuth 2.1: we only speak S256; a server that does not advertise it is refused, never downgraded,
+ * except a provider marked `pkceUndocumented` with a confidential client.
+ */
+export function assertPkceS256(
+  as: AuthorizationServer & { [pkceUndocumented]?: boolean },
+  client?: { clientSecret?: unknown },
+): void {
+  if (as.code_challenge_methods_supported?.includes("S256")) return;
+  if (as[pkceUndocumented] && client?.clientSecret) return;
+  throw new DiscoveryError(
+    "pkce_unsupported",
+    as[pkceUndocumented]
+      ? `${as.issuer} does not document PKCE, so agentauth signs in to it only as a confidential client: give the client secret (e.g. --client-secret-env).`
+      : `The authorization server ${as.issuer} does not advertise PKCE S256 (code_challenge_methods_supported); agentauth refuses to run the authorization code flow without it.`,
+  );
 }
 
 function parseUrl(value: string | URL, what: string): URL {

@@ -31,6 +31,25 @@ export class TokenEndpointError extends AgentAuthError {
   }
 }
 
+/**
+ * The provider is rate limiting us (HTTP 429, or GitHub's 403 with `x-ratelimit-remaining: 0`). Retryable: wait
+ * `retryAfterMs` when the provider said how long. Nothing is stored or marked while it lasts.
+ */
+export class RateLimitedError extends TokenEndpointError {
+  readonly retryable = true;
+  readonly retryAfterMs?: number;
+  constructor(provider: string, limit: { retryAfterMs?: number }) {
+    const wait =
+      limit.retryAfterMs !== undefined
+        ? `in ${Math.max(1, Math.ceil(limit.retryAfterMs / 1000))} s`
+        : "in a minute";
+    super("rate_limited", `${provider} is rate limiting requests right now. Try again ${wait}.`, {
+      status: 429,
+    });
+    this.retryAfterMs = limit.retryAfterMs;
+  }
+}
+
 /** Only a new interactive login helps: no credential, or the refresh token was refused for good. */
 export class LoginRequiredError extends AgentAuthError {}
 

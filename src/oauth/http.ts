@@ -2,6 +2,7 @@
 
 import * as oauth from "oauth4webapi";
 import { TransportError } from "./errors.ts";
+import type { CustomFetch } from "./quirks/index.ts";
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
@@ -30,14 +31,28 @@ export function assertSecureUrl(url: URL, what: string): void {
   );
 }
 
-/** oauth4webapi options for a request to `url`: insecure HTTP is permitted only for loopback targets. */
-export function requestOptions(url: URL | string, policy: RequestPolicy = {}) {
+/**
+ * Where a provider's quirks ride on its authorization server metadata, the way oauth4webapi itself attaches
+ * `_expectedIssuer`: every engine request to that server goes through this fetch (see `src/oauth/quirks`).
+ */
+export const serverFetch: unique symbol = Symbol("agentauth.serverFetch");
+
+/** Metadata that may carry a provider's `customFetch`. */
+export type QuirkyServer = oauth.AuthorizationServer & { [serverFetch]?: CustomFetch };
+
+/**
+ * oauth4webapi options for a request to `url`: insecure HTTP is permitted only for loopback targets; requests to a
+ * provider's server (`as`) go through its quirks.
+ */
+export function requestOptions(url: URL | string, policy: RequestPolicy = {}, as?: QuirkyServer) {
   const target = typeof url === "string" ? new URL(url) : url;
   assertSecureUrl(target, "authorization server URL");
   const timeout = AbortSignal.timeout(policy.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const custom = as?.[serverFetch];
   return {
     [oauth.allowInsecureRequests]: isLoopback(target),
     signal: policy.signal ? AbortSignal.any([policy.signal, timeout]) : timeout,
+    ...(custom ? { [oauth.customFetch]: custom } : {}),
   };
 }
 

@@ -35,6 +35,7 @@ export {
   discoverProtectedResource,
   MetadataCache,
   type ProtectedResourceMetadata,
+  pkceUndocumented,
 } from "./discovery.ts";
 export {
   AuthorizationResponseError,
@@ -42,19 +43,51 @@ export {
   DeviceFlowError,
   DiscoveryError,
   LoginRequiredError,
+  RateLimitedError,
   TokenEndpointError,
   TransportError,
 } from "./errors.ts";
-export { assertSecureUrl, isLoopback } from "./http.ts";
+export {
+  assertSecureUrl,
+  isLoopback,
+  type QuirkyServer,
+  type RequestPolicy,
+  requestOptions,
+  serverFetch,
+} from "./http.ts";
 export {
   DEFAULT_LOGIN_SCOPE,
   type LoginOptions,
   type LogoutResult,
   login,
   logout,
+  mergeAccount,
+  readAccount,
 } from "./login.ts";
+export { clientOf, providerOf } from "./logout.ts";
 export { type LoopbackListener, listenOnLoopback } from "./loopback.ts";
 export { MemoryPendingStore, type PendingStore } from "./pending.ts";
+export type {
+  AccountContext,
+  Provider,
+  ProviderAccount,
+  ProviderFlow,
+  ProviderRef,
+  ProviderResolver,
+  RefreshBehaviour,
+  Revocation,
+  RevokeContext,
+  TokenResponseBody,
+} from "./provider.ts";
+export {
+  type CustomFetch,
+  type HttpQuirks,
+  normaliseTokenAnswer,
+  quirksFetch,
+  type RateLimit,
+  rateLimitOf,
+  spaceScopes,
+} from "./quirks/index.ts";
 export { type MintedToken, TokenRefresher, type TokenRefresherOptions } from "./refresh.ts";
 export {
   type RegisterClientOptions,

@@ -1,7 +1,15 @@
-/** One call from "not signed in" to "credential in the vault": discovery, a device or browser flow, storage. */
+/**
+ * One call from "not signed in" to "credential in the vault": discovery (or a provider preset), a device or browser
+ * flow, the provider's account, storage with the provider and client registration.
+ */
 
 import { type Logger, silentLogger } from "../core/log.ts";
-import type { CredentialKey, CredentialRecord, CredentialStore } from "../vault/types.ts";
+import type {
+  AccountInfo,
+  CredentialKey,
+  CredentialRecord,
+  CredentialStore,
+} from "../vault/types.ts";
 import {
   completeAuthorization,
   type PendingAuthorization,
@@ -10,24 +18,29 @@ import {
 import type { OAuthClient } from "./client.ts";
 import { type DevicePrompt, deviceLogin } from "./device.ts";
 import { type DiscoveryOptions, discoverAuthorizationServer } from "./discovery.ts";
-import { LoginRequiredError } from "./errors.ts";
+import { DeviceFlowError, LoginRequiredError } from "./errors.ts";
+import type { RequestPolicy } from "./http.ts";
 import { listenOnLoopback } from "./loopback.ts";
 import { MemoryPendingStore } from "./pending.ts";
-import { type RevocationOutcome, revokeTokens } from "./revoke.ts";
+import type { Provider, ProviderAccount } from "./provider.ts";
 import { credentialFromTokens, type TokenSet } from "./tokens.ts";
 
 export const DEFAULT_LOGIN_SCOPE = "openid profile email offline_access";
 
 export interface LoginOptions {
-  issuer: string;
-  client: OAuthClient;
+  /** A discoverable authorization server (RFC 8414 / OIDC); or give `provider` instead. */
+  issuer?: string;
+  /** A provider preset (`github({ clientId })`, `slack(...)`, `generic(...)`) from `agentauth/providers`. */
+  provider?: Provider;
+  /** Required with `issuer`; a provider carries its own. */
+  client?: OAuthClient;
   flow: "device" | "browser";
   store: CredentialStore;
   scope?: string;
   resource?: string;
   /** Device flow: more resources the grant covers (RFC 8707 §2); the stored token is bound to `resource`. */
   alsoResources?: readonly string[];
-  /** The vault subject; default the ID token's `sub`, else "default". */
+  /** The vault subject; default the provider's account id, else the ID token's `sub`, else "default". */
   subject?: string;
   /** Device flow: show the person the URL and code. */
   onDevicePrompt?: (prompt: DevicePrompt) => void | Promise<void>;
@@ -42,13 +55,29 @@ export interface LoginOptions {
 
 export async function login(options: LoginOptions): Promise<CredentialRecord> {
   const log = options.logger ?? silentLogger;
-  const as = await discoverAuthorizationServer(options.issuer, options.discovery);
-  const scope = options.scope ?? DEFAULT_LOGIN_SCOPE;
+  const { provider } = options;
+  const client = provider?.client ?? options.client;
+  if (!client || (!provider && !options.issuer)) {
+    throw new TypeError("login() needs either a provider, or an issuer and a client");
+  }
+  if (
+    provider &&
+    !provider.flows.includes(options.flow === "device" ? "device" : "authorization_code")
+  ) {
+    throw new DeviceFlowError(
+      "flow_unsupported",
+      `${provider.displayName} does not support the ${options.flow} flow; use --${options.flow === "device" ? "browser" : "device"} instead.`,
+    );
+  }
+  const as = provider
+    ? await provider.server(options.discovery)
+    : await discoverAuthorizationServer(options.issuer as string, options.discovery);
+  const scope = options.scope ?? (provider ? provider.defaultScope : DEFAULT_LOGIN_SCOPE);
   let tokens: TokenSet;
   if (options.flow === "device") {
     tokens = await deviceLogin({
       as,
-      client: options.client,
+      client,
       scope,
       resource: options.resource,
       alsoResources: options.alsoResources,
@@ -62,10 +91,13 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
       const pending = new MemoryPendingStore<PendingAuthorization>();
       const started = await startAuthorization({
         as,
-        client: options.client,
+        client,
         redirectUri: listener.redirectUri,
         scope,
         resource: options.resource,
+        extraParams: provider?.authorizationParams
+          ? { ...provider.authorizationParams }
+          : undefined,
         pending,
       });
       // Wait before opening: a fast browser (or an auto-approving server) can redirect back immediately.
@@ -75,26 +107,27 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
       });
       callback.catch(() => {});
       await options.openUrl?.(started.url);
-      tokens = await completeAuthorization({
-        as,
-        client: options.client,
-        callback: await callback,
-        pending,
-      });
+      tokens = await completeAuthorization({ as, client, callback: await callback, pending });
     } finally {
       await listener.close();
     }
   }
-  const record = await options.store.put(
-    credentialFromTokens(tokens, {
-      subject: options.subject ?? tokens.subject ?? "default",
-      issuer: as.issuer,
+  const account = provider ? await readAccount(provider, tokens, log) : undefined;
+  const input = credentialFromTokens(
+    tokens,
+    {
+      subject: options.subject ?? account?.subject ?? tokens.subject ?? "default",
+      issuer: provider?.issuer ?? as.issuer,
       resource: options.resource ?? "",
-      clientId: options.client.clientId,
-    }),
+      clientId: client.clientId,
+    },
+    { provider: provider?.ref, clientSecret: client.clientSecret },
   );
+  if (account) input.account = mergeAccount(input.account, account);
+  const record = await options.store.put(input);
   log.info("oauth.login", {
-    issuer: as.issuer,
+    issuer: record.issuer,
+    provider: provider?.name,
     resource: record.resource,
     subject: record.subject,
     flow: options.flow,
@@ -102,47 +135,37 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
   return record;
 }
 
-export interface LogoutResult {
-  /** False when the credential was not found. */
-  found: boolean;
-  /** Whether the server confirmed revocation; false with `error` when it could not be reached or refused. */
-  revoked: boolean;
-  /** What happened to each token at the server, when revocation ran. */
-  outcome?: { refreshToken: RevocationOutcome; accessToken: RevocationOutcome };
-  error?: Error;
-  deleted: boolean;
-}
-
-/**
- * Revokes at the authorization server (RFC 7009), then deletes locally. With `deleteOnRevokeFailure: false`
- * (default) a failed revocation keeps the record so the caller can retry; the error says how to force it.
- */
-export async function logout(options: {
-  store: CredentialStore;
-  key: CredentialKey;
-  client?: OAuthClient;
-  deleteOnRevokeFailure?: boolean;
-  discovery?: DiscoveryOptions;
-}): Promise<LogoutResult> {
-  const record = await options.store.get(options.key);
-  if (!record) return { found: false, revoked: false, deleted: false };
-  let outcome: LogoutResult["outcome"];
+/** The provider's account reader; a failure (rate limit, an API change) costs the display fields, not the login. */
+export async function readAccount(
+  provider: Provider,
+  tokens: TokenSet,
+  log: Logger,
+  policy: RequestPolicy = {},
+): Promise<ProviderAccount | undefined> {
+  if (!provider.account) return undefined;
   try {
-    const as = await discoverAuthorizationServer(record.issuer, options.discovery);
-    outcome = await revokeTokens({
-      as,
-      client: options.client ?? { clientId: record.clientId },
-      refreshToken: record.tokens.refreshToken,
-      accessToken: record.tokens.accessToken,
+    return await provider.account({
+      ...policy,
+      accessToken: tokens.accessToken,
+      response: tokens.extra,
+      claims: tokens.claims,
     });
   } catch (error) {
-    if (!options.deleteOnRevokeFailure) {
-      return { found: true, revoked: false, error: error as Error, deleted: false };
-    }
-    const deleted = await options.store.delete(options.key);
-    return { found: true, revoked: false, error: error as Error, deleted };
+    log.warn("oauth.account_unreadable", { provider: provider.name, error });
+    return undefined;
   }
-  return { found: true, revoked: true, outcome, deleted: await options.store.delete(options.key) };
 }
 
+/** The provider's fields over the ID token's; `label` prefers a handle a person recognises. */
+export function mergeAccount(base: AccountInfo, account: ProviderAccount): AccountInfo {
+  const { subject: _subject, ...fields } = account;
+  const merged: AccountInfo = { ...base };
+  for (const [name, value] of Object.entries(fields)) {
+    if (typeof value === "string" && value !== "") merged[name as keyof AccountInfo] = value;
+  }
+  merged.label = account.login ?? account.email ?? account.name ?? base.label;
+  return merged;
+}
+
+export { type LogoutResult, logout } from "./logout.ts";
 export { LoginRequiredError };

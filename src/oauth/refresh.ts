@@ -22,6 +22,8 @@ import { clientParts, type OAuthClient } from "./client.ts";
 import { type DiscoveryOptions, discoverAuthorizationServer } from "./discovery.ts";
 import { LoginRequiredError, TokenEndpointError, toOAuthError } from "./errors.ts";
 import { requestOptions, sleep } from "./http.ts";
+import { clientOf, providerOf } from "./logout.ts";
+import type { ProviderResolver } from "./provider.ts";
 import {
   decodeRefreshIntent,
   encodeRefreshIntent,
@@ -32,8 +34,13 @@ import { accountFromClaims } from "./tokens.ts";
 
 export interface TokenRefresherOptions {
   store: CredentialStore;
-  /** The client to refresh with; default: a public client with the record's `clientId`. */
+  /**
+   * The client to refresh with; default: the credential's stored registration (its `clientId`, and its sealed
+   * client secret for a confidential client).
+   */
   clientFor?: (record: CredentialRecord) => OAuthClient;
+  /** Rebuilds the provider preset a credential names (`resolveProvider` from `agentauth/providers`). */
+  providers?: ProviderResolver;
   /** Refresh this long before `expiresAt`. Default 60 s. */
   skewMs?: number;
   /** How long a refresher may hold the cross-process lease. Default 30 s (longer than a token request's timeout). */
@@ -260,17 +267,19 @@ export class TokenRefresher {
     record: CredentialRecord,
     resource: string | undefined,
   ): Promise<oauth.TokenEndpointResponse> {
-    const as = await discoverAuthorizationServer(record.issuer, this.#options.discovery);
-    const { client, auth } = clientParts(
-      this.#options.clientFor?.(record) ?? { clientId: record.clientId },
-    );
+    const given = this.#options.clientFor?.(record);
+    const provider = providerOf(record, { client: given, providers: this.#options.providers });
+    const as = provider
+      ? await provider.server(this.#options.discovery)
+      : await discoverAuthorizationServer(record.issuer, this.#options.discovery);
+    const { client, auth } = clientParts(provider?.client ?? clientOf(record, given));
     const request = await oauth.refreshTokenGrantRequest(
       as,
       client,
       auth,
       (record.tokens.refreshToken as Secret).reveal(),
       {
-        ...requestOptions(as.token_endpoint ?? as.issuer),
+        ...requestOptions(as.token_endpoint ?? as.issuer, {}, as),
         additionalParameters: resource ? { resource } : undefined,
       },
     );
@@ -317,12 +326,14 @@ export class TokenRefresher {
     const next: CredentialInput = {
       ...key,
       clientId: record.clientId,
+      ...(record.provider ? { provider: record.provider } : {}),
       tokens: {
         accessToken: secret(response.access_token),
         // RFC 6749 §6: the server may keep the old refresh token; keep ours unless it sent a new one.
         refreshToken: secret(response.refresh_token) ?? record.tokens.refreshToken,
         idToken: secret(response.id_token) ?? record.tokens.idToken,
         tokenType: response.token_type,
+        ...(record.tokens.clientSecret ? { clientSecret: record.tokens.clientSecret } : {}),
       },
       expiresAt: expiresAtOf(response),
       scopes: scopesOf(response, record.scopes),

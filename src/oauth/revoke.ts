@@ -39,7 +39,7 @@ export async function revokeTokens(
     if (!token) return "absent";
     try {
       const response = await oauth.revocationRequest(as, client, auth, token.reveal(), {
-        ...requestOptions(endpoint, options),
+        ...requestOptions(endpoint, options, as),
         additionalParameters: { token_type_hint: hint },
       });
       await oauth.processRevocationResponse(response);
@@ -75,7 +75,7 @@ export async function introspectToken(
   const { client, auth } = clientParts(options.client);
   try {
     const response = await oauth.introspectionRequest(as, client, auth, options.token.reveal(), {
-      ...requestOptions(as.introspection_endpoint, options),
+      ...requestOptions(as.introspection_endpoint, options, as),
       additionalParameters: options.tokenTypeHint
         ? { token_type_hint: options.tokenTypeHint }
         : undefined,

@@ -3,7 +3,7 @@
 import type * as oauth from "oauth4webapi";
 import { getValidatedIdTokenClaims } from "oauth4webapi";
 import { type Secret, secret } from "../core/secret.ts";
-import type { AccountInfo, CredentialInput } from "../vault/types.ts";
+import type { AccountInfo, CredentialInput, ProviderRef } from "../vault/types.ts";
 
 export interface TokenSet {
   accessToken: Secret;
@@ -16,6 +16,13 @@ export interface TokenSet {
   /** `sub` of the validated ID token, when there was one. */
   subject?: string;
   account: AccountInfo;
+  /** Validated ID token claims, when there was an ID token. */
+  claims?: Record<string, unknown>;
+  /**
+   * The rest of the token response with every token removed (Slack's `team`, Notion's `owner`, ...), for a
+   * provider's account reader.
+   */
+  extra: Record<string, unknown>;
 }
 
 export function toTokenSet(
@@ -36,21 +43,39 @@ export function toTokenSet(
     scopes: scope.split(" ").filter(Boolean),
     subject: claims?.sub,
     account: claims ? accountFromClaims(claims) : {},
+    claims: claims ? { ...claims } : undefined,
+    extra: withoutTokens(response) as Record<string, unknown>,
   };
+}
+
+const TOKEN_FIELDS = new Set(["access_token", "refresh_token", "id_token"]);
+
+/** A deep copy without any member named like a token, so what providers nest (Slack `authed_user`) is covered. */
+function withoutTokens(value: unknown, depth = 0): unknown {
+  if (depth > 8 || typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return value.map((v) => withoutTokens(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [name, v] of Object.entries(value)) {
+    if (!TOKEN_FIELDS.has(name)) out[name] = withoutTokens(v, depth + 1);
+  }
+  return out;
 }
 
 /** The vault record for tokens a grant returned, under `key`: one mapping for every login path. */
 export function credentialFromTokens(
   tokens: TokenSet,
   key: { subject: string; issuer: string; resource: string; clientId: string },
+  registration: { provider?: ProviderRef; clientSecret?: Secret } = {},
 ): CredentialInput {
   return {
     ...key,
+    ...(registration.provider ? { provider: registration.provider } : {}),
     tokens: {
       accessToken: tokens.accessToken,
       refreshToken: tokens.refreshToken,
       idToken: tokens.idToken,
       tokenType: tokens.tokenType,
+      ...(registration.clientSecret ? { clientSecret: registration.clientSecret } : {}),
     },
     expiresAt: tokens.expiresAt,
     scopes: tokens.scopes,
