@@ -1,0 +1,88 @@
+/**
+ * Calls to a provider's own REST API (GitHub's `/user`, Slack's `auth.revoke`): the engine's transport policy
+ * (HTTPS except loopback, a timeout, cancellation), a size cap, rate limits as `RateLimitedError`, and typed
+ * errors that never carry the token or the body.
+ */
+
+import {
+  assertSecureUrl,
+  RateLimitedError,
+  type RequestPolicy,
+  rateLimitOf,
+  TransportError,
+} from "../oauth/index.ts";
+import { ProviderApiError } from "./errors.ts";
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface ApiRequest extends RequestPolicy {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Names the provider in messages ("GitHub"). */
+  provider: string;
+  /** Names the call in messages ("account lookup"). */
+  what: string;
+}
+
+export interface ApiAnswer {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON, or undefined for an empty body (204). */
+  json: unknown;
+}
+
+export async function apiRequest(url: string, request: ApiRequest): Promise<ApiAnswer> {
+  const target = new URL(url);
+  assertSecureUrl(target, `${request.provider} API URL`);
+  const timeout = AbortSignal.timeout(request.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  let response: Response;
+  try {
+    response = await fetch(target, {
+      method: request.method ?? "GET",
+      headers: { accept: "application/json", ...request.headers },
+      body: request.body,
+      redirect: "manual",
+      signal: request.signal ? AbortSignal.any([request.signal, timeout]) : timeout,
+    });
+  } catch (error) {
+    throw new TransportError(
+      (error as Error).name === "TimeoutError" ? "timeout" : "network_error",
+      `The ${request.provider} ${request.what} failed at the network level. Check that ${target.origin} is reachable.`,
+      { cause: error },
+    );
+  }
+  const limited = rateLimitOf(response);
+  if (limited) {
+    await response.body?.cancel();
+    throw new RateLimitedError(request.provider, limited);
+  }
+  const buffer = await response.arrayBuffer();
+  if (buffer.byteLength > MAX_BODY_BYTES) {
+    throw new ProviderApiError(
+      "provider_response_invalid",
+      `The ${request.provider} ${request.what} answer is too large.`,
+      { status: response.status },
+    );
+  }
+  const text = new TextDecoder().decode(buffer).trim();
+  if (text === "") return { status: response.status, headers: response.headers, json: undefined };
+  try {
+    return { status: response.status, headers: response.headers, json: JSON.parse(text) };
+  } catch {
+    throw new ProviderApiError(
+      "provider_response_invalid",
+      `The ${request.provider} ${request.what} answered with something that is not JSON (HTTP ${response.status}).`,
+      { status: response.status },
+    );
+  }
+}
+
+/** A string member of a JSON object, or undefined. */
+export function str(value: unknown, name: string): string | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const member = (value as Record<string, unknown>)[name];
+  if (typeof member === "number" && Number.isSafeInteger(member)) return String(member);
+  return typeof member === "string" && member !== "" ? member : undefined;
+}
