@@ -2,8 +2,8 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { bearerToken, parseBasic, parseJson, sameSecret, sendJson } from "./common.ts";
+import { sendFault } from "./github-answers.ts";
 import type { GitHubModel } from "./github-state.ts";
-import { sendFault } from "./github-token.ts";
 
 const DOCS = "https://docs.github.com/rest";
 

@@ -11,6 +11,7 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { listen, randomHex, readBody, redirect, sendJson, sendText } from "./common.ts";
+import { normaliseScope } from "./github-answers.ts";
 import { handleRevoke, handleUser } from "./github-rest.ts";
 import {
   type GitHubFault,
@@ -20,7 +21,7 @@ import {
   type GitHubUser,
   type TokenRequestRecord,
 } from "./github-state.ts";
-import { decideDevice, handleDeviceCode, handleToken, normaliseScope } from "./github-token.ts";
+import { decideDevice, handleDeviceCode, handleToken } from "./github-token.ts";
 
 export type { GitHubFault, GitHubSimulatorOptions, GitHubStats, GitHubUser, TokenRequestRecord };
 
