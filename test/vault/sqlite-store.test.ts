@@ -84,3 +84,27 @@ test("[VAULT-atomic-writes] a failed reencrypt leaves every row as it was", asyn
   );
   assert.deepEqual(tokenValues((await vault.get(good))!), tokenValues(good));
 });
+
+test("[VAULT-provider-migration] a vault file from before provider presets gains the column in place and its rows still read", async (t) => {
+  const home = tempHome(t);
+  const env = { AGENTAUTH_VAULT_KEY: newKey() };
+  const first = openVault({ home, env });
+  const written = await first.put(sampleInput());
+  await first.close();
+  // Recreate the old layout: the table as it was before the provider column existed.
+  const db = rawDb(vaultDbPath(home));
+  db.exec("ALTER TABLE credentials DROP COLUMN provider");
+  assert.equal(
+    db
+      .prepare("PRAGMA table_info(credentials)")
+      .all()
+      .some((c) => c.name === "provider"),
+    false,
+  );
+  db.close();
+  const second = openVault({ home, env });
+  t.after(() => second.close());
+  assert.deepEqual(await second.get(written), written);
+  const withProvider = await second.put(sampleInput({ provider: { name: "slack" } }));
+  assert.deepEqual((await second.get(withProvider))?.provider, { name: "slack" });
+});

@@ -54,6 +54,50 @@ export function credentialStoreContract(backend: string, open: OpenStore): void 
       assert.deepEqual(summary?.has, { accessToken: false, refreshToken: false, idToken: false });
     });
 
+    test("[VAULT-provider-registration] the provider preset and a client secret round-trip; listings show the provider, never the secret", async (t) => {
+      const store = await open(t, fakeClock().now);
+      const clientSecret = `cs-SECRET-${Math.random().toString(36).slice(2)}`;
+      const input = sampleInput({
+        provider: {
+          name: "github",
+          options: { app: "github_app", host: "https://ghe.example.com" },
+        },
+        account: { label: "alice", login: "alice", avatarUrl: "https://avatars.example.com/u/1" },
+      });
+      input.tokens = { ...input.tokens, clientSecret: secret(clientSecret) };
+      const put = await store.put(input);
+      const got = (await store.get(input))!;
+      assert.deepEqual(got, put);
+      assert.deepEqual(got.provider, input.provider);
+      assert.equal(got.tokens.clientSecret?.reveal(), clientSecret);
+      assert.deepEqual(got.account, input.account);
+      const [summary] = await store.list();
+      assert.deepEqual(summary?.provider, input.provider);
+      assert.equal(summary?.account.login, "alice");
+      assert.equal(JSON.stringify(summary).includes(clientSecret), false);
+      assert.equal(inspect(got).includes(clientSecret), false);
+      // A later write without a provider clears it: the record is replaced, not merged.
+      await store.put(sampleInput());
+      assert.equal("provider" in (await store.get(input))!, false);
+    });
+
+    test("[VAULT-provider-registration] a malformed provider reference or a plain-string client secret is refused", async (t) => {
+      const store = await open(t, fakeClock().now);
+      for (const provider of [
+        { name: "" },
+        { name: "x", options: { host: 1 } },
+        { name: "x", extra: 1 },
+      ]) {
+        await assert.rejects(
+          store.put(sampleInput({ provider: provider as never })),
+          VaultInputError,
+        );
+      }
+      const input = sampleInput();
+      input.tokens = { ...input.tokens, clientSecret: "plain" as never };
+      await assert.rejects(store.put(input), VaultInputError);
+    });
+
     test("[VAULT-record-roundtrip] a fractional expiry comes back exactly", async (t) => {
       const store = await open(t, fakeClock().now);
       const input = sampleInput({ expiresAt: 1_900_000_000_000.25 });
