@@ -402,3 +402,27 @@ test("[SIM-github-faults] injected HTML (502 and 200), 200 without a token, rate
     "incorrect_client_credentials",
   );
 });
+
+test("[SIM-github-device-page] POST /login/device with the user code plays the person approving as approveAs; an unknown code is refused", async () => {
+  const s = await sim({ deviceIntervalSeconds: 1 });
+  const device = (await (
+    await post(s, "/login/device/code", { client_id: s.clientId }, JSON_ACCEPT)
+  ).json()) as Record<string, string>;
+  assert.equal(device.verification_uri, `${s.url}/login/device`);
+  const page = await post(s, "/login/device", { user_code: device.user_code!.toLowerCase() });
+  assert.equal(page.status, 200);
+  assert.equal((await post(s, "/login/device", { user_code: "NOPE-NOPE" })).status, 422);
+  const token = (await (
+    await post(
+      s,
+      "/login/oauth/access_token",
+      {
+        client_id: s.clientId,
+        device_code: device.device_code!,
+        grant_type: "urn:ietf:params:oauth:grant-type:device_code",
+      },
+      JSON_ACCEPT,
+    )
+  ).json()) as Record<string, string>;
+  assert.match(token.access_token!, /^gho_/);
+});

@@ -126,14 +126,8 @@ async function route(
   if (path === "/user" && method === "GET") return handleUser(model, origin, req, res);
   const revoke = /^\/applications\/([^/]+)\/(grant|token)$/.exec(path);
   if (revoke && method === "DELETE") {
-    return handleRevoke(
-      model,
-      req,
-      res,
-      body,
-      decodeURIComponent(revoke[1]!),
-      revoke[2] as "grant" | "token",
-    );
+    // Client ids are plain [A-Za-z0-9.]; the segment is compared undecoded (a bad %-escape cannot throw).
+    return handleRevoke(model, req, res, body, revoke[1]!, revoke[2] as "grant" | "token");
   }
   sendJson(res, 404, { message: "Not Found", documentation_url: "https://docs.github.com/rest" });
 }
