@@ -8,17 +8,19 @@
 import type { OAuthClient, Provider, ProviderRef } from "../oauth/index.ts";
 import type { PresetEntry } from "./catalog.ts";
 import { ProviderConfigError } from "./errors.ts";
+import { genericPreset } from "./generic.ts";
 import { githubPreset } from "./github.ts";
 
 export { apiRequest } from "./api.ts";
 export type { PresetEntry } from "./catalog.ts";
 export { type PresetOptions, presetClient, type StaticServerSpec, staticServer } from "./define.ts";
 export { ProviderApiError, ProviderConfigError } from "./errors.ts";
+export { type GenericEndpoints, type GenericOptions, generic } from "./generic.ts";
 export { type GitHubOptions, github } from "./github.ts";
 export { type OriginMap, rebase } from "./origins.ts";
 
 /** Every preset, in the order `agentauth providers` lists them. */
-export const PRESETS: readonly PresetEntry[] = [githubPreset];
+export const PRESETS: readonly PresetEntry[] = [githubPreset, genericPreset];
 
 export function presetNamed(name: string): PresetEntry | undefined {
   return PRESETS.find((preset) => preset.name === name);

@@ -1,0 +1,184 @@
+/**
+ * Any OAuth 2 server: found by discovery (RFC 8414 authorization server metadata, or OpenID Connect Discovery
+ * 1.0 §4, the engine's `discoverAuthorizationServer`), or described by hand-given endpoints for a server that
+ * publishes no metadata. A server that bends the wire format can be described as data (`quirks`, the same
+ * `HttpQuirks` the presets use) instead of code. Everything needed to rebuild it later (issuer or endpoints,
+ * quirks, auth method) is stored in the credential's `ProviderRef` as strings; no secret is.
+ *
+ * Revocation: RFC 7009 (the discovered metadata's `revocation_endpoint`, or the hand-given `revocation` URL).
+ * Hand-given endpoints without one: the server has no revocation API we know of, so signing out deletes locally
+ * and points at `manageUrl` (default: the issuer's origin).
+ */
+
+import type { HttpQuirks, Provider } from "../oauth/index.ts";
+import {
+  type AuthorizationServer,
+  discoverAuthorizationServer,
+  quirksFetch,
+  serverFetch,
+} from "../oauth/index.ts";
+import { clientOptions, type PresetEntry } from "./catalog.ts";
+import { type PresetOptions, presetClient, staticServer } from "./define.ts";
+import { ProviderConfigError } from "./errors.ts";
+import {
+  checkEndpoints,
+  checkParams,
+  checkQuirks,
+  checkUrl,
+  type GenericEndpoints,
+  parseJsonOption,
+} from "./generic-options.ts";
+import { decodeOrigins, encodeOrigins } from "./origins.ts";
+
+export type { GenericEndpoints } from "./generic-options.ts";
+
+export interface GenericOptions extends PresetOptions {
+  /** A discoverable server's issuer (metadata at its well-known URLs). Give this or `endpoints`. */
+  issuer?: string;
+  /** A server without metadata: its endpoints by hand. */
+  endpoints?: GenericEndpoints;
+  /** How the server's token endpoint departs from RFC 6749 (JSON bodies, 200-status errors, ...). */
+  quirks?: HttpQuirks;
+  /** How a confidential client authenticates (RFC 6749 §2.3.1). Default client_secret_basic. */
+  authMethod?: "client_secret_basic" | "client_secret_post";
+  /**
+   * Hand-given endpoints only: whether the server supports PKCE S256 (default) or does not say
+   * ("undocumented": then only a confidential client may sign in; RFC 9700 §2.1.1).
+   */
+  pkce?: "s256" | "undocumented";
+  /** Extra authorization request parameters (`audience`, `prompt`, ...). */
+  authorizationParams?: Record<string, string>;
+  /** Where a person removes the app when the server has no revocation endpoint. */
+  manageUrl?: string;
+  /** The name shown to people (default: the issuer's host). */
+  displayName?: string;
+}
+
+export function generic(options: GenericOptions): Provider {
+  if ((options.issuer === undefined) === (options.endpoints === undefined)) {
+    throw new ProviderConfigError(
+      "provider_generic_source",
+      "A generic provider needs either `issuer` (a server with discovery metadata) or `endpoints` (given by hand), not both.",
+    );
+  }
+  const endpoints = options.endpoints ? checkEndpoints(options.endpoints) : undefined;
+  const issuer = endpoints ? endpoints.issuer : checkUrl(options.issuer, "issuer");
+  const quirks = options.quirks ? checkQuirks(options.quirks) : undefined;
+  const authorizationParams = checkParams(options.authorizationParams);
+  if (options.pkce !== undefined && options.pkce !== "s256" && options.pkce !== "undocumented") {
+    throw new ProviderConfigError(
+      "provider_pkce_invalid",
+      `pkce must be "s256" or "undocumented"; got ${JSON.stringify(options.pkce)}.`,
+    );
+  }
+  const authMethod = options.authMethod ?? "client_secret_basic";
+  if (authMethod !== "client_secret_basic" && authMethod !== "client_secret_post") {
+    throw new ProviderConfigError(
+      "provider_auth_method_invalid",
+      `The client authentication method must be client_secret_basic or client_secret_post; got ${JSON.stringify(authMethod)}.`,
+    );
+  }
+  const displayName = options.displayName ?? URL.parse(issuer)?.host ?? issuer;
+  const client = presetClient(displayName, options, authMethod);
+  const manageUrl = options.manageUrl
+    ? checkUrl(options.manageUrl, "manage page URL")
+    : URL.parse(issuer)?.origin;
+  const ref: Record<string, string> = {
+    authMethod,
+    ...(endpoints ? { endpoints: JSON.stringify(endpoints) } : { issuer }),
+    ...(quirks ? { quirks: JSON.stringify(quirks) } : {}),
+    ...(options.pkce ? { pkce: options.pkce } : {}),
+    ...(authorizationParams ? { authorizationParams: JSON.stringify(authorizationParams) } : {}),
+    ...(options.manageUrl ? { manageUrl: options.manageUrl } : {}),
+    ...(options.displayName ? { displayName: options.displayName } : {}),
+    ...encodeOrigins(options.origins),
+  };
+  return {
+    name: "generic",
+    displayName,
+    issuer,
+    ref: { name: "generic", options: ref },
+    client,
+    flows: endpoints
+      ? [
+          ...(endpoints.authorization ? (["authorization_code"] as const) : []),
+          ...(endpoints.device ? (["device"] as const) : []),
+        ]
+      : ["authorization_code", "device"],
+    defaultScope: options.scope,
+    authorizationParams,
+    refresh: {
+      issued: "when_asked",
+      rotates: false,
+      notes:
+        "As the server decides (often: ask for offline_access); rotation is followed when it happens.",
+    },
+    revocation:
+      !endpoints || endpoints.revocation
+        ? { kind: "rfc7009" }
+        : { kind: "none", manageUrl: manageUrl ?? issuer },
+    server: endpoints
+      ? staticServer({
+          displayName,
+          metadata: {
+            issuer,
+            authorization_endpoint: endpoints.authorization,
+            token_endpoint: endpoints.token,
+            device_authorization_endpoint: endpoints.device,
+            revocation_endpoint: endpoints.revocation,
+            userinfo_endpoint: endpoints.userinfo,
+            jwks_uri: endpoints.jwks,
+          },
+          quirks: quirks ?? {},
+          pkce: options.pkce ?? "s256",
+          origins: options.origins,
+        })
+      : async (discovery) => withQuirks(await discoverAuthorizationServer(issuer, discovery)),
+  };
+
+  /** The discovered metadata (shared through the metadata cache, so copied) with the quirks attached. */
+  function withQuirks(as: AuthorizationServer): AuthorizationServer {
+    if (!quirks) return as;
+    return { ...as, [serverFetch]: quirksFetch(quirks, displayName) } as AuthorizationServer;
+  }
+}
+
+export const genericPreset: PresetEntry = {
+  name: "generic",
+  displayName: "Any OAuth 2 server",
+  summary:
+    "Any OAuth 2 / OpenID Connect server: by discovery (--issuer) or by hand-given endpoints; quirks as data",
+  flows: ["authorization_code", "device"],
+  register:
+    "A client at the server (native/public with PKCE, or confidential with a secret). The device flow needs the server's RFC 8628 endpoint.",
+  redirectUri: "http://127.0.0.1/callback (RFC 8252 §7.3: any loopback port)",
+  selfHosted: true,
+  refresh: "As the server issues them (often with the offline_access scope)",
+  revocation: "RFC 7009 when the server has a revocation endpoint; otherwise local only",
+  docs: "https://www.rfc-editor.org/rfc/rfc8414",
+  fromRef: (ref, client) => {
+    const o = ref.options ?? {};
+    return generic({
+      ...clientOptions(client),
+      issuer: o.issuer,
+      endpoints:
+        o.endpoints !== undefined
+          ? (parseJsonOption(o.endpoints, "endpoints") as GenericEndpoints)
+          : undefined,
+      quirks:
+        o.quirks !== undefined ? (parseJsonOption(o.quirks, "quirks") as HttpQuirks) : undefined,
+      authMethod: o.authMethod as GenericOptions["authMethod"],
+      pkce: o.pkce as GenericOptions["pkce"],
+      authorizationParams:
+        o.authorizationParams !== undefined
+          ? (parseJsonOption(o.authorizationParams, "authorizationParams") as Record<
+              string,
+              string
+            >)
+          : undefined,
+      manageUrl: o.manageUrl,
+      displayName: o.displayName,
+      origins: decodeOrigins(o.origins),
+    });
+  },
+};
