@@ -137,6 +137,11 @@ export class GrantStore {
     return true;
   }
 
+  /** Deletes every access token a grant issued (Doorkeeper revokes the old token record on refresh). */
+  revokeAccessOfGrant(grantId: string): void {
+    for (const [t, r] of this.access) if (r.grantId === grantId) this.access.delete(t);
+  }
+
   /** Deletes one access token only. */
   revokeAccess(token: string): boolean {
     return this.access.delete(token);
