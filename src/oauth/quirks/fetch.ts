@@ -45,8 +45,9 @@ export function quirksFetch(quirks: HttpQuirks, provider: string): CustomFetch {
     if (!parsed) {
       if (response.status === 204 || text.trim() === "")
         return rebuild(response, response.status, text);
+      // A 5xx page means the service is down (retry later); anything else means we reached the wrong thing.
       throw new TokenEndpointError(
-        "invalid_response",
+        response.status >= 500 ? "server_error" : "invalid_response",
         `${provider} answered with ${looksHtml(text) ? "an HTML page" : "something that is not JSON"} (HTTP ` +
           `${response.status}) instead of an OAuth response. The service may be down or the endpoint URL wrong; ` +
           "try again later, and check the provider configuration if it persists.",
