@@ -157,3 +157,19 @@ export function checkParams(value: unknown): Record<string, string> | undefined 
   }
   return { ...(value as Record<string, string>) };
 }
+
+/** JWS algorithm names (RFC 7518 §3.1: `RS256`, `ES256`, `EdDSA`, ...). */
+export function checkAlgorithms(value: unknown): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (
+    !Array.isArray(value) ||
+    value.length === 0 ||
+    !value.every((name) => typeof name === "string" && /^[A-Za-z0-9+_-]{2,32}$/.test(name))
+  ) {
+    throw new ProviderConfigError(
+      "provider_algorithms_invalid",
+      'The ID token algorithms must be a non-empty list of JWS names, e.g. ["ES256"].',
+    );
+  }
+  return [...value];
+}

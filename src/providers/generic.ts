@@ -21,6 +21,7 @@ import { clientOptions, type PresetEntry } from "./catalog.ts";
 import { type PresetOptions, presetClient, staticServer } from "./define.ts";
 import { ProviderConfigError } from "./errors.ts";
 import {
+  checkAlgorithms,
   checkEndpoints,
   checkParams,
   checkQuirks,
@@ -52,6 +53,11 @@ export interface GenericOptions extends PresetOptions {
   manageUrl?: string;
   /** The name shown to people (default: the issuer's host). */
   displayName?: string;
+  /**
+   * Hand-given endpoints only: the ID token signing algorithms the server uses (OIDC Discovery
+   * `id_token_signing_alg_values_supported`; without it oauth4webapi expects RS256, OIDC Core §3.1.3.7).
+   */
+  idTokenAlgorithms?: string[];
 }
 
 export function generic(options: GenericOptions): Provider {
@@ -62,7 +68,9 @@ export function generic(options: GenericOptions): Provider {
     );
   }
   const endpoints = options.endpoints ? checkEndpoints(options.endpoints) : undefined;
-  const issuer = endpoints ? endpoints.issuer : checkUrl(options.issuer, "issuer");
+  // The issuer is an identifier compared exactly (RFC 8414 §3.3): checked, but kept as given (no trailing slash).
+  if (!endpoints) checkUrl(options.issuer, "issuer");
+  const issuer = endpoints ? endpoints.issuer : (options.issuer as string);
   const quirks = options.quirks ? checkQuirks(options.quirks) : undefined;
   const authorizationParams = checkParams(options.authorizationParams);
   if (options.pkce !== undefined && options.pkce !== "s256" && options.pkce !== "undocumented") {
@@ -78,6 +86,7 @@ export function generic(options: GenericOptions): Provider {
       `The client authentication method must be client_secret_basic or client_secret_post; got ${JSON.stringify(authMethod)}.`,
     );
   }
+  const algorithms = checkAlgorithms(options.idTokenAlgorithms);
   const displayName = options.displayName ?? URL.parse(issuer)?.host ?? issuer;
   const client = presetClient(displayName, options, authMethod);
   const manageUrl = options.manageUrl
@@ -91,6 +100,7 @@ export function generic(options: GenericOptions): Provider {
     ...(authorizationParams ? { authorizationParams: JSON.stringify(authorizationParams) } : {}),
     ...(options.manageUrl ? { manageUrl: options.manageUrl } : {}),
     ...(options.displayName ? { displayName: options.displayName } : {}),
+    ...(algorithms ? { idTokenAlgorithms: algorithms.join(",") } : {}),
     ...encodeOrigins(options.origins),
   };
   return {
@@ -118,23 +128,35 @@ export function generic(options: GenericOptions): Provider {
         ? { kind: "rfc7009" }
         : { kind: "none", manageUrl: manageUrl ?? issuer },
     server: endpoints
-      ? staticServer({
-          displayName,
-          metadata: {
-            issuer,
-            authorization_endpoint: endpoints.authorization,
-            token_endpoint: endpoints.token,
-            device_authorization_endpoint: endpoints.device,
-            revocation_endpoint: endpoints.revocation,
-            userinfo_endpoint: endpoints.userinfo,
-            jwks_uri: endpoints.jwks,
-          },
-          quirks: quirks ?? {},
-          pkce: options.pkce ?? "s256",
-          origins: options.origins,
-        })
+      ? withAlgorithms(
+          staticServer({
+            displayName,
+            metadata: {
+              issuer,
+              authorization_endpoint: endpoints.authorization,
+              token_endpoint: endpoints.token,
+              device_authorization_endpoint: endpoints.device,
+              revocation_endpoint: endpoints.revocation,
+              userinfo_endpoint: endpoints.userinfo,
+              jwks_uri: endpoints.jwks,
+            },
+            quirks: quirks ?? {},
+            pkce: options.pkce ?? "s256",
+            origins: options.origins,
+          }),
+        )
       : async (discovery) => withQuirks(await discoverAuthorizationServer(issuer, discovery)),
   };
+
+  /** Static metadata with the ID token algorithms added (a copy keeps the attached quirks: spread copies symbols). */
+  function withAlgorithms(base: () => Promise<AuthorizationServer>) {
+    if (!algorithms) return base;
+    return async () =>
+      ({
+        ...(await base()),
+        id_token_signing_alg_values_supported: algorithms,
+      }) as AuthorizationServer;
+  }
 
   /** The discovered metadata (shared through the metadata cache, so copied) with the quirks attached. */
   function withQuirks(as: AuthorizationServer): AuthorizationServer {
@@ -178,6 +200,7 @@ export const genericPreset: PresetEntry = {
           : undefined,
       manageUrl: o.manageUrl,
       displayName: o.displayName,
+      idTokenAlgorithms: o.idTokenAlgorithms?.split(","),
       origins: decodeOrigins(o.origins),
     });
   },

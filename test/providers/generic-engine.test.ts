@@ -1,0 +1,337 @@
+/**
+ * The engine with the generic preset: against the embedded authorization server (strict oidc-provider) found by
+ * discovery and described by hand-given endpoints, and against a scripted server for a non-standard token
+ * endpoint described only by quirks data.
+ */
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { Secret } from "../../src/core/secret.ts";
+import {
+  type DevicePrompt,
+  discoverAuthorizationServer,
+  introspectToken,
+  LoginRequiredError,
+  login,
+  logout,
+  TokenEndpointError,
+  TokenRefresher,
+} from "../../src/oauth/index.ts";
+import {
+  type GenericEndpoints,
+  generic,
+  ProviderConfigError,
+  presetNamed,
+  resolveProvider,
+} from "../../src/providers/index.ts";
+import { MemoryCredentialStore } from "../../src/vault/index.ts";
+import { expireAccessToken } from "../support/credentials.ts";
+import { CONFIDENTIAL_CLIENT, useIdp } from "../support/idp.ts";
+import { scriptedServer } from "../support/scripted-server.ts";
+
+const idp = await useIdp({
+  clients: [
+    {
+      ...CONFIDENTIAL_CLIENT,
+      grant_types: [...CONFIDENTIAL_CLIENT.grant_types],
+      redirect_uris: [...CONFIDENTIAL_CLIENT.redirect_uris],
+    },
+  ],
+});
+const metadata = await discoverAuthorizationServer(idp.issuer);
+const confidential = {
+  clientId: CONFIDENTIAL_CLIENT.client_id,
+  clientSecret: CONFIDENTIAL_CLIENT.client_secret,
+};
+const SCOPE = "openid profile email offline_access";
+
+/** The embedded server auto-approves: following the authorization URL lands on our loopback listener. */
+async function browse(url: URL): Promise<void> {
+  await (await fetch(url)).arrayBuffer();
+}
+
+function handGiven(withRevocation: boolean): GenericEndpoints {
+  return {
+    issuer: metadata.issuer,
+    authorization: metadata.authorization_endpoint,
+    token: metadata.token_endpoint as string,
+    device: metadata.device_authorization_endpoint,
+    ...(withRevocation ? { revocation: metadata.revocation_endpoint } : {}),
+    jwks: metadata.jwks_uri,
+  };
+}
+
+/** The embedded server signs ID tokens with ES256; hand-given endpoints must say so (no metadata to read it from). */
+const ALGORITHMS = { idTokenAlgorithms: ["ES256"] };
+
+async function refreshTokenActive(token: Secret): Promise<boolean> {
+  const client = {
+    clientId: confidential.clientId,
+    clientSecret: new Secret(confidential.clientSecret),
+  };
+  const answer = await introspectToken({
+    as: metadata,
+    client,
+    token,
+    tokenTypeHint: "refresh_token",
+  });
+  return answer.active === true;
+}
+
+test("[PROV-generic-discovery-login] by discovery: a browser login stores the tokens, the ID token's subject and a ref naming the issuer", async () => {
+  const store = new MemoryCredentialStore();
+  const provider = generic({ issuer: idp.issuer, clientId: "agentauth-cli", scope: SCOPE });
+  const record = await login({ provider, flow: "browser", store, openUrl: browse });
+  assert.equal(record.issuer, idp.issuer);
+  assert.equal(record.subject, "alice");
+  assert.deepEqual(record.provider, {
+    name: "generic",
+    options: { authMethod: "client_secret_basic", issuer: idp.issuer },
+  });
+  assert.ok(record.tokens.refreshToken);
+  assert.equal(record.tokens.clientSecret, undefined);
+});
+
+test("[PROV-generic-discovery-refresh] by discovery: TokenRefresher rebuilds the provider from the stored ref and refreshes once", async () => {
+  const store = new MemoryCredentialStore();
+  const provider = generic({ issuer: idp.issuer, clientId: "agentauth-cli", scope: SCOPE });
+  const record = await expireAccessToken(
+    store,
+    await login({ provider, flow: "browser", store, openUrl: browse }),
+  );
+  idp.resetStats();
+  const refresher = new TokenRefresher({ store, providers: resolveProvider });
+  const tokens = await Promise.all(
+    Array.from({ length: 20 }, () => refresher.getAccessToken(record)),
+  );
+  assert.equal(new Set(tokens.map((t) => t.reveal())).size, 1);
+  assert.deepEqual(idp.stats.byGrant.refresh_token, { success: 1, error: 0 });
+  assert.notEqual(tokens[0]?.reveal(), record.tokens.accessToken?.reveal());
+});
+
+test("[PROV-generic-device] by discovery: a device login completes once the person approves", async () => {
+  const store = new MemoryCredentialStore();
+  const provider = generic({ issuer: idp.issuer, clientId: "agentauth-cli", scope: SCOPE });
+  const record = await login({
+    provider,
+    flow: "device",
+    store,
+    onDevicePrompt: async (prompt: DevicePrompt) => {
+      await (await fetch(prompt.verificationUriComplete ?? prompt.verificationUri)).arrayBuffer();
+    },
+  });
+  assert.equal(record.subject, "alice");
+  assert.equal(record.provider?.name, "generic");
+});
+
+test("[PROV-generic-endpoints-confidential] hand-given endpoints, confidential client: login, refresh from the ref with the sealed secret, RFC 7009 logout", async () => {
+  const store = new MemoryCredentialStore();
+  const provider = generic({
+    endpoints: handGiven(true),
+    ...confidential,
+    ...ALGORITHMS,
+    scope: SCOPE,
+  });
+  assert.deepEqual(provider.flows, ["authorization_code", "device"]);
+  const record = await login({ provider, flow: "browser", store, openUrl: browse });
+  assert.equal(record.issuer, idp.issuer);
+  assert.equal(record.tokens.clientSecret?.reveal(), confidential.clientSecret);
+  assert.ok(record.provider?.options?.endpoints);
+  assert.equal(JSON.stringify(record.provider).includes(confidential.clientSecret), false);
+
+  await expireAccessToken(store, record);
+  idp.resetStats();
+  await new TokenRefresher({ store, providers: resolveProvider }).getAccessToken(record);
+  assert.deepEqual(idp.stats.byGrant.refresh_token, { success: 1, error: 0 });
+
+  const current = await store.get(record);
+  const refreshToken = current?.tokens.refreshToken as Secret;
+  assert.equal(await refreshTokenActive(refreshToken), true);
+  const result = await logout({ store, key: record, providers: resolveProvider });
+  assert.equal(result.revoked, true, String(result.error));
+  assert.equal(result.deleted, true);
+  assert.equal(await refreshTokenActive(refreshToken), false);
+});
+
+test("[PROV-generic-endpoints-no-revocation] without a revocation endpoint, logout deletes locally and names the manage page", async () => {
+  const store = new MemoryCredentialStore();
+  const provider = generic({
+    endpoints: handGiven(false),
+    ...confidential,
+    ...ALGORITHMS,
+    scope: SCOPE,
+    manageUrl: "https://id.example.com/apps",
+  });
+  const record = await login({ provider, flow: "browser", store, openUrl: browse });
+  const result = await logout({ store, key: record, providers: resolveProvider });
+  assert.equal(result.revoked, false);
+  assert.equal(result.deleted, true);
+  assert.equal(result.manageUrl, "https://id.example.com/apps");
+  assert.equal(await store.get(record), undefined);
+  // The server still holds the grant: nothing pretended to revoke it.
+  assert.equal(await refreshTokenActive(record.tokens.refreshToken as Secret), true);
+});
+
+test("[PROV-generic-quirks-data] a non-standard token endpoint described only by quirks: its 200-status refusal of a refresh token means sign in again", async () => {
+  const server = await scriptedServer({
+    // 200 with a provider-specific error code, the way GitHub answers (and many in-house servers do).
+    "/token": () => ({
+      status: 200,
+      body: { error: "refresh_token_dead", error_description: "gone" },
+    }),
+  });
+  const quirks = { errorsWithStatus200: true, errorCodes: { refresh_token_dead: "invalid_grant" } };
+  const provider = generic({
+    endpoints: { issuer: `${server.origin}/`, token: `${server.origin}/token` },
+    clientId: "in-house",
+    clientSecret: "in-house-secret-value",
+    quirks,
+  });
+  assert.deepEqual(provider.flows, []);
+  const store = new MemoryCredentialStore();
+  const record = await store.put({
+    subject: "u1",
+    issuer: provider.issuer,
+    resource: "",
+    clientId: "in-house",
+    provider: provider.ref,
+    tokens: {
+      accessToken: new Secret("old-access-token-value"),
+      refreshToken: new Secret("old-refresh-token-value"),
+      clientSecret: new Secret("in-house-secret-value"),
+    },
+    expiresAt: Date.now() - 1000,
+    scopes: [],
+    account: {},
+    status: "active",
+  });
+  // The quirks came back from the stored ref: the rebuilt provider maps the code.
+  const rebuilt = presetNamed("generic")?.fromRef(record.provider!, {
+    clientId: "in-house",
+  });
+  assert.ok(rebuilt);
+  assert.deepEqual(JSON.parse(rebuilt.ref.options?.quirks ?? "{}"), quirks);
+  await assert.rejects(
+    new TokenRefresher({ store, providers: resolveProvider }).getAccessToken(record),
+    (error: unknown) =>
+      error instanceof LoginRequiredError &&
+      !error.message.includes("old-refresh-token-value") &&
+      !error.message.includes("in-house-secret-value"),
+  );
+  assert.equal((await store.get(record))?.status, "login_required");
+  assert.equal(server.requests.filter((r) => r.path === "/token").length, 1);
+  assert.match(server.requests[0]?.body ?? "", /grant_type=refresh_token/);
+});
+
+test("[PROV-generic-discovery-html] a discovery URL answering an HTML page is a typed error, and nothing is stored", async () => {
+  const server = await scriptedServer({
+    "/.well-known/oauth-authorization-server": () => ({
+      headers: { "content-type": "text/html" },
+      body: "<!doctype html><title>Sign in</title>",
+    }),
+  });
+  const store = new MemoryCredentialStore();
+  const provider = generic({ issuer: server.origin, clientId: "c" });
+  await assert.rejects(
+    login({ provider, flow: "browser", store, openUrl: browse }),
+    (error: unknown) => typeof (error as { code?: unknown }).code === "string",
+  );
+  assert.deepEqual(await store.list(), []);
+});
+
+test("[PROV-generic-config-errors] a generic provider refuses unusable configuration with typed, named errors", () => {
+  const codeOf = (make: () => unknown) => {
+    try {
+      make();
+    } catch (error) {
+      assert.ok(error instanceof ProviderConfigError, String(error));
+      return error.code;
+    }
+    return "accepted";
+  };
+  assert.equal(
+    codeOf(() => generic({ clientId: "c" })),
+    "provider_generic_source",
+  );
+  assert.equal(
+    codeOf(() =>
+      generic({ clientId: "c", issuer: "https://a.example", endpoints: handGiven(true) }),
+    ),
+    "provider_generic_source",
+  );
+  assert.equal(
+    codeOf(() => generic({ clientId: "c", issuer: "http://id.example.com" })),
+    "provider_url_invalid",
+  );
+  assert.equal(
+    codeOf(() =>
+      generic({
+        clientId: "c",
+        endpoints: { issuer: "https://a.example", token: "ftp://a.example/t" },
+      }),
+    ),
+    "provider_url_invalid",
+  );
+  assert.equal(
+    codeOf(() =>
+      generic({
+        clientId: "c",
+        endpoints: {
+          issuer: "https://a.example",
+          token: "https://a.example/t",
+          tokne: "x",
+        } as never,
+      }),
+    ),
+    "provider_endpoints_invalid",
+  );
+  assert.equal(
+    codeOf(() =>
+      generic({
+        clientId: "c",
+        issuer: "https://a.example",
+        quirks: { acceptJSON: true } as never,
+      }),
+    ),
+    "provider_quirks_invalid",
+  );
+  assert.equal(
+    codeOf(() =>
+      generic({
+        clientId: "c",
+        issuer: "https://a.example",
+        quirks: { commaScopes: "yes" } as never,
+      }),
+    ),
+    "provider_quirks_invalid",
+  );
+  assert.equal(
+    codeOf(() => generic({ clientId: "", issuer: "https://a.example" })),
+    "provider_client_id_missing",
+  );
+  assert.equal(
+    codeOf(() =>
+      resolveProvider({ name: "generic", options: { endpoints: "{not json" } }, { clientId: "c" }),
+    ),
+    "provider_ref_invalid",
+  );
+});
+
+test("[PROV-generic-wrong-secret] a wrong client secret at the token endpoint is a typed error without the secret, and nothing is stored", async () => {
+  const store = new MemoryCredentialStore();
+  const provider = generic({
+    endpoints: handGiven(true),
+    ...ALGORITHMS,
+    clientId: confidential.clientId,
+    clientSecret: "definitely-not-the-secret",
+    scope: SCOPE,
+  });
+  await assert.rejects(
+    login({ provider, flow: "browser", store, openUrl: browse, timeoutMs: 15_000 }),
+    (error: unknown) =>
+      error instanceof TokenEndpointError &&
+      error.oauthError === "invalid_client" &&
+      !error.message.includes("definitely-not-the-secret"),
+  );
+  assert.deepEqual(await store.list(), []);
+});
