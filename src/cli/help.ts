@@ -4,13 +4,15 @@
  * <sub…> --help` prints the longest matching HELP entry, else the area's USAGE.
  */
 
-import type { CliIo } from "./io.ts";
+import type { CliIo, ReportOptions } from "./io.ts";
 
 export interface Area {
   name: string;
   usage: string;
   help: Record<string, string>;
   run: (argv: string[], io: CliIo) => Promise<number>;
+  /** How this command reports its errors, when it differs (`token`: JSON errors on stderr, exit codes 3 and 4). */
+  report?: Pick<ReportOptions, "jsonTo" | "exitFor">;
 }
 
 /** The subcommand words: the leading arguments that are not flags (`rap tool serve --port 1` → tool, serve). */

@@ -19,25 +19,45 @@ export const processIo = (): CliIo => ({
   interactive: Boolean(process.stderr.isTTY),
 });
 
-/** A mistake in how the command was called: exit code 2. */
+/**
+ * A mistake in how the command was called: exit code 2. `code` defaults to "usage"; a flag whose value a library
+ * refused keeps the library's stable code (`provider_host_invalid`), so `--json` callers can still tell them apart.
+ */
 export class UsageError extends AgentAuthError {
   /** Printed after the message instead of the one-line hint (e.g. the usage of the area that lacks a subcommand). */
   readonly usage: string | undefined;
 
-  constructor(message: string, usage?: string) {
-    super("usage", message);
+  constructor(message: string, usage?: string, code = "usage") {
+    super(code, message);
     this.usage = usage;
   }
 }
 
-/** 130 = 128 + SIGINT, what shells report for a command ended with Ctrl-C. */
-export const EXIT = { ok: 0, failure: 1, usage: 2, interrupted: 130 } as const;
+/**
+ * 130 = 128 + SIGINT, what shells report for a command ended with Ctrl-C. `loginRequired` (3) and `temporary` (4)
+ * are used by `agentauth token`, whose callers are scripts that must tell "sign in again" from "try again later".
+ */
+export const EXIT = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  loginRequired: 3,
+  temporary: 4,
+  interrupted: 130,
+} as const;
 
 export interface ReportOptions {
   /** The command words the error belongs to (`"vault"`, `"rap tool serve"`), for the `--help` hint. */
   command?: string;
   /** The command was run with --json: the error goes to stdout as `{"error":{"code","message"}}`. */
   json?: boolean;
+  /**
+   * Where a `--json` error goes (default stdout). `agentauth token` sends it to stderr: its stdout is the token
+   * alone, so `TOKEN=$(agentauth token ID --json)` can never capture an error as a token.
+   */
+  jsonTo?: "stdout" | "stderr";
+  /** Picks the exit code of a failure that is not a usage error (default 1). */
+  exitFor?: (error: unknown) => number | undefined;
 }
 
 /**
@@ -46,10 +66,15 @@ export interface ReportOptions {
  * `error_description`), so they pass through `peerText` like everything else a peer says.
  */
 export function reportError(io: CliIo, error: unknown, options: ReportOptions = {}): number {
-  const { code, message, exit, usage } = describe(error);
+  const described = describe(error);
+  const { code, message, usage } = described;
+  const exit =
+    described.exit === EXIT.failure ? (options.exitFor?.(error) ?? described.exit) : described.exit;
   const text = peerText(message, { multiline: true, max: 2000 });
   if (options.json) {
-    io.stdout(`${JSON.stringify({ error: { code, message: text } })}\n`);
+    const line = `${JSON.stringify({ error: { code, message: text } })}\n`;
+    if (options.jsonTo === "stderr") io.stderr(line);
+    else io.stdout(line);
     return exit;
   }
   if (exit === EXIT.usage) {

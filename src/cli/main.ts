@@ -8,7 +8,9 @@ import * as ahp from "./commands/ahp.ts";
 import { DEMO_HELP, DEMO_USAGE, demoCommand } from "./commands/demo.ts";
 import { IDP_HELP, IDP_USAGE, idpCommand } from "./commands/idp.ts";
 import { LOGIN_HELP, LOGIN_USAGE, loginCommand } from "./commands/login.ts";
+import { PROVIDERS_HELP, PROVIDERS_USAGE, providersCommand } from "./commands/providers.ts";
 import * as rap from "./commands/rap.ts";
+import { TOKEN_HELP, TOKEN_USAGE, tokenCommand, tokenExitFor } from "./commands/token.ts";
 import * as vault from "./commands/vault.ts";
 import {
   type Area,
@@ -24,6 +26,14 @@ import { watchInterrupt } from "./lifecycle.ts";
 const AREAS: Area[] = [
   { name: "demo", usage: DEMO_USAGE, help: DEMO_HELP, run: demoCommand },
   { name: "login", usage: LOGIN_USAGE, help: LOGIN_HELP, run: loginCommand },
+  { name: "providers", usage: PROVIDERS_USAGE, help: PROVIDERS_HELP, run: providersCommand },
+  {
+    name: "token",
+    usage: TOKEN_USAGE,
+    help: TOKEN_HELP,
+    run: tokenCommand,
+    report: { jsonTo: "stderr", exitFor: tokenExitFor },
+  },
   {
     name: "vault",
     usage: vault.VAULT_USAGE,
@@ -47,7 +57,8 @@ agentauth --version                          the installed version
 All local state lives under $AGENTAUTH_HOME (default: the platform's data directory).
 The vault key comes from $AGENTAUTH_VAULT_KEY (32 bytes, base64) or a key file created there (mode 0600).
 With --json, results and errors are JSON on stdout; an error is {"error":{"code":"…","message":"…"}}.
-Exit codes: 0 success, 1 failure, 2 usage error, 130 interrupted (Ctrl-C).
+Exit codes: 0 success, 1 failure, 2 usage error, 130 interrupted (Ctrl-C); 'agentauth token' adds 3 (sign in
+again) and 4 (temporary failure, try again later).
 `;
 
 /** The package version, read from package.json two folders up (the same from src/cli and dist/cli). */
@@ -90,7 +101,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     // Details only on request (AGENTAUTH_LOG_LEVEL=debug), as the hint printed by reportError promises.
     createLogger().debug("cli.error", { error });
     const forHelp = area ? [area.name, helpFor(area, words).key].join(" ").trim() : undefined;
-    return reportError(io, asUsageError(error), { command: forHelp, json });
+    return reportError(io, asUsageError(error), { command: forHelp, json, ...area?.report });
   }
 }
 

@@ -1,53 +1,69 @@
-/** `agentauth login`: a device or browser login against any OAuth server, stored in the vault. */
+/** `agentauth login`: a device or browser login at any OAuth server or at a provider preset, stored in the vault. */
 
 import { parseArgs } from "node:util";
-import { peerText, peerUrl } from "../../core/display.ts";
-import { AgentAuthError } from "../../core/errors.ts";
 import { Secret } from "../../core/secret.ts";
-import { startSpinner } from "../../core/spinner.ts";
-import {
-  DEFAULT_LOGIN_SCOPE,
-  type DevicePrompt,
-  login,
-  type OAuthClient,
-} from "../../oauth/index.ts";
-import { openVault } from "../../vault/index.ts";
-import type { CredentialRecord } from "../../vault/types.ts";
+import { DEFAULT_LOGIN_SCOPE, type OAuthClient } from "../../oauth/index.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
+import { printAccount, runLogin } from "./login-run.ts";
+import { clientSecretFrom, providerFromFlags, refuseSecretOnArgv } from "./provider-flags.ts";
+
+export { printAccount, runLogin } from "./login-run.ts";
 
 export const LOGIN_USAGE = `agentauth login --issuer URL [--client-id ID] [--scope S] [--resource R] [--device | --browser] [--subject S] [--json]
-  Signs in with the device flow (default) or a browser and a loopback redirect, and stores the tokens
-  encrypted in the vault. A confidential client's secret is read from $AGENTAUTH_CLIENT_SECRET.`;
+agentauth login --provider NAME --client-id ID [--provider-host URL] [--provider-option K=V]…
+                [--client-secret-env VAR | --client-secret-file PATH] [--device | --browser] [--scope S] [--json]
+  Signs in with the device flow or a browser and a loopback redirect, and stores the tokens encrypted in the
+  vault, at any discoverable OAuth server (--issuer) or at a provider ('agentauth providers' lists them).`;
 
 export const LOGIN_HELP: Record<string, string> = {
   "": `agentauth login --issuer URL [options]
-  Signs in at any OAuth 2.0 / OpenID Connect authorization server and stores the tokens encrypted in the vault.
-  The device flow (RFC 8628) prints a URL and a code on stderr; the browser flow prints an authorization URL and
-  waits for the redirect on a loopback port (RFC 8252, PKCE S256).
+agentauth login --provider NAME --client-id ID [options]
+  Signs in and stores the tokens encrypted in the vault. The device flow (RFC 8628) prints a URL and a code on
+  stderr; the browser flow prints an authorization URL and waits for the redirect on a loopback port (RFC 8252,
+  PKCE S256).
 
-  --issuer URL        the authorization server (https, or http on loopback); its metadata is discovered
-  --client-id ID      the registered client id (default agentauth-cli)
-  --scope S           the scopes to ask for (default "${DEFAULT_LOGIN_SCOPE}")
+  --issuer URL        an OAuth 2.0 / OpenID Connect server (https, or http on loopback); its metadata is discovered
+  --provider NAME     a provider preset instead: github, … ('agentauth providers' lists them and what to register)
+  --provider-host URL a self-hosted server of that provider: GitHub Enterprise Server, GitLab self-managed
+                      (https, or http on loopback only)
+  --provider-option K=V  another option of the preset, repeatable: e.g. app=github_app for a GitHub App
+  --provider-origin REAL=URL  send the provider's requests for origin REAL to URL instead (a proxy or a test
+                      simulator; https, or http on loopback), repeatable
+  --client-id ID      the registered client id (required with --provider; default agentauth-cli with --issuer)
+  --client-secret-env VAR   a confidential client's secret, read from the environment variable VAR
+  --client-secret-file PATH a confidential client's secret, read from the file PATH
+  --scope S           the scopes to ask for (default: the provider's, or "${DEFAULT_LOGIN_SCOPE}")
   --resource R        the RFC 8707 resource indicator the tokens are for (part of the vault key)
-  --device            use the device flow (the default)
+  --device            use the device flow (the default when the provider has one)
   --browser           use a browser and a loopback redirect instead
-  --subject S         the vault subject to store the credential under (default the ID token's sub)
+  --subject S         the vault subject to store the credential under (default the account's id)
   --json              print the stored credential (never a token) as JSON on stdout; errors as JSON too
 
-  A confidential client's secret is read from $AGENTAUTH_CLIENT_SECRET, never from the command line.
-  Ctrl-C cancels the login (exit 130).
+  The client secret is never taken on the command line (there is no --client-secret flag): it is stored encrypted
+  with the credential, so 'agentauth token' and 'agentauth vault revoke' need no flags later. With --issuer and
+  neither secret flag, $AGENTAUTH_CLIENT_SECRET is used when set. Ctrl-C cancels the login (exit 130).
 
-  Example:
-    agentauth login --issuer http://127.0.0.1:4444 --device`,
+  Examples:
+    agentauth login --issuer http://127.0.0.1:4444 --device
+    agentauth login --provider github --client-id Iv1.0123456789abcdef --device
+    GITHUB_SECRET=… agentauth login --provider github --provider-host https://github.example.com \\
+      --client-id Ov23li0123456789abcd --client-secret-env GITHUB_SECRET --browser`,
 };
 
 export async function loginCommand(argv: string[], io: CliIo): Promise<number> {
+  refuseSecretOnArgv(argv);
   const { values } = parseArgs({
     args: argv,
     options: {
       issuer: { type: "string" },
-      "client-id": { type: "string", default: "agentauth-cli" },
-      scope: { type: "string", default: DEFAULT_LOGIN_SCOPE },
+      provider: { type: "string" },
+      "provider-host": { type: "string" },
+      "provider-option": { type: "string", multiple: true, default: [] },
+      "provider-origin": { type: "string", multiple: true, default: [] },
+      "client-id": { type: "string" },
+      "client-secret-env": { type: "string" },
+      "client-secret-file": { type: "string" },
+      scope: { type: "string" },
       resource: { type: "string" },
       device: { type: "boolean", default: false },
       browser: { type: "boolean", default: false },
@@ -57,122 +73,56 @@ export async function loginCommand(argv: string[], io: CliIo): Promise<number> {
     strict: true,
     allowPositionals: false,
   });
-  if (!values.issuer) throw new UsageError("login needs --issuer URL");
+  if (values.issuer !== undefined && values.provider !== undefined) {
+    throw new UsageError("give --issuer URL or --provider NAME, not both");
+  }
   if (values.device && values.browser) throw new UsageError("choose one of --device and --browser");
-  const clientSecret = io.env.AGENTAUTH_CLIENT_SECRET;
+  const secretFlags = { env: values["client-secret-env"], file: values["client-secret-file"] };
+  const common = { scope: values.scope, resource: values.resource, subject: values.subject };
+  if (values.provider !== undefined) {
+    const provider = providerFromFlags({
+      provider: values.provider,
+      host: values["provider-host"],
+      options: values["provider-option"],
+      origins: values["provider-origin"],
+      clientId: values["client-id"],
+      clientSecret: clientSecretFrom(secretFlags, io.env),
+    });
+    const flow = values.browser
+      ? "browser"
+      : values.device || provider.flows.includes("device")
+        ? "device"
+        : "browser";
+    printAccount(io, await runLogin(io, { provider, flow, ...common }), values.json);
+    return EXIT.ok;
+  }
+  if (values.issuer === undefined) {
+    throw new UsageError(
+      "login needs --issuer URL (any discoverable OAuth server) or --provider NAME ('agentauth providers')",
+    );
+  }
+  for (const flag of ["provider-host", "provider-option", "provider-origin"] as const) {
+    const value = values[flag];
+    if (value !== undefined && (!Array.isArray(value) || value.length > 0)) {
+      throw new UsageError(`--${flag} goes with --provider NAME, not with --issuer`);
+    }
+  }
+  // The implicit $AGENTAUTH_CLIENT_SECRET applies to --issuer logins only: sending it to a provider the person
+  // named for another reason would hand one server's secret to another.
+  const fromEnv = io.env.AGENTAUTH_CLIENT_SECRET;
+  const clientSecret =
+    clientSecretFrom(secretFlags, io.env) ?? (fromEnv ? new Secret(fromEnv) : undefined);
   const client: OAuthClient = {
-    clientId: values["client-id"],
-    clientSecret: clientSecret ? new Secret(clientSecret) : undefined,
+    clientId: values["client-id"] ?? "agentauth-cli",
+    clientSecret,
   };
   const record = await runLogin(io, {
     issuer: values.issuer,
     client,
     flow: values.browser ? "browser" : "device",
-    scope: values.scope,
-    resource: values.resource,
-    subject: values.subject,
+    ...common,
+    scope: values.scope ?? DEFAULT_LOGIN_SCOPE,
   });
   printAccount(io, record, values.json);
   return EXIT.ok;
-}
-
-export interface RunLoginOptions {
-  issuer: string;
-  client: OAuthClient;
-  flow: "device" | "browser";
-  scope?: string;
-  resource?: string;
-  subject?: string;
-  /** Plays the person too: fetches the verification URL itself (for an auto-approving server). */
-  autoApprove?: boolean;
-}
-
-export async function runLogin(io: CliIo, options: RunLoginOptions): Promise<CredentialRecord> {
-  const store = openVault({ env: io.env });
-  const controller = new AbortController();
-  const onSignal = () => controller.abort();
-  process.once("SIGINT", onSignal);
-  let spinner: ReturnType<typeof startSpinner> | undefined;
-  try {
-    return await login({
-      ...options,
-      store,
-      signal: controller.signal,
-      onDevicePrompt: (prompt) => {
-        showDevicePrompt(io, prompt);
-        spinner = startSpinner(
-          io.stderr,
-          io.interactive,
-          "Waiting for you to approve the sign-in…",
-        );
-        if (options.autoApprove)
-          visit(io, prompt.verificationUriComplete ?? prompt.verificationUri);
-      },
-      onPoll: (event) => {
-        if (event.result === "slow_down")
-          spinner?.update(
-            `Waiting (server asked to slow down to every ${event.intervalSeconds}s)…`,
-          );
-      },
-      openUrl: (url) => {
-        io.stderr(`Open this URL in your browser to sign in:\n\n  ${peerUrl(url)}\n\n`);
-        spinner = startSpinner(io.stderr, io.interactive, "Waiting for the browser to come back…");
-        if (options.autoApprove) visit(io, url.href);
-      },
-    });
-  } finally {
-    spinner?.stop();
-    process.off("SIGINT", onSignal);
-    await store.close();
-  }
-}
-
-/**
- * RFC 8628 §3.3: the URL and code come from the authorization server, a peer: printed only after `peerUrl` /
- * `peerText`, so an escape sequence in them cannot rewrite the terminal (issue 8 §1.3).
- */
-function showDevicePrompt(io: CliIo, prompt: DevicePrompt): void {
-  const uri = peerUrl(prompt.verificationUri);
-  if (!uri) {
-    throw new AgentAuthError(
-      "unusable_verification_uri",
-      "The authorization server sent an unusable verification URL (not an absolute URL); " +
-        "check the --issuer, or ask the server's operator to fix its device authorization endpoint.",
-    );
-  }
-  const complete = peerUrl(prompt.verificationUriComplete);
-  // RFC 8628 §6.1 recommends short codes (8 characters); 64 leaves room for any real one.
-  const userCode = peerText(prompt.userCode, { max: 64 });
-  const minutes = Math.round(prompt.expiresInSeconds / 60);
-  io.stderr(
-    `To sign in, open\n\n  ${uri}\n\nand enter the code\n\n  ${userCode}\n\n` +
-      (complete ? `(or open ${complete} directly)\n` : "") +
-      `The code expires in ${minutes} minute${minutes === 1 ? "" : "s"}.\n`,
-  );
-}
-
-/** The unattended path: open the page like a browser would; the auto-approving server does the rest. */
-function visit(io: CliIo, url: string): void {
-  fetch(url, { redirect: "follow" })
-    .then(async (response) => {
-      await response.arrayBuffer();
-      if (!response.ok)
-        io.stderr(`agentauth: auto-approve visit answered HTTP ${response.status}\n`);
-    })
-    .catch(() => io.stderr("agentauth: auto-approve visit failed\n"));
-}
-
-export function printAccount(io: CliIo, record: CredentialRecord, json: boolean): void {
-  if (json) {
-    const { tokens: _tokens, ...safe } = record;
-    io.stdout(`${JSON.stringify(safe)}\n`);
-    return;
-  }
-  // Names and e-mail come from the ID token or userinfo: peer text.
-  const { name, email, organization, label } = record.account;
-  const who = peerText(name && email ? `${name} <${email}>` : (label ?? record.subject));
-  io.stdout(
-    `Logged in as ${who}${organization ? ` (${peerText(organization)})` : ""} at ${peerText(record.issuer)}` +
-      `${record.resource ? ` for ${peerText(record.resource)}` : ""}; vault id ${record.id}.\n`,
-  );
 }

@@ -5,6 +5,7 @@ import type { AgentAuthError } from "../../core/errors.ts";
 import { agentauthHome } from "../../core/home.ts";
 import { peerText } from "../../core/index.ts";
 import { logout } from "../../oauth/index.ts";
+import { presetNamed, resolveProvider } from "../../providers/index.ts";
 import {
   openExistingVault,
   type SqliteCredentialStore,
@@ -12,11 +13,13 @@ import {
   VaultKeyError,
   vaultDbPath,
 } from "../../vault/index.ts";
-import type { CredentialListing } from "../../vault/types.ts";
+import type { CredentialListing, CredentialRecord } from "../../vault/types.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
+import { formatJson, formatTable } from "./vault-format.ts";
+import { idsAsPositionals } from "./vault-ids.ts";
 
-export const VAULT_USAGE = `agentauth vault list [--json]      what the vault holds (ids, accounts, expiry; never a token)
-agentauth vault revoke <id>        revoke at the authorization server (RFC 7009), then delete
+export const VAULT_USAGE = `agentauth vault list [--json]      what the vault holds (ids, providers, accounts, expiry; never a token)
+agentauth vault revoke <id> [--json]   revoke at the provider (RFC 7009 or its own API), then delete
 agentauth vault delete <id>        forget locally without revoking`;
 
 export const VAULT_HELP: Record<string, string> = {
@@ -27,20 +30,26 @@ or $AGENTAUTH_HOME/vault.key. Run 'agentauth vault <command> --help' for one com
 `,
   list: `agentauth vault list [--json]
 
-Lists the stored credentials: id, account, issuer, resource, status, access-token expiry, whether a refresh token
-is held. Never prints a token, never needs the vault key, and creates nothing (a missing vault is reported as
+Lists the stored credentials: id, account (the provider's handle, e.g. the GitHub login, else the name or
+e-mail), issuer, provider preset (with its self-hosted host), resource, status, access-token expiry, whether a
+refresh token is held. Never prints a token, never needs the vault key, and creates nothing (a missing vault is reported as
 not existing yet). A row that cannot be read is flagged with its id and how to delete it; the others are listed.
 
-  --json    one JSON array; unreadable rows carry "unreadable": {"code", "message"}
+  --json    one JSON array of credentials (with "provider": {"name", "options"} and "account": {"login",
+            "name", "email", ...}); unreadable rows carry "unreadable": {"code", "message"}
 
 Example: agentauth vault list --json
 `,
-  revoke: `agentauth vault revoke <id>
+  revoke: `agentauth vault revoke <id> [--json]
 
-Revokes the credential's refresh token (then access token) at its authorization server (RFC 7009), then deletes
-it. If the server cannot be reached the credential is kept (retry, or 'vault delete' it). A credential whose row
+Revokes the credential at its provider, then deletes it: RFC 7009 (refresh token, then access token), or the
+provider's own call (GitHub: DELETE /applications/{client_id}/grant with the client secret stored at login). A
+provider with no revocation API is deleted locally and the output names the page where you remove the app's
+access. If the server cannot be reached the credential is kept (retry, or 'vault delete' it). A credential whose row
 is damaged (it no longer decrypts or parses) cannot be revoked: it is deleted, and the output says it was not
 revoked. One sealed with a key this environment lacks is kept: set the right key and retry, or 'vault delete' it.
+
+  --json    the outcome as {"id", "revoked", "deleted", "manageUrl"?} on stdout; errors as JSON too
 
 Example: agentauth vault revoke Qm9iLWlk3x
 `,
@@ -70,7 +79,7 @@ export async function vaultCommand(argv: string[], io: CliIo): Promise<number> {
       const id = positionals[0];
       if (!id || positionals.length > 1)
         throw new UsageError(`vault ${sub} needs exactly one <id> (see 'agentauth vault list')`);
-      return sub === "delete" ? remove(io, id) : revoke(io, id);
+      return sub === "delete" ? remove(io, id) : revoke(io, id, values.json);
     }
     default:
       throw new UsageError(`unknown vault command '${sub ?? ""}'`);
@@ -119,7 +128,7 @@ function remove(io: CliIo, id: string): Promise<number> {
   });
 }
 
-function revoke(io: CliIo, id: string): Promise<number> {
+function revoke(io: CliIo, id: string, json: boolean): Promise<number> {
   return withWritableVault(io, id, async (store, where) => {
     let record: Awaited<ReturnType<SqliteCredentialStore["getById"]>>;
     try {
@@ -150,18 +159,55 @@ function revoke(io: CliIo, id: string): Promise<number> {
       );
       return EXIT.ok;
     }
-    const key = { subject: record.subject, issuer: record.issuer, resource: record.resource };
-    const result = await logout({ store, key });
-    if (!result.revoked) {
-      io.stderr(
-        `agentauth: could not revoke ${id} at ${record.issuer}: ${result.error?.message ?? "unknown error"}\n` +
-          `The credential is kept; run 'agentauth vault delete ${id}' to forget it without revoking.\n`,
-      );
-      return EXIT.failure;
-    }
-    io.stdout(`Revoked ${id} at ${record.issuer} and deleted it.\n`);
-    return EXIT.ok;
+    return revokeReadable(io, store, record, json);
   });
+}
+
+/** Revocation through the credential's provider (rebuilt from its stored ref and client registration). */
+async function revokeReadable(
+  io: CliIo,
+  store: SqliteCredentialStore,
+  record: CredentialRecord,
+  json: boolean,
+): Promise<number> {
+  const { id } = record;
+  const at = atWhom(record);
+  const key = { subject: record.subject, issuer: record.issuer, resource: record.resource };
+  const result = await logout({ store, key, providers: resolveProvider });
+  if (result.manageUrl) {
+    const url = peerText(result.manageUrl, { max: 300 });
+    if (json)
+      io.stdout(
+        `${JSON.stringify({ id, revoked: false, deleted: result.deleted, manageUrl: url })}\n`,
+      );
+    else {
+      io.stdout(
+        `Deleted ${id} locally. ${at} has no API to revoke access, so the app keeps it until you remove it at\n` +
+          `  ${url}\n`,
+      );
+    }
+    return EXIT.ok;
+  }
+  if (!result.revoked) {
+    const why = peerText(result.error?.message ?? "unknown error", { multiline: true, max: 2000 });
+    const code = (result.error as AgentAuthError | undefined)?.code ?? "revocation_failed";
+    const message =
+      `could not revoke ${id} at ${at}: ${why}\n` +
+      `The credential is kept; retry later, or run 'agentauth vault delete ${id}' to forget it without revoking.`;
+    if (json) io.stdout(`${JSON.stringify({ error: { code, message } })}\n`);
+    else io.stderr(`agentauth: ${message}\n`);
+    return EXIT.failure;
+  }
+  if (json) io.stdout(`${JSON.stringify({ id, revoked: true, deleted: result.deleted })}\n`);
+  else io.stdout(`Revoked ${id} at ${at} and deleted it.\n`);
+  return EXIT.ok;
+}
+
+/** "GitHub (https://github.com/login/oauth)" for a preset's credential, else the issuer. */
+function atWhom(record: CredentialRecord): string {
+  const preset = record.provider ? presetNamed(record.provider.name) : undefined;
+  const issuer = peerText(record.issuer, { max: 200 });
+  return preset ? `${preset.displayName} (${issuer})` : issuer;
 }
 
 interface Where {
@@ -191,63 +237,4 @@ function noSuchId(io: CliIo, id: string): number {
     `agentauth: no credential with id ${peerText(id, { max: 80 })}; run 'agentauth vault list' to see the ids.\n`,
   );
   return EXIT.failure;
-}
-
-/** Vault ids are base64url, so one may begin with "-": move such ids behind "--" so parseArgs does not read them as flags. */
-const DASH_ID = /^-[A-Za-z0-9_][A-Za-z0-9_-]{10}$/;
-
-function idsAsPositionals(args: string[]): string[] {
-  const end = args.includes("--") ? args.indexOf("--") : args.length;
-  const head = args.slice(0, end);
-  const ids = head.filter((arg) => DASH_ID.test(arg));
-  if (ids.length === 0) return args;
-  return [...head.filter((arg) => !DASH_ID.test(arg)), "--", ...ids, ...args.slice(end + 1)];
-}
-
-/** The summaries, then each unreadable row with an `unreadable` marker (same array, so existing readers still work). */
-function formatJson(listing: CredentialListing): string {
-  const damaged = listing.unreadable.map(({ code, message, ...rest }) => ({
-    ...rest,
-    unreadable: { code, message },
-  }));
-  return `${JSON.stringify([...listing.credentials, ...damaged])}\n`;
-}
-
-function formatTable(listing: CredentialListing): string {
-  const { credentials: rows, unreadable } = listing;
-  if (rows.length === 0 && unreadable.length === 0) return "The vault is empty.\n";
-  // Issuers, subjects and account labels came from authorization servers: sanitised before they reach a terminal.
-  const lines = rows.map((r) => [
-    r.id,
-    peerText(r.account.label ?? r.subject, { max: 60 }),
-    peerText(r.issuer, { max: 80 }),
-    peerText(r.resource, { max: 80 }) || "-",
-    r.status,
-    r.expiresAt ? new Date(r.expiresAt).toISOString() : "-",
-    r.has.refreshToken ? "yes" : "no",
-  ]);
-  for (const u of unreadable) {
-    lines.push([
-      peerText(u.id, { max: 40 }),
-      peerText(u.subject ?? "?", { max: 60 }),
-      peerText(u.issuer ?? "?", { max: 80 }),
-      peerText(u.resource ?? "", { max: 80 }) || "-",
-      "UNREADABLE",
-      "-",
-      "-",
-    ]);
-  }
-  const header = ["ID", "ACCOUNT", "ISSUER", "RESOURCE", "STATUS", "EXPIRES", "REFRESH"];
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? "").length)));
-  const fmt = (cells: string[]) =>
-    `${cells
-      .map((c, i) => c.padEnd(widths[i] ?? 0))
-      .join("  ")
-      .trimEnd()}\n`;
-  const notes = unreadable.map(
-    (u) =>
-      `\n${peerText(u.id, { max: 40 })} cannot be read (${u.code}): ${peerText(u.message, { max: 300 })}\n` +
-      `  Remove it with 'agentauth vault delete ${peerText(u.id, { max: 40 })}', then sign in again.\n`,
-  );
-  return fmt(header) + lines.map(fmt).join("") + notes.join("");
 }

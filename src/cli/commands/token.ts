@@ -1,0 +1,130 @@
+/**
+ * `agentauth token <vault-id>`: prints a fresh access token on stdout and nothing else there, refreshing it first
+ * (single-flight across processes) when it is due. The one command whose job is to print a secret, for scripts,
+ * like `gh auth token`; distinct exit codes tell "sign in again" (3) from "try again later" (4).
+ */
+
+import { parseArgs } from "node:util";
+import { peerText } from "../../core/display.ts";
+import { AgentAuthError } from "../../core/errors.ts";
+import {
+  LoginRequiredError,
+  RateLimitedError,
+  TokenEndpointError,
+  TokenRefresher,
+  TransportError,
+} from "../../oauth/index.ts";
+import { presetNamed, resolveProvider } from "../../providers/index.ts";
+import { openExistingVault } from "../../vault/index.ts";
+import type { CredentialRecord } from "../../vault/types.ts";
+import { type CliIo, EXIT, UsageError } from "../io.ts";
+import { idsAsPositionals } from "./vault-ids.ts";
+
+export const TOKEN_USAGE = `agentauth token <vault-id> [--json]      print a fresh access token on stdout (refreshed if due), for scripts`;
+
+export const TOKEN_HELP: Record<string, string> = {
+  "": `agentauth token <vault-id> [--json]
+
+Prints the credential's access token on stdout, followed by a newline, and nothing else there. When the token
+is expired or about to expire it is refreshed first (one refresh even when many processes ask at once; the rotated
+refresh token is stored before the token is printed). The provider and the client registration (including a
+confidential client's secret) come from the vault, so no other flag is needed. Messages go to stderr.
+
+  --json    errors as {"error":{"code","message"}} on stderr (stdout stays empty, so a script that captures
+            stdout can never mistake an error for a token)
+
+Exit status:
+  0  the token is on stdout
+  1  failure: no such credential, or a vault or configuration problem (the message says which)
+  2  usage error
+  3  login required: the credential can no longer be refreshed; sign in again with 'agentauth login'
+  4  temporary failure: the provider is unreachable, rate limiting or failing; try again later
+
+Example: curl -H "Authorization: Bearer $(agentauth token Qm9iLWlk3x)" https://api.github.com/user
+`,
+};
+
+export async function tokenCommand(argv: string[], io: CliIo): Promise<number> {
+  const { positionals } = parseArgs({
+    args: idsAsPositionals(argv),
+    options: { json: { type: "boolean", default: false } },
+    strict: true,
+    allowPositionals: true,
+  });
+  const [id] = positionals;
+  if (!id || positionals.length > 1) {
+    throw new UsageError("token needs exactly one <vault-id> (see 'agentauth vault list')");
+  }
+  const store = openExistingVault({ env: io.env, readOnly: false });
+  if (!store) throw notFound(id);
+  try {
+    const record = await store.getById(id);
+    if (!record) throw notFound(id);
+    const key = { subject: record.subject, issuer: record.issuer, resource: record.resource };
+    const refresher = new TokenRefresher({ store, providers: resolveProvider });
+    let token: Awaited<ReturnType<TokenRefresher["getAccessToken"]>>;
+    try {
+      token = await refresher.getAccessToken(key);
+    } catch (error) {
+      if (error instanceof LoginRequiredError) {
+        throw new LoginRequiredError("login_required", `${error.message} ${signInAgain(record)}`);
+      }
+      throw error;
+    }
+    io.stdout(`${token.reveal()}\n`);
+    return EXIT.ok;
+  } finally {
+    await store.close();
+  }
+}
+
+function notFound(id: string): AgentAuthError {
+  return new AgentAuthError(
+    "credential_not_found",
+    `no credential with id ${peerText(id, { max: 80 })}; run 'agentauth vault list' to see the ids.`,
+  );
+}
+
+/** The login line that makes a new credential under the same key (no secret: it is named, never shown). */
+export function signInAgain(record: CredentialRecord): string {
+  const words = ["agentauth login"];
+  const ref = record.provider;
+  if (ref && presetNamed(ref.name)) {
+    words.push(`--provider ${ref.name}`);
+    if (ref.options?.host) words.push(`--provider-host ${ref.options.host}`);
+    for (const [key, value] of Object.entries(ref.options ?? {})) {
+      if (key !== "host" && key !== "origins") words.push(`--provider-option ${key}=${value}`);
+    }
+  } else {
+    words.push(`--issuer ${record.issuer}`);
+  }
+  words.push(`--client-id ${record.clientId}`);
+  if (record.tokens.clientSecret) words.push("--client-secret-env VAR");
+  if (record.resource) words.push(`--resource ${record.resource}`);
+  return `Run: ${peerText(words.join(" "), { max: 600 })}`;
+}
+
+/** The token command's exit code for a failure: 3 when only a new sign-in helps, 4 when a retry later may work. */
+export function tokenExitFor(error: unknown): number | undefined {
+  if (error instanceof LoginRequiredError) return EXIT.loginRequired;
+  if (error instanceof RateLimitedError) return EXIT.temporary;
+  if (error instanceof TransportError) {
+    return error.code === "network_error" || error.code === "timeout" ? EXIT.temporary : undefined;
+  }
+  if (error instanceof TokenEndpointError) {
+    // A 5xx, an HTML maintenance page instead of JSON, or another process still refreshing: nothing is wrong with
+    // the credential, and nothing was marked; the same command may well work in a minute.
+    if (TEMPORARY_CODES.has(error.code)) return EXIT.temporary;
+    if (error.oauthError === "temporarily_unavailable" || error.oauthError === "server_error") {
+      return EXIT.temporary;
+    }
+  }
+  return undefined;
+}
+
+const TEMPORARY_CODES = new Set([
+  "server_error",
+  "invalid_response",
+  "refresh_wait_timeout",
+  "refresh_conflict",
+]);

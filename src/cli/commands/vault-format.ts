@@ -1,0 +1,74 @@
+/** `agentauth vault list` output: the JSON array and the human table (never a token; peer text sanitised). */
+
+import { peerText } from "../../core/display.ts";
+import type { CredentialListing, CredentialSummary } from "../../vault/types.ts";
+
+/** The summaries, then each unreadable row with an `unreadable` marker (same array, so existing readers still work). */
+export function formatJson(listing: CredentialListing): string {
+  const damaged = listing.unreadable.map(({ code, message, ...rest }) => ({
+    ...rest,
+    unreadable: { code, message },
+  }));
+  return `${JSON.stringify([...listing.credentials, ...damaged])}\n`;
+}
+
+export function formatTable(listing: CredentialListing): string {
+  const { credentials: rows, unreadable } = listing;
+  if (rows.length === 0 && unreadable.length === 0) return "The vault is empty.\n";
+  // Issuers, subjects and account labels came from authorization servers: sanitised before they reach a terminal.
+  const lines = rows.map((r) => [
+    r.id,
+    peerText(r.account.login ?? r.account.label ?? r.subject, { max: 60 }),
+    peerText(r.issuer, { max: 80 }),
+    providerOf(r),
+    peerText(r.resource, { max: 80 }) || "-",
+    r.status,
+    r.expiresAt ? new Date(r.expiresAt).toISOString() : "-",
+    r.has.refreshToken ? "yes" : "no",
+  ]);
+  for (const u of unreadable) {
+    lines.push([
+      peerText(u.id, { max: 40 }),
+      peerText(u.subject ?? "?", { max: 60 }),
+      peerText(u.issuer ?? "?", { max: 80 }),
+      "?",
+      peerText(u.resource ?? "", { max: 80 }) || "-",
+      "UNREADABLE",
+      "-",
+      "-",
+    ]);
+  }
+  const header = [
+    "ID",
+    "ACCOUNT",
+    "ISSUER",
+    "PROVIDER",
+    "RESOURCE",
+    "STATUS",
+    "EXPIRES",
+    "REFRESH",
+  ];
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? "").length)));
+  const fmt = (cells: string[]) =>
+    `${cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd()}\n`;
+  const notes = unreadable.map(
+    (u) =>
+      `\n${peerText(u.id, { max: 40 })} cannot be read (${u.code}): ${peerText(u.message, { max: 300 })}\n` +
+      `  Remove it with 'agentauth vault delete ${peerText(u.id, { max: 40 })}', then sign in again.\n`,
+  );
+  return fmt(header) + lines.map(fmt).join("") + notes.join("");
+}
+
+/**
+ * The preset that issued a credential ("github"), with its self-hosted server's host when it has one
+ * ("github@github.example.com"); "-" for a plain discoverable server, whose issuer column says it all.
+ */
+function providerOf(row: CredentialSummary): string {
+  const ref = row.provider;
+  if (!ref) return "-";
+  const host = URL.parse(ref.options?.host ?? "")?.host;
+  return peerText(host ? `${ref.name}@${host}` : ref.name, { max: 60 });
+}
