@@ -9,6 +9,7 @@ import { test } from "node:test";
 import { Secret } from "../../src/core/secret.ts";
 import {
   type DevicePrompt,
+  DiscoveryError,
   discoverAuthorizationServer,
   introspectToken,
   LoginRequiredError,
@@ -234,7 +235,7 @@ test("[PROV-generic-discovery-html] a discovery URL answering an HTML page is a 
   const provider = generic({ issuer: server.origin, clientId: "c" });
   await assert.rejects(
     login({ provider, flow: "browser", store, openUrl: browse }),
-    (error: unknown) => typeof (error as { code?: unknown }).code === "string",
+    (error: unknown) => error instanceof DiscoveryError && error.code === "metadata_invalid",
   );
   assert.deepEqual(await store.list(), []);
 });
