@@ -8,6 +8,9 @@
  * audience-bound token minted from that grant (`TokenRefresher.mintForResource`), stored on its own record without
  * a refresh token. Only one record ever holds a grant's refresh token: the server rotates it and revokes the grant
  * when an old one is replayed, so two records holding copies would soon kill each other.
+ *
+ * A server a provider preset serves (GitHub, Microsoft, ...; `server-provider.ts`) gets a sign-in per resource
+ * through the preset instead (`sign-in.ts`), stored under the preset's issuer, and refreshed through it.
  */
 
 import { createHash } from "node:crypto";
@@ -16,10 +19,10 @@ import {
   type DevicePrompt,
   type DiscoveryOptions,
   LoginRequiredError,
-  login,
   type OAuthClient,
   TokenRefresher,
 } from "../../oauth/index.ts";
+import { resolveProvider } from "../../providers/index.ts";
 import type {
   CredentialKey,
   CredentialRecord,
@@ -28,12 +31,16 @@ import type {
 } from "../../vault/index.ts";
 import { AhpAuthRequiredError } from "./errors.ts";
 import type { AhpResource } from "./resources.ts";
-
-/** OIDC scopes for the account and a refresh token, plus whatever the resource advertises. */
-const BASE_SCOPES = ["openid", "profile", "email", "offline_access"];
+import {
+  issuerForServer,
+  providerForServer,
+  type ServerProviderOptions,
+  servedByPreset,
+} from "./server-provider.ts";
+import { signIn } from "./sign-in.ts";
 
 export interface DeviceLoginPolicy {
-  /** Default: the public client `agentauth-cli`. */
+  /** For discoverable servers. Default: the public client `agentauth-cli`. Presets take `providers` settings. */
   client?: OAuthClient;
   /**
    * Show the person the URL and code (stderr in the CLI). `covers` lists every resource the one sign-in is for
@@ -48,7 +55,7 @@ export interface DeviceLoginPolicy {
   signal?: AbortSignal;
 }
 
-export interface ResourceCredentialsOptions {
+export interface ResourceCredentialsOptions extends ServerProviderOptions {
   store: CredentialStore;
   /** Pin the vault subject; default: whichever active credential for (issuer, resource) was used most recently. */
   subject?: string;
@@ -82,13 +89,19 @@ export class ResourceCredentials {
       store: options.store,
       skewMs: options.refreshSkewMs ?? 30_000,
       discovery: options.discovery,
+      // A preset's credential names its provider; the refresher rebuilds it (client and sealed secret stored).
+      providers: resolveProvider,
     });
   }
 
   /** The stored credential for a resource, without touching the network (for status). */
   async find(resource: AhpResource): Promise<CredentialSummary | undefined> {
     const candidates: CredentialSummary[] = [];
-    for (const issuer of issuerSpellings(resource.authorizationServers)) {
+    const first = resource.authorizationServers[0];
+    const servers = first
+      ? [...resource.authorizationServers, issuerForServer(first, this.#options)]
+      : resource.authorizationServers;
+    for (const issuer of issuerSpellings(servers)) {
       candidates.push(
         ...(await this.#options.store.list({
           issuer,
@@ -196,6 +209,8 @@ export class ResourceCredentials {
     subject: string | undefined,
     reminting = false,
   ): Promise<CredentialRecord | undefined> {
+    // A preset's tokens are not audience-bound: there is no grant to mint another resource's token from.
+    if (servedByPreset(resource.authorizationServers[0], this.#options)) return undefined;
     const holders: CredentialSummary[] = [];
     for (const sibling of this.#siblings()) {
       if (sibling.resource === resource.resource || !this.#sameServer(resource, sibling)) continue;
@@ -250,13 +265,16 @@ export class ResourceCredentials {
         [resource.id],
       );
     }
-    const issuer = resource.authorizationServers[0];
-    if (!issuer) {
+    const server = resource.authorizationServers[0];
+    if (!server) {
       throw new AhpAuthRequiredError(
         `${resource.label} names no authorization server; the client cannot obtain a token for it.`,
         [resource.id],
       );
     }
+    const choice = providerForServer(server, resource.label, this.#options);
+    // A preset's sign-in covers this resource alone: key the running login by resource too.
+    const issuer = choice.kind === "provider" ? `${server} ${resource.resource}` : server;
     // Another resource's sign-in at the same server is under way and covers this one: wait for it, then mint.
     const running = this.#logins.get(issuer);
     if (running?.covers.has(resource.resource)) {
@@ -265,26 +283,19 @@ export class ResourceCredentials {
       const minted = holder && (await this.#mintFrom(holder, resource));
       if (minted) return minted;
     }
-    const others = this.#siblings().filter(
-      (r) => r.resource !== resource.resource && this.#sameServer(resource, r),
-    );
-    const scopes = new Set([
-      ...BASE_SCOPES,
-      ...resource.scopes,
-      ...others.flatMap((r) => r.scopes),
-    ]);
-    const done = login({
-      issuer,
-      client: policy.client ?? { clientId: "agentauth-cli" },
-      flow: "device",
+    const others =
+      choice.kind === "provider"
+        ? []
+        : this.#siblings().filter(
+            (r) => r.resource !== resource.resource && this.#sameServer(resource, r),
+          );
+    const done = signIn({
+      resource,
+      others,
+      choice,
+      policy,
       store: this.#options.store,
-      scope: [...scopes].join(" "),
-      resource: resource.resource,
-      alsoResources: others.map((r) => r.resource),
       subject: this.#options.subject,
-      onDevicePrompt: (prompt) => policy.onDevicePrompt(prompt, resource, [resource, ...others]),
-      onPoll: policy.onPoll,
-      signal: policy.signal,
       discovery: this.#options.discovery,
     });
     const group: GroupLogin = {

@@ -44,6 +44,14 @@ export class AhpUnknownResourceError extends AgentAuthError {
   }
 }
 
+/**
+ * The client cannot sign in to an authorization server a host names, as configured: a recognised provider preset
+ * without a client id (`ahp_provider_client_id_missing`), a configured host that is not the advertised server
+ * (`ahp_provider_host_mismatch`), a preset without a device flow (`ahp_provider_flow_unsupported`), or a server
+ * that is neither a preset nor discoverable (`ahp_server_unknown`). The message names what to configure.
+ */
+export class AhpServerConfigError extends AgentAuthError {}
+
 /** The host broke the protocol: malformed JSON, a shape that fails validation, a binary frame. */
 export class AhpProtocolError extends AgentAuthError {
   declare readonly code: "ahp_protocol_error";

@@ -32,6 +32,7 @@ export {
   AhpConnectError,
   AhpProtocolError,
   AhpRequestError,
+  AhpServerConfigError,
   AhpTimeoutError,
   AhpUnknownResourceError,
   AhpVersionError,
@@ -48,4 +49,11 @@ export {
   resourcesFromRootState,
   resourcesFromSeed,
 } from "./resources.ts";
+export {
+  envName as providerEnvName,
+  type ProviderSettings,
+  providerForServer,
+  type ServerChoice,
+  type ServerProviderOptions,
+} from "./server-provider.ts";
 export { type ResourceStatus, resourceStatus } from "./status.ts";
