@@ -10,6 +10,7 @@ import type { PresetEntry } from "./catalog.ts";
 import { ProviderConfigError } from "./errors.ts";
 import { genericPreset } from "./generic.ts";
 import { githubPreset } from "./github.ts";
+import { googlePreset } from "./google.ts";
 import { slackPreset } from "./slack.ts";
 
 export { apiRequest } from "./api.ts";
@@ -18,11 +19,17 @@ export { type PresetOptions, presetClient, type StaticServerSpec, staticServer }
 export { ProviderApiError, ProviderConfigError } from "./errors.ts";
 export { type GenericEndpoints, type GenericOptions, generic } from "./generic.ts";
 export { type GitHubOptions, github } from "./github.ts";
+export { type GoogleOptions, google } from "./google.ts";
 export { type OriginMap, rebase } from "./origins.ts";
 export { type SlackOptions, slack } from "./slack.ts";
 
 /** Every preset, in the order `agentauth providers` lists them. */
-export const PRESETS: readonly PresetEntry[] = [githubPreset, slackPreset, genericPreset];
+export const PRESETS: readonly PresetEntry[] = [
+  githubPreset,
+  slackPreset,
+  googlePreset,
+  genericPreset,
+];
 
 export function presetNamed(name: string): PresetEntry | undefined {
   return PRESETS.find((preset) => preset.name === name);
