@@ -1,6 +1,8 @@
 /** How an agent author describes its sign-in methods, and how they appear on the wire in ACP v1 and v2 (pure). */
 
+import type { Provider } from "../../oauth/index.ts";
 import type { AccountInfo } from "../../vault/types.ts";
+import { oauthMethodDescription, oauthMethodName, validateOAuthMethod } from "./oauth-method.ts";
 
 interface MethodBase {
   /** The method id clients pass back (`methodId`). */
@@ -9,18 +11,41 @@ interface MethodBase {
   description?: string;
 }
 
-/** Sign in with OAuth (type `agent`): `authenticate` runs a device-code (default) or browser login. */
-export interface OAuthMethod extends MethodBase {
+/**
+ * Sign in with OAuth (type `agent`): `authenticate` runs a device-code or browser login, against a provider preset
+ * (`provider: github({ clientId })`) or a discoverable issuer with a client id.
+ */
+export type OAuthMethod = ProviderOAuthMethod | IssuerOAuthMethod;
+
+interface OAuthMethodBase {
   kind: "oauth";
-  issuer: string;
-  clientId: string;
+  /** The method id clients pass back (`methodId`). */
+  id: string;
+  description?: string;
   scope?: string;
   resource?: string;
+  /** Default: the device flow when the provider offers it (an agent rarely runs on the person's own screen), else browser. */
   flow?: "device" | "browser";
   /** An environment variable holding a token that counts as configured credentials (users of an existing login). */
   envVar?: string;
   /** Give up on a login nobody completes. Default 10 minutes. */
   timeoutMs?: number;
+}
+
+/** A provider preset from `agentauth/providers`: GitHub, Google, Slack, ... (name defaults to "Sign in with GitHub"). */
+export interface ProviderOAuthMethod extends OAuthMethodBase {
+  provider: Provider;
+  name?: string;
+  issuer?: undefined;
+  clientId?: undefined;
+}
+
+/** A discoverable authorization server (RFC 8414 / OIDC discovery) and the public client registered there. */
+export interface IssuerOAuthMethod extends OAuthMethodBase {
+  name: string;
+  issuer: string;
+  clientId: string;
+  provider?: undefined;
 }
 
 /**
@@ -51,6 +76,15 @@ export interface TerminalMethod extends MethodBase {
 }
 
 export type AuthMethodConfig = OAuthMethod | ApiKeyMethod | TerminalMethod;
+
+/** The name a method is advertised with (an OAuth method on a provider may leave it to the provider). */
+export function methodName(method: AuthMethodConfig): string {
+  return method.kind === "oauth" ? oauthMethodName(method) : method.name;
+}
+
+export function methodDescription(method: AuthMethodConfig): string | null {
+  return (method.kind === "oauth" ? oauthMethodDescription(method) : method.description) ?? null;
+}
 
 /** The first of the method's environment variables that is set (non-empty), with its value. */
 export function envCredential(
@@ -87,7 +121,7 @@ export function v1AuthMethods(
           args: m.args,
           env: m.env ?? {},
         }
-      : { id: m.id, name: m.name, description: m.description ?? null },
+      : { id: m.id, name: methodName(m), description: methodDescription(m) },
   );
 }
 
@@ -106,7 +140,7 @@ export function v2AuthMethods(
           args: m.args,
           env: Object.entries(m.env ?? {}).map(([name, value]) => ({ name, value })),
         }
-      : { methodId: m.id, name: m.name, description: m.description ?? null, type: "agent" },
+      : { methodId: m.id, name: methodName(m), description: methodDescription(m), type: "agent" },
   );
 }
 
@@ -125,6 +159,7 @@ export function validateMethods(methods: readonly AuthMethodConfig[]): void {
     if (!m.id || ids.has(m.id))
       throw new TypeError(`auth method ids must be unique and non-empty (${m.id})`);
     ids.add(m.id);
+    if (m.kind === "oauth") validateOAuthMethod(m);
     if (
       m.kind === "terminal" &&
       !methods.some((o) => o.kind === "oauth" && o.id === m.oauthMethodId)

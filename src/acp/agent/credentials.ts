@@ -1,7 +1,11 @@
 /** Where each method's credentials live (vault or environment), how they are stored, and how they are forgotten. */
 
 import { Secret } from "../../core/secret.ts";
-import { type LogoutResult, logout as revokeAndDelete } from "../../oauth/index.ts";
+import {
+  type LogoutResult,
+  type ProviderResolver,
+  logout as revokeAndDelete,
+} from "../../oauth/index.ts";
 import type {
   AccountInfo,
   CredentialRecord,
@@ -14,6 +18,7 @@ import {
   envCredential,
   type OAuthMethod,
 } from "./config.ts";
+import { oauthTarget } from "./oauth-method.ts";
 import type { MethodState } from "./state.ts";
 
 /** API keys live in the vault under a provider pseudo-issuer, one per method. */
@@ -32,13 +37,21 @@ export function agentSubject(agentName: string): string {
 export class MethodCredentials {
   readonly #store: CredentialStore;
   readonly #env: NodeJS.ProcessEnv;
+  readonly #providers: ProviderResolver | undefined;
   /** Every record this agent writes, reads or deletes has this subject. */
   readonly subject: string;
 
-  constructor(store: CredentialStore, env: NodeJS.ProcessEnv, subject: string) {
+  /** `providers` rebuilds the provider preset a stored credential names, for its revocation. */
+  constructor(
+    store: CredentialStore,
+    env: NodeJS.ProcessEnv,
+    subject: string,
+    providers?: ProviderResolver,
+  ) {
     this.#store = store;
     this.#env = env;
     this.subject = subject;
+    this.#providers = providers;
   }
 
   get store(): CredentialStore {
@@ -53,7 +66,11 @@ export class MethodCredentials {
         methodId: method.id,
         configured: true,
         source: "vault",
-        accounts: records.map((r) => ({ ...r.account, updatedAt: r.updatedAt })),
+        accounts: records.map((r) => ({
+          ...r.account,
+          updatedAt: r.updatedAt,
+          ...(r.provider ? { provider: r.provider.name } : {}),
+        })),
       };
     }
     const fromEnv = envCredential(method, this.#env);
@@ -105,7 +122,8 @@ export class MethodCredentials {
   }
 
   /**
-   * Revokes (RFC 7009) and deletes every vault credential of the method. A revocation the server refuses or
+   * Revokes (RFC 7009, or the provider's own call: GitHub's `DELETE /applications/{client_id}/grant`) and
+   * deletes every vault credential of the method. A revocation the server refuses or
    * cannot receive still deletes locally: the user asked to be logged out here. Environment credentials are
    * outside our reach and survive; the next status says so.
    */
@@ -118,7 +136,12 @@ export class MethodCredentials {
         results.push({ found: true, revoked: false, deleted: await this.#store.delete(key) });
       } else {
         results.push(
-          await revokeAndDelete({ store: this.#store, key, deleteOnRevokeFailure: true }),
+          await revokeAndDelete({
+            store: this.#store,
+            key,
+            providers: this.#providers,
+            deleteOnRevokeFailure: true,
+          }),
         );
       }
     }
@@ -126,16 +149,18 @@ export class MethodCredentials {
   }
 
   async #records(method: OAuthMethod | ApiKeyMethod): Promise<CredentialSummary[]> {
+    const target = method.kind === "oauth" ? oauthTarget(method) : undefined;
     const filter =
       method.kind === "oauth"
-        ? { subject: this.subject, issuer: method.issuer, resource: method.resource ?? "" }
+        ? {
+            subject: this.subject,
+            issuer: oauthTarget(method).issuer,
+            resource: method.resource ?? "",
+          }
         : { subject: this.subject, issuer: apiKeyIssuer(method), resource: "" };
     const rows = await this.#store.list(filter);
     return rows
-      .filter(
-        (r) =>
-          r.status === "active" && (method.kind === "api-key" || r.clientId === method.clientId),
-      )
+      .filter((r) => r.status === "active" && (!target || r.clientId === target.clientId))
       .sort((a, b) => b.updatedAt - a.updatedAt);
   }
 }

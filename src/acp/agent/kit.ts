@@ -39,6 +39,7 @@ import {
 } from "./install.ts";
 import { elicit, runOAuthLogin } from "./login.ts";
 import { LoginFlight } from "./login-flight.ts";
+import { methodProviders } from "./oauth-method.ts";
 import { SessionGate, type SessionPolicy } from "./session-gate.ts";
 import { type AuthStatus, StatusPublisher, toAuthStatus, toGetAuthState } from "./state.ts";
 
@@ -97,10 +98,13 @@ export class AgentAuth {
     this.#log =
       options.logger ?? createLogger({ level: "warn", fields: { component: "acp-agent" } });
     const store = options.store ?? openVault({ env: options.env });
+    // Credentials from a provider preset (GitHub, ...) are refreshed and revoked through that provider.
+    const providers = methodProviders(options.methods.filter((m) => m.kind === "oauth"));
     this.credentials = new MethodCredentials(
       store,
       options.env ?? process.env,
       agentSubject(options.name),
+      providers,
     );
     this.#publisher = new StatusPublisher(async (status) => {
       await this.#connection?.client
@@ -115,6 +119,7 @@ export class AgentAuth {
     });
     this.#refresher = new TokenRefresher({
       store,
+      providers,
       logger: this.#log,
       onChange: (event) => {
         if (event.kind === "login_required") void this.#changed();

@@ -11,6 +11,7 @@ import type { CredentialRecord } from "../../vault/types.ts";
 import type { LoginPrompt } from "../wire.ts";
 import type { OAuthMethod } from "./config.ts";
 import type { MethodCredentials } from "./credentials.ts";
+import { loginTarget, oauthTarget, signInPhrase } from "./oauth-method.ts";
 
 export interface PromptChannel {
   /** URL-mode elicitation; resolves with the person's answer. Absent when the client did not advertise it. */
@@ -57,9 +58,8 @@ export async function runOAuthLogin(
   };
   try {
     return await login({
-      issuer: method.issuer,
-      client: { clientId: method.clientId },
-      flow: method.flow ?? "device",
+      ...loginTarget(method),
+      flow: oauthTarget(method).flow,
       store: credentials.store,
       subject: credentials.subject,
       scope: method.scope,
@@ -71,13 +71,13 @@ export async function runOAuthLogin(
           url: p.verificationUriComplete ?? p.verificationUri,
           userCode: p.userCode,
           expiresInSeconds: p.expiresInSeconds,
-          message: `To sign in to ${method.name}, open ${p.verificationUri} and enter the code ${p.userCode}.`,
+          message: `${signInPhrase(method)}, open ${p.verificationUri} and enter the code ${p.userCode}.`,
         }),
       openUrl: (url) =>
         deliver({
           methodId: method.id,
           url: url.href,
-          message: `To sign in to ${method.name}, open ${url.href}`,
+          message: `${signInPhrase(method)}, open ${url.href}`,
         }),
     });
   } catch (error) {
@@ -86,11 +86,35 @@ export async function runOAuthLogin(
         "login_timeout",
         "Nobody completed the sign-in in time; try again.",
       );
-    throw error;
+    throw deviceFlowDisabled(error, method) ?? error;
   } finally {
     clearTimeout(timer);
     signal.removeEventListener("abort", stop);
   }
+}
+
+/**
+ * GitHub refuses a device code request with `device_flow_disabled` when the app has not opted in ("Authorizing
+ * OAuth apps" §"Error codes for the device flow",
+ * https://docs.github.com/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps#error-codes-for-the-device-flow).
+ * The engine names the fix only when the refusal comes while polling; here the person (and the agent's author)
+ * hear what to switch on wherever it comes.
+ */
+export function deviceFlowDisabled(
+  error: unknown,
+  method: OAuthMethod,
+): DeviceFlowError | undefined {
+  if ((error as { oauthError?: unknown } | null)?.oauthError !== "device_flow_disabled")
+    return undefined;
+  const { clientId, provider } = oauthTarget(method);
+  const where = provider?.displayName ?? "The authorization server";
+  return new DeviceFlowError(
+    "device_flow_unsupported",
+    `${where} refused the device flow: it is not enabled for the app ${clientId}. Enable Device Flow in the ` +
+      `app's settings (GitHub: Settings → Developer settings → the app → "Enable Device Flow"), or configure ` +
+      `the method ${method.id} with flow: "browser".`,
+    { cause: error },
+  );
 }
 
 /** URL-mode elicitation (`elicitation/create`, `mode: "url"`) tied to the `authenticate` request it serves. */

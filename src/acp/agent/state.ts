@@ -4,14 +4,25 @@
  */
 
 import type { AccountInfo } from "../../vault/types.ts";
-import type { GetAuthStateResponse, KnownAuthState } from "../wire.ts";
+import { AGENTAUTH_META, type GetAuthStateResponse, type KnownAuthState } from "../wire.ts";
 
 /** What one method has right now. `source` says where the credential was found. */
 export interface MethodState {
   methodId: string;
   configured: boolean;
   source?: "vault" | "env";
-  accounts: (AccountInfo & { updatedAt?: number })[];
+  /** `provider`: the preset that issued a vault credential ("github"), when one did. */
+  accounts: (AccountInfo & { updatedAt?: number; provider?: string })[];
+}
+
+/**
+ * What the SDK's `AuthAccount` has no field for, in its `_meta` under our key: the provider preset, the
+ * provider's handle (GitHub login) and avatar, so a client can show "GitHub: alice" with the picture.
+ */
+export interface AccountMeta {
+  provider?: string;
+  login?: string;
+  avatarUrl?: string;
 }
 
 export interface AuthStatus {
@@ -22,6 +33,7 @@ export interface AuthStatus {
     name?: string;
     email?: string;
     organization?: string;
+    _meta?: { [AGENTAUTH_META]: AccountMeta };
   }[];
 }
 
@@ -42,8 +54,20 @@ export function toAuthStatus(methods: readonly MethodState[]): AuthStatus {
       ...(a.name ? { name: a.name } : {}),
       ...(a.email ? { email: a.email } : {}),
       ...(a.organization ? { organization: a.organization } : {}),
+      ...accountMeta(a),
     })),
   };
+}
+
+function accountMeta(account: MethodState["accounts"][number]): {
+  _meta?: { [AGENTAUTH_META]: AccountMeta };
+} {
+  const meta: AccountMeta = {
+    ...(account.provider ? { provider: account.provider } : {}),
+    ...(account.login ? { login: account.login } : {}),
+    ...(account.avatarUrl ? { avatarUrl: account.avatarUrl } : {}),
+  };
+  return Object.keys(meta).length > 0 ? { _meta: { [AGENTAUTH_META]: meta } } : {};
 }
 
 /** The seed RFD's shape: overall flag, per-method breakdown, a human message. */
@@ -60,10 +84,18 @@ export function toGetAuthState(methods: readonly MethodState[]): GetAuthStateRes
       message: m.configured
         ? m.source === "env"
           ? "Configured through an environment variable."
-          : "Credentials stored in the agentauth vault."
+          : (signedInAs(m) ?? "Credentials stored in the agentauth vault.")
         : "Not configured.",
     })),
   };
+}
+
+/** "Signed in to github as alice." for a provider credential (the seed's message is the only place to say it). */
+function signedInAs(method: MethodState): string | undefined {
+  const account = method.accounts.find((a) => a.provider && (a.login ?? a.label));
+  return account
+    ? `Signed in to ${account.provider} as ${account.login ?? account.label} (stored in the agentauth vault).`
+    : undefined;
 }
 
 /**

@@ -7,6 +7,8 @@
 import { startSpinner } from "../../core/spinner.ts";
 import { login } from "../../oauth/index.ts";
 import type { AgentAuth } from "./kit.ts";
+import { deviceFlowDisabled } from "./login.ts";
+import { loginTarget, oauthTarget, signInPhrase } from "./oauth-method.ts";
 
 export interface TerminalIo {
   stderr: (text: string) => void;
@@ -40,9 +42,8 @@ export async function runTerminalLoginIfRequested(
   let spinner: ReturnType<typeof startSpinner> | undefined;
   try {
     const record = await login({
-      issuer: method.issuer,
-      client: { clientId: method.clientId },
-      flow: method.flow ?? "device",
+      ...loginTarget(method),
+      flow: oauthTarget(method).flow,
       scope: method.scope,
       resource: method.resource,
       store: auth.credentials.store,
@@ -50,7 +51,7 @@ export async function runTerminalLoginIfRequested(
       signal: controller.signal,
       onDevicePrompt: (p) => {
         io.stderr(
-          `To sign in to ${method.name}, open\n\n  ${p.verificationUri}\n\nand enter the code\n\n  ${p.userCode}\n\n` +
+          `${signInPhrase(method)}, open\n\n  ${p.verificationUri}\n\nand enter the code\n\n  ${p.userCode}\n\n` +
             (p.verificationUriComplete
               ? `(or open ${p.verificationUriComplete} directly)\n\n`
               : ""),
@@ -62,7 +63,7 @@ export async function runTerminalLoginIfRequested(
         );
       },
       openUrl: (url) => {
-        io.stderr(`To sign in to ${method.name}, open\n\n  ${url.href}\n\n`);
+        io.stderr(`${signInPhrase(method)}, open\n\n  ${url.href}\n\n`);
         spinner = startSpinner(io.stderr, io.interactive, "Waiting for the browser…");
       },
     });
@@ -70,7 +71,8 @@ export async function runTerminalLoginIfRequested(
     return 0;
   } catch (error) {
     spinner?.stop();
-    io.stderr(`Sign-in failed: ${error instanceof Error ? error.message : "unknown error"}\n`);
+    const failure = deviceFlowDisabled(error, method) ?? error;
+    io.stderr(`Sign-in failed: ${failure instanceof Error ? failure.message : "unknown error"}\n`);
     return 1;
   } finally {
     process.off("SIGINT", onSignal);
