@@ -10,7 +10,9 @@ import type { PresetEntry } from "./catalog.ts";
 import { ProviderConfigError } from "./errors.ts";
 import { genericPreset } from "./generic.ts";
 import { githubPreset } from "./github.ts";
+import { gitlabPreset } from "./gitlab.ts";
 import { googlePreset } from "./google.ts";
+import { microsoftPreset } from "./microsoft.ts";
 import { slackPreset } from "./slack.ts";
 
 export { apiRequest } from "./api.ts";
@@ -19,7 +21,9 @@ export { type PresetOptions, presetClient, type StaticServerSpec, staticServer }
 export { ProviderApiError, ProviderConfigError } from "./errors.ts";
 export { type GenericEndpoints, type GenericOptions, generic } from "./generic.ts";
 export { type GitHubOptions, github } from "./github.ts";
+export { type GitLabOptions, gitlab } from "./gitlab.ts";
 export { type GoogleOptions, google } from "./google.ts";
+export { type MicrosoftOptions, microsoft } from "./microsoft.ts";
 export { type OriginMap, rebase } from "./origins.ts";
 export { type SlackOptions, slack } from "./slack.ts";
 
@@ -28,6 +32,7 @@ export const PRESETS: readonly PresetEntry[] = [
   githubPreset,
   slackPreset,
   googlePreset,
+  microsoftPreset,
   genericPreset,
 ];
 
