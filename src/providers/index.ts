@@ -33,6 +33,7 @@ export const PRESETS: readonly PresetEntry[] = [
   slackPreset,
   googlePreset,
   microsoftPreset,
+  gitlabPreset,
   genericPreset,
 ];
 
