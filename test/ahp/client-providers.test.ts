@@ -249,7 +249,11 @@ test(
         error.message.includes(`signs in at ${issuer}, which is not a provider agentauth knows`),
       );
       assert.match(error.message, /AGENTAUTH_GITHUB_HOST and AGENTAUTH_GITHUB_CLIENT_ID/);
-      assert.ok(error.message.includes(`authorizationServers: { "${issuer}": <a provider> }`));
+      assert.ok(
+        error.message.includes(
+          `authorizationServers: { "${issuer}": generic({ issuer: "${issuer}"`,
+        ),
+      );
     } finally {
       await client.close();
     }

@@ -64,10 +64,11 @@ export function providerForServer(
   for (const [identifier, provider] of Object.entries(options.authorizationServers ?? {})) {
     if (canonical(identifier) === wanted) return { kind: "provider", provider };
   }
-  // A configured self-hosted server (GitHub Enterprise at HOST/login/oauth): no preset recognises it by URL alone.
+  // A configured server no preset recognises by URL alone: GitHub Enterprise at HOST/login/oauth (`host`), a
+  // generic server given by `options` (`issuer`, `endpoints`).
   for (const preset of PRESETS) {
     const settings = settingsFor(preset.name, options);
-    if (!settings.host) continue;
+    if (!settings.host && Object.keys(settings.options ?? {}).length === 0) continue;
     if (canonical(build(preset, settings, {}, "unset").issuer) !== wanted) continue;
     return chosen(preset, settings, {}, server, resourceLabel);
   }
@@ -75,7 +76,8 @@ export function providerForServer(
   if (match) {
     const settings = settingsFor(match.preset.name, options);
     const built = chosen(match.preset, settings, match.options, server, resourceLabel);
-    if (canonical(built.provider.issuer) !== wanted) {
+    // Only a host setting moves a preset's issuer (Microsoft's may legitimately differ: a tenant template).
+    if (settings.host && canonical(built.provider.issuer) !== wanted) {
       throw new AhpServerConfigError(
         "ahp_provider_host_mismatch",
         `${clip(resourceLabel)} signs in at ${clip(server)}, but the ${match.preset.displayName} settings point at ` +

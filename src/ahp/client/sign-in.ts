@@ -95,15 +95,18 @@ export async function signIn(request: SignInRequest): Promise<CredentialRecord> 
 
 /** Neither a preset nor discoverable: say which settings would make it one. */
 function unknownServer(server: string, resource: AhpResource, cause: Error): AhpServerConfigError {
-  const selfHosted = PRESETS.filter((p) => p.selfHosted)
+  // Presets with a `host` option (a self-hosted server); `generic` takes an issuer and endpoints instead.
+  const hosted = PRESETS.filter((p) => p.selfHosted && p.name !== "generic")
     .map((p) => `${p.displayName}: ${envName(p.name, "HOST")} and ${envName(p.name, "CLIENT_ID")}`)
     .join("; ");
+  const where = clip(server);
   return new AhpServerConfigError(
     "ahp_server_unknown",
-    `${clip(resource.label)} signs in at ${clip(server)}, which is not a provider agentauth knows (${PRESETS.map((p) => p.name).join(", ")}) ` +
-      "and publishes no OAuth metadata (RFC 8414 / OpenID discovery). If it is a self-hosted provider, set its host " +
-      `and client id (${selfHosted || "no preset supports a self-hosted server"}; or providers: { <preset>: { host, clientId } }); ` +
-      `otherwise give connectAhpHost authorizationServers: { "${clip(server)}": <a provider> }.`,
+    `${clip(resource.label)} signs in at ${where}, which is not a provider agentauth knows ` +
+      `(${PRESETS.map((p) => p.name).join(", ")}) and publishes no OAuth metadata (RFC 8414 / OpenID discovery). ` +
+      `If it is a self-hosted provider, set its host and client id (${hosted || "none supported"}). Otherwise ` +
+      `describe it by hand: authorizationServers: { "${where}": generic({ issuer: "${where}", endpoints, clientId }) } ` +
+      "in connectAhpHost's options.",
     { cause },
   );
 }
