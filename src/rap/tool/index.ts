@@ -18,6 +18,7 @@ export type {
   OperationOutput,
   PendingCall,
   PendingCallAuthorization,
+  ToolProviderEntry,
   ToolServerOptions,
 } from "./options.ts";
 export {

@@ -9,32 +9,35 @@ import type { Logger } from "../../core/log.ts";
 import type { Secret } from "../../core/secret.ts";
 import {
   AuthorizationResponseError,
-  type AuthorizationServer,
   assertSecureUrl,
+  clientOf,
   completeAuthorization,
-  credentialFromTokens,
   type DiscoveryOptions,
-  discoverAuthorizationServer,
   LoginRequiredError,
+  type LogoutResult,
+  logout,
+  RateLimitedError,
   startAuthorization,
   TokenRefresher,
-  type TokenSet,
 } from "../../oauth/index.ts";
-import type { CredentialKey, CredentialRecord, CredentialStore } from "../../vault/index.ts";
-import type { OAuthProviderConfig, PendingCall, PendingCallAuthorization } from "./options.ts";
+import { resolveProvider } from "../../providers/index.ts";
+import type { CredentialRecord, CredentialStore } from "../../vault/index.ts";
+import type { PendingCall, PendingCallAuthorization } from "./options.ts";
 import { alreadyTaken, type PendingAuthorizations } from "./pending-calls.ts";
+import {
+  type ConnectedAccount,
+  connectedAccount,
+  credentialFor,
+  credentialKey,
+  type ToolProvider,
+} from "./providers.ts";
+
+export type { ConnectedAccount };
 
 export type TokenLookup =
   | { kind: "token"; accessToken: Secret; secrets: string[] }
   | { kind: "login" }
   | { kind: "error"; message: string };
-
-/** Who signed in, as far as the tool can read it (ID token claims, then the provider's `account` hook). */
-export interface ConnectedAccount {
-  subject?: string;
-  name?: string;
-  email?: string;
-}
 
 export type Exchange =
   | { kind: "authorized"; account: ConnectedAccount }
@@ -42,7 +45,7 @@ export type Exchange =
   | { kind: "failed"; message: string };
 
 export interface ProviderAuthOptions {
-  providers: Record<string, OAuthProviderConfig>;
+  providers: ReadonlyMap<string, ToolProvider>;
   store: CredentialStore;
   pending: PendingAuthorizations;
   redirectUri: () => string;
@@ -60,31 +63,29 @@ export class ProviderAuth {
       store: options.store,
       discovery: options.discovery,
       logger: options.logger,
-      // Refresh with the client the tokens were issued to (a confidential one authenticates).
-      clientFor: (record) =>
-        Object.values(options.providers).find(
-          (p) => p.client.clientId === record.clientId && sameIssuer(p.issuer, record.issuer),
-        )?.client ?? { clientId: record.clientId },
+      // A preset's credential names it (ProviderRef): refresh rebuilds it, quirks and all, from the ref.
+      providers: resolveProvider,
+      // Refresh with the tool's configured client (a confidential one authenticates; a rotated secret wins over
+      // the copy sealed in the record), else the registration stored with the credential.
+      clientFor: (record) => this.#clientFor(record),
     });
   }
 
   /** What the consent page shows about a provider. */
   describe(provider: string): { name: string; scopes: string[] } {
-    const config = this.#provider(provider);
-    return {
-      name: this.displayName(provider),
-      scopes: (config.scope ?? "").split(" ").filter(Boolean),
-    };
+    const entry = this.#provider(provider);
+    // GitHub and Slack also write scopes comma-separated; the page lists them one by one either way.
+    return { name: entry.displayName, scopes: (entry.scope ?? "").split(/[\s,]+/).filter(Boolean) };
   }
 
   displayName(provider: string): string {
-    return this.#provider(provider).displayName ?? provider;
+    return this.#provider(provider).displayName;
   }
 
   /** A fresh access token for the user, `login` when only the person can help, or a transient error. */
   async token(provider: string, userId: string, force = false): Promise<TokenLookup> {
     try {
-      const key = await this.#key(provider, userId);
+      const key = await credentialKey(this.#provider(provider), userId);
       const record = force
         ? await this.#refresher.forceRefresh(key)
         : await this.#refresher.getCredential(key);
@@ -93,24 +94,32 @@ export class ProviderAuth {
     } catch (error) {
       if (error instanceof LoginRequiredError) return { kind: "login" };
       this.#options.logger.warn("rap.oauth.token_unavailable", { provider, error });
+      const name = this.displayName(provider);
+      // A rate limit is the provider asking us to wait (GitHub 403 + x-ratelimit-remaining: 0, Slack 429 +
+      // Retry-After): nothing is wrong with the grant, so no new sign-in, just a later retry.
+      if (error instanceof RateLimitedError) {
+        return {
+          kind: "error",
+          message: `${name} is limiting requests right now (rate limit), so access could not be renewed. Retry ${retryWhen(error.retryAfterMs)}; you do not need to sign in again.`,
+        };
+      }
       return {
         kind: "error",
-        message: `Access to ${this.displayName(provider)} could not be renewed right now (the sign-in service did not answer as expected). Try again in a moment.`,
+        message: `Access to ${name} could not be renewed right now (the sign-in service did not answer as expected). Try again in a moment.`,
       };
     }
   }
 
   /** The URL the person must visit; its `state` is bound to `call`. HTTPS unless the server is on loopback. */
   async authorizationUrl(call: PendingCall): Promise<URL> {
-    const config = this.#provider(call.provider);
-    const as = await this.#server(call.provider);
+    const entry = this.#provider(call.provider);
     const { url } = await startAuthorization({
-      as,
-      client: config.client,
+      as: await entry.server(),
+      client: entry.client,
       redirectUri: this.#options.redirectUri(),
-      scope: config.scope,
-      resource: config.resource,
-      extraParams: config.extraParams,
+      scope: entry.scope,
+      resource: entry.resource || undefined,
+      extraParams: entry.extraParams,
       pending: this.#options.pending.bind(call),
     });
     assertSecureUrl(url, "authorization URL");
@@ -124,35 +133,23 @@ export class ProviderAuth {
     params: URLSearchParams,
   ): Promise<Exchange> {
     const { call } = entry;
-    const config = this.#provider(call.provider);
+    const provider = this.#provider(call.provider);
     const log = this.#options.logger;
     try {
-      const as = await this.#server(call.provider);
       const tokens = await completeAuthorization({
-        as,
-        client: config.client,
+        as: await provider.server(),
+        client: provider.client,
         callback: params,
         pending: alreadyTaken(state, entry.authorization),
       });
-      const account = await this.#account(call.provider, tokens);
-      const record = credentialFromTokens(tokens, {
-        subject: call.userId,
-        issuer: as.issuer,
-        resource: config.resource ?? "",
-        clientId: config.client.clientId,
-      });
-      // The vault's display fields say which provider account this user_id is now bound to (issue 8 §1.2).
-      record.account = {
-        ...record.account,
-        ...(account.name ? { name: account.name } : {}),
-        ...(account.email ? { email: account.email } : {}),
-        label: account.email ?? account.name ?? account.subject ?? record.account.label,
-      };
-      await this.#options.store.put(record);
+      const account = await connectedAccount(provider, tokens, log);
+      const key = await credentialKey(provider, call.userId);
+      await this.#options.store.put(credentialFor(provider, tokens, key, account));
       log.info("rap.oauth.authorized", {
         provider: call.provider,
         user_id: call.userId,
         account_sub: account.subject,
+        account_login: account.login,
         account_name: account.name,
         account_email: account.email,
       });
@@ -163,53 +160,52 @@ export class ProviderAuth {
         return { kind: "denied" };
       }
       log.warn("rap.oauth.exchange_failed", { provider: call.provider, error });
-      const name = this.displayName(call.provider);
       return {
         kind: "failed",
-        message: `Signing in to ${name} did not complete (${describe(error)}). Ask again to get a new sign-in link.`,
+        message: `Signing in to ${provider.displayName} did not complete (${describe(error)}). Ask again to get a new sign-in link.`,
       };
     }
   }
 
-  /** ID token claims first; the provider's `account` hook (e.g. a /me endpoint) fills in or overrides them. */
-  async #account(provider: string, tokens: TokenSet): Promise<ConnectedAccount> {
-    const fromToken: ConnectedAccount = {
-      subject: tokens.subject,
-      name: tokens.account.name,
-      email: tokens.account.email,
-    };
-    const hook = this.#provider(provider).account;
-    if (!hook) return fromToken;
-    try {
-      const read = await hook(tokens.accessToken);
-      return {
-        subject: read?.subject ?? fromToken.subject,
-        name: read?.name ?? fromToken.name,
-        email: read?.email ?? fromToken.email,
-      };
-    } catch (error) {
-      this.#options.logger.warn("rap.oauth.account_unreadable", { provider, error });
-      return fromToken;
+  /**
+   * Removes a user's connection: revokes the grant at the provider (a preset's own call, e.g. GitHub's
+   * `DELETE /applications/{client_id}/grant` or Slack's `auth.revoke`; RFC 7009 otherwise) with the tool's
+   * configured client, then deletes the credential. A failed revocation keeps it, so the caller can retry.
+   */
+  async disconnect(provider: string, userId: string): Promise<LogoutResult> {
+    const entry = this.#provider(provider);
+    const key = await credentialKey(entry, userId);
+    const result = await logout({
+      store: this.#options.store,
+      key,
+      client: entry.client,
+      providers: resolveProvider,
+      discovery: this.#options.discovery,
+    });
+    this.#options.logger.info("rap.oauth.disconnected", {
+      provider,
+      user_id: userId,
+      found: result.found,
+      revoked: result.revoked,
+      deleted: result.deleted,
+      error: result.error,
+    });
+    return result;
+  }
+
+  /** The configured client of the provider a credential belongs to, else its stored registration. */
+  #clientFor(record: CredentialRecord) {
+    for (const entry of this.#options.providers.values()) {
+      if (entry.client.clientId === record.clientId && sameIssuer(entry.issuer, record.issuer))
+        return entry.client;
     }
+    return clientOf(record);
   }
 
-  async #key(provider: string, userId: string): Promise<CredentialKey> {
-    const as = await this.#server(provider);
-    return {
-      subject: userId,
-      issuer: as.issuer,
-      resource: this.#provider(provider).resource ?? "",
-    };
-  }
-
-  #server(provider: string): Promise<AuthorizationServer> {
-    return discoverAuthorizationServer(this.#provider(provider).issuer, this.#options.discovery);
-  }
-
-  #provider(provider: string): OAuthProviderConfig {
-    const config = this.#options.providers[provider];
-    if (!config) throw new TypeError(`unknown provider ${provider}`);
-    return config;
+  #provider(provider: string): ToolProvider {
+    const entry = this.#options.providers.get(provider);
+    if (!entry) throw new TypeError(`unknown provider ${provider}`);
+    return entry;
   }
 }
 
@@ -221,6 +217,8 @@ function describe(error: unknown): string {
       return "the sign-in code was invalid or had expired";
     case "iss_mismatch":
       return "the response came from an unexpected server";
+    case "rate_limited":
+      return "the sign-in service is limiting requests; wait a minute first";
     case "network_error":
     case "timeout":
     case "server_error":
@@ -232,11 +230,19 @@ function describe(error: unknown): string {
   }
 }
 
+/** What a result must never contain: the user's tokens, and the client secret sealed with them. */
 function secretsOf(record: CredentialRecord): string[] {
-  const { accessToken, refreshToken, idToken } = record.tokens;
-  return [accessToken, refreshToken, idToken].flatMap((s) => (s ? [s.reveal()] : []));
+  const { accessToken, refreshToken, idToken, clientSecret } = record.tokens;
+  return [accessToken, refreshToken, idToken, clientSecret].flatMap((s) => (s ? [s.reveal()] : []));
 }
 
 function sameIssuer(a: string, b: string): boolean {
   return a.replace(/\/+$/, "") === b.replace(/\/+$/, "");
+}
+
+/** "in 30 s", "in 2 min", "in a minute": when a rate-limited call may be retried. */
+function retryWhen(ms: number | undefined): string {
+  if (ms === undefined) return "in a minute";
+  const seconds = Math.max(1, Math.ceil(ms / 1000));
+  return seconds < 120 ? `in ${seconds} s` : `in ${Math.ceil(seconds / 60)} min`;
 }

@@ -8,6 +8,7 @@ import type {
   OAuthClient,
   PendingAuthorization,
   PendingStore,
+  Provider,
 } from "../../oauth/index.ts";
 import type { CredentialStore } from "../../vault/index.ts";
 import type { InvocationAuth } from "../invocation-auth.ts";
@@ -57,6 +58,14 @@ export interface OperationDefinition {
   handler: (ctx: OperationContext) => OperationOutput | Promise<OperationOutput>;
 }
 
+/**
+ * One entry of `providers`: a preset from `agentauth/providers` (`github({ clientId, clientSecret })`,
+ * `slack(...)`; its endpoints, quirks, account and revocation come from the provider's documentation, its scope
+ * from the preset's `scope` option or default) or a discoverable authorization server with a client.
+ */
+export type ToolProviderEntry = Provider | OAuthProviderConfig;
+
+/** A discoverable authorization server (RFC 8414 / OpenID Connect Discovery) and the tool's client there. */
 export interface OAuthProviderConfig {
   /** The authorization server's issuer URL (HTTPS, or HTTP on loopback only). */
   issuer: string;
@@ -77,6 +86,8 @@ export interface OAuthProviderConfig {
   account?: (
     accessToken: Secret,
   ) => Promise<{ subject?: string; name?: string; email?: string } | undefined>;
+  /** Never set: its absence tells this shape from a preset (which has a `ref`), so inline hooks stay typed. */
+  ref?: undefined;
 }
 
 /** A pending authorization, as kept in the `PendingStore` under its `state`: serialisable apart from the verifier. */
@@ -103,7 +114,11 @@ export interface PendingCall {
 export interface ToolServerOptions {
   toolset: { name: string; description?: string };
   operations: OperationDefinition[];
-  providers?: Record<string, OAuthProviderConfig>;
+  /**
+   * The OAuth providers operations name in `requiresAuth`: `{ github: github({ clientId, clientSecret }) }` (a
+   * preset), or `{ demo: { issuer, client } }` (discovery). Register `${publicBaseUrl}/oauth/callback` with each.
+   */
+  providers?: Record<string, ToolProviderEntry>;
   /** Where tokens are kept, keyed {subject: user_id, issuer, resource}. Required when an operation needs OAuth. */
   store?: CredentialStore;
   /**

@@ -21,6 +21,8 @@ export const PAGE_HEADERS = {
 /** Who the person turned out to be at the provider, as far as the tool can read it. */
 export interface SignedInAccount {
   subject?: string;
+  /** The provider handle (GitHub login), shown first as "@login": what the person knows themselves by there. */
+  login?: string;
   name?: string;
   email?: string;
 }
@@ -34,7 +36,15 @@ export function signedInPage(
     .filter(Boolean)
     .join(" ");
   const id = account.subject ? ` (account id ${account.subject})` : "";
-  const as = who || account.subject ? ` as ${who || account.subject}${who ? id : ""}` : "";
+  const handle = account.login ? peerText(account.login, { max: 100 }) : undefined;
+  const details = [who, account.subject ? `account id ${account.subject}` : ""]
+    .filter(Boolean)
+    .join(", ");
+  const as = handle
+    ? ` as @${handle}${details ? ` (${details})` : ""}`
+    : who || account.subject
+      ? ` as ${who || account.subject}${who ? id : ""}`
+      : "";
   const owner = userId
     ? ` This connection now belongs to the user "${peerText(userId, { max: 100 })}".`
     : "";

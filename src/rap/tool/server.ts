@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Logger, silentLogger } from "../../core/log.ts";
+import type { LogoutResult } from "../../oauth/index.ts";
 import {
   CANCEL_TOOL_CALL_PATH,
   CancelToolCallSchema,
@@ -35,6 +36,7 @@ import { ConsentLinks, createOAuthEndpoints, OAUTH_START_PATH } from "./oauth-en
 import { ProviderAuth } from "./oauth-flow.ts";
 import type { ToolServerOptions } from "./options.ts";
 import { PendingAuthorizations } from "./pending-calls.ts";
+import { toolProviders } from "./providers.ts";
 import { createRetryPool, DEFAULT_MAX_PENDING_DELIVERIES } from "./retry-pool.ts";
 import { CallRunner } from "./runner.ts";
 import { buildToolset, compileOperations } from "./toolset.ts";
@@ -55,6 +57,12 @@ export interface ToolServer {
   settled(): Promise<void>;
   /** Cancels every running call and pending authorization; nothing more is sent. */
   shutdown(): void;
+  /**
+   * Removes `userId`'s connection to `provider` (a key of `providers`): revoked at the provider with the tool's
+   * client, then deleted from the store; a failed revocation keeps it (`error` says why). RAP has no message for
+   * this: call it from an operation ("disconnect GitHub") or the tool's own admin surface.
+   */
+  disconnect(userId: string, provider: string): Promise<LogoutResult>;
 }
 
 export interface ListeningToolServer {
@@ -86,12 +94,8 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
       "Operations that require OAuth need a credential `store` to keep the users' tokens.",
     );
   }
-  for (const [id, provider] of Object.entries(providers)) {
-    const issuer = URL.parse(provider.issuer);
-    if (!issuer)
-      throw new ToolConfigError("provider_invalid", `Provider "${id}": issuer is not a URL.`);
-    secure(issuer, `provider "${id}" issuer`);
-  }
+  // Presets and discovered servers alike, checked here (an insecure issuer, a preset without a browser flow).
+  const providerTable = toolProviders(providers, options.discovery);
   const timeoutMs = options.authorizationTimeoutMs ?? DEFAULT_AUTHORIZATION_TIMEOUT_MS;
   if (!(timeoutMs > 0)) {
     throw new ToolConfigError(
@@ -116,7 +120,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
   const auth =
     needsAuth && options.store
       ? new ProviderAuth({
-          providers,
+          providers: providerTable,
           store: options.store,
           pending,
           redirectUri: () => `${base?.href}${OAUTH_CALLBACK_PATH}`,
@@ -321,6 +325,15 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
   return {
     handler,
     shutdown,
+    async disconnect(userId, provider) {
+      if (!auth || !providerTable.has(provider)) {
+        throw new ToolConfigError(
+          "provider_unknown",
+          `The provider "${provider}" is not one this tool's operations use, so nothing can be disconnected.`,
+        );
+      }
+      return auth.disconnect(provider, userId);
+    },
     settled: () => runner.settled(),
     toolset: () => {
       if (!toolset) throw new ToolConfigError("not_ready", "The base URL is not known yet.");
