@@ -6,6 +6,7 @@
  */
 
 import type { OAuthClient, Provider, ProviderRef } from "../oauth/index.ts";
+import { atlassianPreset } from "./atlassian.ts";
 import type { PresetEntry } from "./catalog.ts";
 import { ProviderConfigError } from "./errors.ts";
 import { genericPreset } from "./generic.ts";
@@ -16,6 +17,7 @@ import { microsoftPreset } from "./microsoft.ts";
 import { slackPreset } from "./slack.ts";
 
 export { apiRequest } from "./api.ts";
+export { type AtlassianOptions, atlassian } from "./atlassian.ts";
 export type { PresetEntry } from "./catalog.ts";
 export { type PresetOptions, presetClient, type StaticServerSpec, staticServer } from "./define.ts";
 export { ProviderApiError, ProviderConfigError } from "./errors.ts";
@@ -34,6 +36,7 @@ export const PRESETS: readonly PresetEntry[] = [
   googlePreset,
   microsoftPreset,
   gitlabPreset,
+  atlassianPreset,
   genericPreset,
 ];
 
