@@ -4,12 +4,7 @@
  */
 
 import { type Logger, silentLogger } from "../core/log.ts";
-import type {
-  AccountInfo,
-  CredentialKey,
-  CredentialRecord,
-  CredentialStore,
-} from "../vault/types.ts";
+import type { AccountInfo, CredentialRecord, CredentialStore } from "../vault/types.ts";
 import {
   completeAuthorization,
   type PendingAuthorization,
