@@ -1,12 +1,7 @@
 /** Google OAuth 2.0 / OpenID Connect simulator: discovery, the consent redirect, token (code, refresh, device), device authorization, revoke, userinfo and JWKS on one loopback origin at Google's real paths, written from developers.google.com/identity. */
 import type { ServerResponse } from "node:http";
-import {
-  GOOGLE_DEFAULT_USERS,
-  GOOGLE_DEVICE_SCOPES,
-  GOOGLE_DISCOVERY,
-  GOOGLE_ISSUER,
-  isLoopbackRedirect,
-} from "./google-meta.ts";
+import { GOOGLE_DEFAULT_USERS, GOOGLE_DISCOVERY, isLoopbackRedirect } from "./google-meta.ts";
+import { googleError, googleTokenEndpoints } from "./google-token.ts";
 import {
   type BaseOptions,
   type BaseSimulator,
@@ -14,15 +9,11 @@ import {
   SimCore,
   splitScopes,
 } from "./sim-core-b.ts";
-import type { Grant } from "./sim-grants-b.ts";
 import {
-  atHash,
   bearerToken,
-  checkPkce,
   listen,
   RsaSigner,
   randomToken,
-  readClientAuth,
   readParams,
   redirect,
   type SimRequest,
@@ -30,8 +21,6 @@ import {
   sendText,
   withQuery,
 } from "./sim-kit-b.ts";
-
-const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 
 export interface GoogleSimulatorOptions extends BaseOptions {
   /**
@@ -59,78 +48,19 @@ export async function startGoogleSimulator(
       users: GOOGLE_DEFAULT_USERS,
     },
   );
-  const { clock, grants, devices, counters, clientId, clientSecret } = core;
-  const accessTtl = options.accessTokenTtlSeconds ?? 3599;
+  const { grants, counters, clientId } = core;
   const offlineConsented = new Set<string>();
   const signer = new RsaSigner();
   const sim: GoogleSimulator = core.handle({ jwks: () => signer.jwks() });
 
-  // Token errors are JSON with 400 (401 for client authentication), e.g. {"error": "invalid_grant",
-  // "error_description": "Bad Request"} (https://developers.google.com/identity/protocols/oauth2/native-app#exchange-authorization-code).
-  const oauthError = (res: ServerResponse, status: number, error: string, description: string) =>
-    sendJson(res, status, { error, error_description: description });
-
-  const idToken = (grant: Grant, accessToken: string) => {
-    const now = clock.now();
-    const u = grant.user;
-    // https://developers.google.com/identity/openid-connect/openid-connect#an-id-tokens-payload
-    return signer.sign({
-      iss: GOOGLE_ISSUER,
-      azp: clientId,
-      aud: clientId,
-      sub: u.id,
-      email: u.email,
-      email_verified: true,
-      at_hash: atHash(accessToken),
-      name: u.name,
-      picture: u.avatar,
-      given_name: u.name.split(" ")[0],
-      family_name: u.name.split(" ").slice(1).join(" "),
-      iat: now,
-      exp: now + 3600,
-      ...(grant.nonce !== undefined ? { nonce: grant.nonce } : {}),
-    });
-  };
-
-  const tokenResponse = (res: ServerResponse, grant: Grant, withRefresh: boolean) => {
-    const access = grants.issueAccess(grant, "ya29.", accessTtl);
-    const body: Record<string, unknown> = {
-      access_token: access,
-      expires_in: accessTtl,
-      scope: grant.scopes.join(" "),
-      token_type: "Bearer",
-    };
-    if (withRefresh) body.refresh_token = grants.issueRefresh(grant, "1//0");
-    if (grant.scopes.includes("openid")) body.id_token = idToken(grant, access);
-    sendJson(res, 200, body);
-  };
-
-  const fault = (res: ServerResponse): boolean => {
-    const kind = core.faults.take();
-    if (kind === "html")
-      sendText(
-        res,
-        502,
-        "<!DOCTYPE html><html><title>Error 502 (Server Error)!!1</title><p><b>502.</b> That’s an error.</p></html>",
-      );
-    else if (kind === "no_token")
-      sendJson(res, 200, { expires_in: accessTtl, token_type: "Bearer" });
-    // Google APIs answer quota exhaustion with 429 rateLimitExceeded and ask for exponential backoff
-    // (https://developers.google.com/workspace/drive/api/guides/limits); Retry-After is our plausible addition.
-    else if (kind === "rate_limit")
-      oauthErrorWith(res, 429, "rate_limit_exceeded", "Rate Limit Exceeded", {
-        "retry-after": "30",
-      });
-    else if (kind === "server_error") oauthError(res, 500, "internal_failure", "Backend Error");
-    return kind !== undefined;
-  };
-  const oauthErrorWith = (
-    res: ServerResponse,
-    status: number,
-    error: string,
-    d: string,
-    h: Record<string, string>,
-  ) => sendJson(res, status, { error, error_description: d }, h);
+  const oauthError = googleError;
+  const endpoints = googleTokenEndpoints({
+    core,
+    signer,
+    accessTtl: options.accessTokenTtlSeconds ?? 3599,
+    deviceIntervalSeconds: options.deviceIntervalSeconds ?? 5,
+    deviceCodeTtlSeconds: options.deviceCodeTtlSeconds ?? 1800,
+  });
 
   // https://developers.google.com/identity/protocols/oauth2/native-app#step-2:-send-a-request-to-googles-oauth-2.0-server
   const authorize = (req: SimRequest, res: ServerResponse) => {
@@ -181,92 +111,6 @@ export async function startGoogleSimulator(
     redirect(res, withQuery(redirectUri, { state, code, scope: scopes.join(" ") }));
   };
 
-  // https://developers.google.com/identity/protocols/oauth2/native-app#exchange-authorization-code and #offline
-  const token = (req: SimRequest, res: ServerResponse) => {
-    const params = readParams(req, false);
-    if (!params) return oauthError(res, 400, "invalid_request", "Bad Request");
-    const auth = readClientAuth(req.headers, params);
-    core.record(req, params, auth);
-    if (fault(res)) return;
-    // Installed-app and web clients send their client_secret here (native-app doc, step 5).
-    if (auth.malformed || auth.clientId !== clientId || auth.clientSecret !== clientSecret) {
-      return oauthError(res, 401, "invalid_client", "Unauthorized");
-    }
-    if (params.grant_type === "authorization_code") {
-      counters.codeExchanges!++;
-      const rec = core.takeCode(params.code);
-      if (!rec) return oauthError(res, 400, "invalid_grant", "Bad Request");
-      if (params.redirect_uri !== rec.redirectUri)
-        return oauthError(res, 400, "redirect_uri_mismatch", "Bad Request");
-      const pkce =
-        rec.method === "plain" && rec.challenge !== undefined
-          ? params.code_verifier === rec.challenge
-            ? undefined
-            : "Invalid code verifier."
-          : checkPkce(rec.challenge, params.code_verifier);
-      if (pkce) return oauthError(res, 400, "invalid_grant", pkce);
-      return tokenResponse(res, rec.grant, rec.extra.offline === "true");
-    }
-    if (params.grant_type === "refresh_token") {
-      counters.refreshGrants!++;
-      const out = grants.useRefresh(params.refresh_token ?? "", clientId, "1//0");
-      if (!out.ok)
-        return oauthError(res, 400, "invalid_grant", "Token has been expired or revoked.");
-      return tokenResponse(res, out.grant, false);
-    }
-    if (params.grant_type === DEVICE_GRANT) return devicePoll(params, res);
-    return oauthError(res, 400, "unsupported_grant_type", "Invalid grant_type");
-  };
-
-  // https://developers.google.com/identity/protocols/oauth2/limited-input-device#step-6:-handle-responses-to-polling-requests
-  const devicePoll = (params: Record<string, string>, res: ServerResponse) => {
-    counters.devicePolls!++;
-    const out = devices.poll(params.device_code ?? "", clientId);
-    if (out.kind === "pending")
-      return oauthError(res, 428, "authorization_pending", "Precondition Required");
-    if (out.kind === "slow_down") return oauthError(res, 403, "slow_down", "Forbidden");
-    if (out.kind === "denied") return oauthError(res, 403, "access_denied", "Forbidden");
-    if (out.kind === "expired") return oauthError(res, 400, "expired_token", "Bad Request");
-    if (out.kind !== "approved") return oauthError(res, 400, "invalid_grant", "Bad Request");
-    // The device-flow token response includes a refresh token (limited-input doc, step 6).
-    return tokenResponse(res, grants.create(out.record.user!, clientId, out.record.scopes), true);
-  };
-
-  // https://developers.google.com/identity/protocols/oauth2/limited-input-device#step-1:-request-device-and-user-codes
-  const deviceCode = (req: SimRequest, res: ServerResponse) => {
-    const params = readParams(req, false);
-    if (!params) return oauthError(res, 400, "invalid_request", "Bad Request");
-    if (params.client_id !== clientId)
-      return oauthError(res, 401, "invalid_client", "The OAuth client was not found.");
-    const scopes = splitScopes(params.scope);
-    if (scopes.length === 0)
-      return oauthError(res, 400, "invalid_request", "Missing required parameter: scope");
-    const bad = scopes.find((s) => !GOOGLE_DEVICE_SCOPES.has(s));
-    if (bad)
-      return oauthError(
-        res,
-        400,
-        "invalid_scope",
-        `Invalid device flow scope: ${bad.slice(0, 128)}`,
-      );
-    counters.deviceAuthorizations!++;
-    const rec = devices.create(
-      clientId,
-      scopes,
-      options.deviceIntervalSeconds ?? 5,
-      options.deviceCodeTtlSeconds ?? 1800,
-      "AH-1Ng",
-    );
-    // Google names the field verification_url, not RFC 8628's verification_uri (step 1 response example).
-    sendJson(res, 200, {
-      device_code: rec.deviceCode,
-      user_code: rec.userCode,
-      verification_url: "https://www.google.com/device",
-      expires_in: rec.exp - clock.now(),
-      interval: rec.interval,
-    });
-  };
-
   // https://developers.google.com/identity/protocols/oauth2/native-app#tokenrevoke: the token as a query or form
   // parameter; 200 on success, 400 otherwise; revoking an access token also revokes its refresh token.
   const revoke = (req: SimRequest, res: ServerResponse) => {
@@ -287,7 +131,7 @@ export async function startGoogleSimulator(
     const t = bearerToken(req.headers);
     const grant = t ? grants.grantOfAccess(t) : undefined;
     if (!grant) {
-      return oauthErrorWith(res, 401, "invalid_request", "Invalid Credentials", {
+      return googleError(res, 401, "invalid_request", "Invalid Credentials", {
         "www-authenticate": 'Bearer realm="https://accounts.google.com/", error="invalid_token"',
       });
     }
@@ -312,8 +156,8 @@ export async function startGoogleSimulator(
     if (route === "GET /.well-known/openid-configuration")
       return sendJson(res, 200, GOOGLE_DISCOVERY);
     if (route === "GET /o/oauth2/v2/auth") return authorize(req, res);
-    if (route === "POST /token") return token(req, res);
-    if (route === "POST /device/code") return deviceCode(req, res);
+    if (route === "POST /token") return endpoints.token(req, res);
+    if (route === "POST /device/code") return endpoints.deviceCode(req, res);
     if (route === "POST /revoke") return revoke(req, res);
     if (req.path === "/v1/userinfo" && ["GET", "POST"].includes(req.method))
       return userinfo(req, res);

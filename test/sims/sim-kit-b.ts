@@ -1,4 +1,4 @@
-/** Small shared helpers for helper B's provider simulators (Google, Microsoft, GitLab, Atlassian, Linear, Notion): a loopback HTTP server with a 64 KB body cap, body and client-auth parsing, PKCE, bounded maps, a fault queue, a simulated clock, RS256 signing and JWKS. node: modules only; nothing from src/. */
+/** Small shared helpers for helper B's provider simulators (Google, Microsoft, GitLab, Atlassian, Linear, Notion): a loopback HTTP server with a 64 KB body cap and no crash on handler errors, body and client-auth parsing, the redacted last-token-request record, bounded maps, a fault queue and a simulated clock; crypto helpers are re-exported from sim-crypto-b.ts. node: modules only; nothing from src/. */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
