@@ -9,57 +9,12 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { after, test } from "node:test";
 import { type ConnectAhpOptions, connectAhpHost } from "../../src/ahp/client/index.ts";
-import { createAhpHost } from "../../src/ahp/host/index.ts";
-import { TokenVerificationError, type VerifiedToken } from "../../src/oauth/index.ts";
 import { type CredentialStore, openVault } from "../../src/vault/index.ts";
 import { type GitHubSimulator, startGitHubSimulator } from "../sims/github.ts";
 import { tempDir } from "../support/tmp.ts";
+import { GITHUB, OCTO, startOctoHost } from "./client-providers-host.ts";
 
-const GITHUB = "https://github.com/login/oauth";
-const OCTO = "https://octo.example.test/";
 const GUARD = { timeout: 60_000 };
-
-/** A host whose one agent needs `OCTO`, signed in at `server`; tokens checked with GitHub's `GET /user`. */
-async function startOctoHost(server: string, sim?: GitHubSimulator): Promise<string> {
-  const verifier = async (token: { reveal(): string }): Promise<VerifiedToken> => {
-    if (!sim) throw new Error("this host verifies nothing");
-    // REST "Get the authenticated user" (https://docs.github.com/rest/users/users): 401 for a dead token.
-    const answer = await fetch(`${sim.url}/user`, {
-      headers: { authorization: `Bearer ${token.reveal()}`, accept: "application/vnd.github+json" },
-    });
-    if (answer.status === 401) {
-      throw new TokenVerificationError(
-        "invalid_token",
-        "GitHub does not know this token.",
-        { status: 401, header: 'Bearer error="invalid_token"' },
-        "invalid_token",
-      );
-    }
-    const user = (await answer.json()) as { id: number };
-    const scopes = answer.headers.get("x-oauth-scopes")?.split(/,\s*/).filter(Boolean) ?? [];
-    return { subject: String(user.id), scopes, claims: {} };
-  };
-  const host = await createAhpHost({ verifier })
-    .agent({
-      provider: "octo",
-      displayName: "Octo",
-      resources: [
-        {
-          resource: OCTO,
-          resourceName: "Octo API",
-          authorizationServers: [server],
-          scopesSupported: ["read:user"],
-        },
-      ],
-    })
-    .sessions()
-    .command("octo/whoami", { requires: [OCTO] }, (_params, ctx) => ({
-      subjects: ctx.authenticated.map((r) => r.subject),
-    }))
-    .listen({ port: 0 });
-  after(() => host.close());
-  return host.url;
-}
 
 function vault(): CredentialStore {
   const store = openVault({ env: { AGENTAUTH_HOME: tempDir() } });

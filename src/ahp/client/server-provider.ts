@@ -125,7 +125,8 @@ function chosen(
       "ahp_provider_client_id_missing",
       `${clip(resourceLabel)} signs in with ${preset.displayName} (${clip(server)}), and no ${preset.displayName} ` +
         `client id is configured. Register an app with ${preset.displayName} (${preset.register}) and set ` +
-        `${envName(preset.name, "CLIENT_ID")}, or pass providers: { ${preset.name}: { clientId } } to connectAhpHost.`,
+        `${envName(preset.name, "CLIENT_ID")} (agentauth ahp login: --provider-client-id ${preset.name}=ID), or pass ` +
+        `providers: { ${preset.name}: { clientId } } to connectAhpHost.`,
     );
   }
   return {

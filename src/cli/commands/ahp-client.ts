@@ -24,10 +24,14 @@ import { untilTerminated } from "../lifecycle.ts";
 export const AHP_CLIENT_USAGE = `agentauth ahp status [--json] [--protocol auto|official|seed] [--subject S] <ws-url>
   Connects to an AHP host and lists the resources it protects, and for each whether this machine's vault can
   authenticate it now (ready: a valid or refreshable token) or a sign-in is needed.
-agentauth ahp login [--resource R]… [--stay] [--json] [--client-id ID] [--subject S] [--protocol …] <ws-url>
+agentauth ahp login [--resource R]… [--stay] [--json] [--client-id ID] [--provider-client-id PRESET=ID]…
+                   [--subject S] [--protocol …] <ws-url>
   Authenticates to the host for each resource (default: all it advertises): a stored credential, refreshed
   when due, else one device login per authorization server covering all its resources (URL and code on stderr). With
-  --stay, keeps the connection and renews tokens until interrupted, one JSON line per renewal on stdout.`;
+  --stay, keeps the connection and renews tokens until interrupted, one JSON line per renewal on stdout.
+  A server a provider preset serves (https://github.com/login/oauth → github) signs in with that preset's client:
+  --provider-client-id github=Iv1.xxxx, or $AGENTAUTH_GITHUB_CLIENT_ID; a secret only from
+  $AGENTAUTH_GITHUB_CLIENT_SECRET; GitHub Enterprise from $AGENTAUTH_GITHUB_HOST (likewise for every preset).`;
 
 const COMMON = {
   json: { type: "boolean", default: false },
@@ -63,6 +67,7 @@ async function statusCommand(argv: string[], io: CliIo): Promise<number> {
       store,
       subject: values.subject,
       dialects: dialectsOf(values.protocol),
+      env: io.env,
     });
     try {
       const resources = await client.status();
@@ -90,6 +95,7 @@ async function loginCommand(argv: string[], io: CliIo): Promise<number> {
       resource: { type: "string", multiple: true },
       stay: { type: "boolean", default: false },
       "client-id": { type: "string", default: "agentauth-cli" },
+      "provider-client-id": { type: "string", multiple: true },
     },
     allowPositionals: true,
   });
@@ -110,6 +116,8 @@ async function loginCommand(argv: string[], io: CliIo): Promise<number> {
       subject: values.subject,
       dialects: dialectsOf(values.protocol),
       renewBeforeExpiry: values.stay,
+      env: io.env,
+      providers: providerClientIds(values["provider-client-id"] ?? []),
       login: {
         client: {
           clientId: values["client-id"],
@@ -171,6 +179,19 @@ function sanitised(error: unknown): unknown {
   const clean = peerText(error.message, { max: 600 });
   if (clean === error.message) return error;
   return new AgentAuthError(error.code, clean);
+}
+
+/** `--provider-client-id github=Iv1.xxxx` → `{ github: { clientId } }` (the environment fills the rest). */
+function providerClientIds(pairs: string[]): Record<string, { clientId: string }> {
+  const out: Record<string, { clientId: string }> = {};
+  for (const pair of pairs) {
+    const match = /^([a-z][a-z0-9-]*)=(\S+)$/.exec(pair);
+    if (!match?.[1] || !match[2]) {
+      throw new UsageError("--provider-client-id takes PRESET=CLIENT_ID, e.g. github=Iv1.0123abcd");
+    }
+    out[match[1]] = { clientId: match[2] };
+  }
+  return out;
 }
 
 function oneUrl(positionals: string[]): string {
