@@ -11,7 +11,7 @@ import type {
   RevokeContext,
 } from "../oauth/index.ts";
 import { apiRequest, str } from "./api.ts";
-import { ProviderApiError } from "./errors.ts";
+import { ProviderApiError, ProviderConfigError } from "./errors.ts";
 
 /** `chat:write users:read` or `chat:write,users:read` → `chat:write,users:read` ("Installing with OAuth"). */
 export function slackScopes(scope: string): string {
@@ -32,7 +32,7 @@ export async function slackAccount(url: string, context: AccountContext): Promis
   const fromAnswer = accountFromAnswer(context.response);
   let tested: Record<string, unknown> | undefined;
   try {
-    tested = await slackCall(url, context, "account lookup", context.accessToken.reveal());
+    tested = await slackCall(url, context, "account lookup", bearer(context.accessToken.reveal()));
   } catch (error) {
     if (fromAnswer.subject) return fromAnswer;
     throw error;
@@ -58,30 +58,86 @@ export function accountFromAnswer(response: Record<string, unknown>): ProviderAc
 
 /**
  * `auth.revoke` revokes the token, and with token rotation the whole grant (refresh tokens included). A token Slack
- * no longer accepts (`invalid_auth`, `token_revoked`, `account_inactive`) has nothing left to revoke.
+ * no longer accepts (`invalid_auth`, `token_revoked`, `account_inactive`) has nothing left to revoke. A rotating
+ * access token that has expired (`token_expired`, after 12 h) cannot call auth.revoke itself, so the refresh token
+ * is exchanged once for a live one ("Using token rotation") and that one is revoked: signing out must not need a
+ * fresh token first.
  */
 export async function slackRevoke(
-  url: string,
+  urls: { revoke: string; access: string },
   context: RevokeContext,
 ): Promise<{ refreshToken: RevocationOutcome; accessToken: RevocationOutcome }> {
-  if (!context.accessToken) return { refreshToken: "absent", accessToken: "absent" };
+  const gone = { refreshToken: "absent", accessToken: "absent" } as const;
+  const done = {
+    refreshToken: context.refreshToken ? "revoked" : "absent",
+    accessToken: "revoked",
+  } as const;
+  if (!context.accessToken) return gone;
   try {
-    await slackCall(url, context, "revocation", context.accessToken.reveal());
+    await slackCall(urls.revoke, context, "revocation", bearer(context.accessToken.reveal()));
+    return done;
   } catch (error) {
     const code = error instanceof SlackApiError ? error.slackError : undefined;
-    if (code && GONE.has(code)) return { refreshToken: "absent", accessToken: "absent" };
-    if (code === "token_expired") {
-      throw new ProviderApiError(
-        "provider_revocation_failed",
-        "Slack refused the revocation because the access token has expired. Refresh it (agentauth token) and sign out again, or remove the app at https://slack.com/apps/manage.",
-      );
+    if (code && GONE.has(code)) return gone;
+    if (code !== "token_expired") throw error;
+  }
+  if (!context.refreshToken) {
+    throw new ProviderApiError(
+      "provider_revocation_failed",
+      "Slack refused the revocation because the access token has expired and no refresh token is stored. Remove the app at https://slack.com/apps/manage.",
+    );
+  }
+  const live = await refreshForRevocation(urls.access, context);
+  if (!live) return gone;
+  await slackCall(urls.revoke, context, "revocation", bearer(live));
+  return done;
+}
+
+/** One refresh at oauth.v2.access (Basic client credentials); undefined when Slack no longer knows the token. */
+async function refreshForRevocation(
+  url: string,
+  context: RevokeContext,
+): Promise<string | undefined> {
+  const { client } = context;
+  if (!client.clientSecret) {
+    throw new ProviderConfigError(
+      "provider_client_secret_missing",
+      "Signing out of Slack with an expired token needs the app's client secret (to refresh it once first).",
+    );
+  }
+  const basic = Buffer.from(
+    `${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret.reveal())}`,
+  ).toString("base64");
+  let answer: Record<string, unknown>;
+  try {
+    answer = await slackCall(
+      url,
+      context,
+      "token refresh before revocation",
+      `Basic ${basic}`,
+      new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: context.refreshToken?.reveal() ?? "",
+      }).toString(),
+    );
+  } catch (error) {
+    if (error instanceof SlackApiError && error.slackError === "invalid_refresh_token") {
+      return undefined;
     }
     throw error;
   }
-  return {
-    refreshToken: context.refreshToken ? "revoked" : "absent",
-    accessToken: "revoked",
-  };
+  const token = str(answer, "access_token") ?? str(answer.authed_user, "access_token");
+  if (!token) {
+    throw new ProviderApiError(
+      "provider_response_invalid",
+      "Slack's refresh answer had no access token; the sign-out could not revoke the grant. Try again later.",
+    );
+  }
+  return token;
+}
+
+function bearer(token: string): string {
+  return `Bearer ${token}`;
 }
 
 /** A Slack method answered `ok: false`; `slackError` is its code (`invalid_auth`, `token_revoked`, ...). */
@@ -100,7 +156,8 @@ async function slackCall(
   url: string,
   policy: { signal?: AbortSignal; timeoutMs?: number },
   what: string,
-  token: string,
+  authorization: string,
+  form = "",
 ): Promise<Record<string, unknown>> {
   const answer = await apiRequest(url, {
     signal: policy.signal,
@@ -109,10 +166,10 @@ async function slackCall(
     provider: "Slack",
     what,
     headers: {
-      authorization: `Bearer ${token}`,
+      authorization,
       "content-type": "application/x-www-form-urlencoded",
     },
-    body: "",
+    body: form,
   });
   const json = answer.json;
   if (answer.status !== 200 || typeof json !== "object" || json === null) {
@@ -130,7 +187,7 @@ async function slackCall(
         ? body.error
         : "unknown_error";
     throw new SlackApiError(
-      what === "revocation" ? "provider_revocation_failed" : "provider_account_unreadable",
+      what === "account lookup" ? "provider_account_unreadable" : "provider_revocation_failed",
       `Slack refused the ${what} (${slackError}).`,
       slackError,
     );

@@ -51,7 +51,8 @@ export function slack(options: SlackOptions): Provider {
     ref: {
       name: "slack",
       options: {
-        ...(options.scope !== undefined ? { scope: userScope } : {}),
+        // As given, so the CLI's check that an option was taken as typed (`scope=a b`) holds; rebuilt the same.
+        ...(options.scope !== undefined ? { scope: options.scope } : {}),
         ...encodeOrigins(options.origins),
       },
     },
@@ -68,7 +69,14 @@ export function slack(options: SlackOptions): Provider {
     },
     revocation: {
       kind: "custom",
-      revoke: (context) => slackRevoke(at("https://slack.com/api/auth.revoke"), context),
+      revoke: (context) =>
+        slackRevoke(
+          {
+            revoke: at("https://slack.com/api/auth.revoke"),
+            access: at("https://slack.com/api/oauth.v2.access"),
+          },
+          context,
+        ),
     },
     server: staticServer({
       displayName: "Slack",

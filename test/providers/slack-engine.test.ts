@@ -154,6 +154,26 @@ test("[PROV-slack-revoke] logout calls auth.revoke with the token, then deletes 
   assert.deepEqual(second.outcome, { refreshToken: "absent", accessToken: "absent" });
 });
 
+test("[PROV-slack-revoke-expired] logout with an expired rotating token refreshes it once, then revokes the grant", async () => {
+  const { sim, provider } = await startSlack({ tokenRotation: true });
+  const store = new MemoryCredentialStore();
+  const record = await login({
+    provider: provider(),
+    flow: "browser",
+    store,
+    openUrl: browser().browse,
+  });
+  sim.advanceTime(43_200 + 60);
+  assert.equal(sim.isActive(record.tokens.accessToken?.reveal() ?? ""), false);
+  const result = await logout({ store, key: record, providers: resolveProvider });
+  assert.equal(result.revoked, true, String(result.error));
+  assert.deepEqual(result.outcome, { refreshToken: "revoked", accessToken: "revoked" });
+  assert.equal(sim.stats().refreshGrants, 1);
+  assert.equal(sim.stats().revocations, 1);
+  assert.equal(sim.grantCount(), 0);
+  assert.equal(result.deleted, true);
+});
+
 const hostile: { fault: SlackFault; code: string; name: string }[] = [
   { fault: "html", code: "server_error", name: "an HTML page with 503" },
   { fault: "html200", code: "invalid_response", name: "an HTML page with 200" },
