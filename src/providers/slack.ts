@@ -18,6 +18,10 @@
  * - client credentials preferably with HTTP Basic (oauth.v2.access, `client_id`: "If possible, avoid sending
  *   client_id and client_secret as parameters ... supply [them] using the HTTP Basic authentication scheme");
  * - PKCE: oauth.v2.access takes `code_verifier` ("Used for PKCE"), so S256 is sent on every login;
+ * - redirect URLs must use HTTPS ("Installing with OAuth", "Asking for scopes": "The redirect_uri must use HTTPS",
+ *   and so must a Redirect URL configured for the app). `agentauth login`'s loopback listener is plain
+ *   http://127.0.0.1, which real Slack refuses to register: the browser login works against Slack only through an
+ *   HTTPS redirect that hands the code on (a RAP tool's own callback, a hosted relay). Slack has no device flow;
  * - token rotation (opt-in per app): "Using token rotation", https://docs.slack.dev/authentication/using-token-rotation
  *   (12 h `xoxe.` tokens with a `refresh_token`, refreshed at oauth.v2.access with grant_type=refresh_token;
  *   a used refresh token is retired: invalid_refresh_token); without rotation user tokens never expire;
@@ -113,7 +117,7 @@ export const slackPreset: PresetEntry = {
   register:
     "A Slack app (api.slack.com/apps) with the user token scopes you need and your redirect URL under OAuth & Permissions. Client id and client secret (Slack requires the secret at every exchange); turn on token rotation for expiring tokens.",
   redirectUri:
-    "http://127.0.0.1/callback registered as a Redirect URL (Slack matches the URL or a subdirectory of it)",
+    "An https:// Redirect URL: Slack refuses plain http ones, so agentauth's http://127.0.0.1 loopback callback needs an HTTPS relay in front of it",
   selfHosted: false,
   refresh: "Only with token rotation: 12 h tokens, single-use refresh tokens",
   revocation: "auth.revoke with the token",
