@@ -138,7 +138,8 @@ export const microsoftPreset: PresetEntry = {
   flows: ["authorization_code", "device"],
   register:
     'An app registration in the Entra admin center (App registrations): client id; add the "Mobile and desktop applications" platform with the redirect URI and turn on "Allow public client flows" for --device; a client secret only for a web app.',
-  redirectUri: "http://localhost/callback (Entra ignores the port of a localhost redirect URI)",
+  redirectUri:
+    "http://127.0.0.1/callback under Mobile and desktop applications (Entra ignores the port of a loopback redirect URI: learn.microsoft.com/entra/identity-platform/reply-url, localhost exceptions)",
   selfHosted: false,
   refresh: "With offline_access (default scope): rotating refresh tokens, 90 days",
   revocation: "No API: remove the app at https://myapps.microsoft.com (personal: account.live.com)",
