@@ -2,141 +2,20 @@
  * The agent kit with a provider preset: an agent process whose OAuth method is `provider: github(...)`
  * (fixtures/provider-agent.ts), pointed at the GitHub simulator (test/sims/github.ts, written from GitHub's docs),
  * driven by the real ACP SDK client over its stdio. The device login's prompt reaches the client, the test plays
- * the person at the simulator's device page (approve, deny), and the account, the token's use, its refresh and
- * the revocation are checked at the simulator.
+ * the person at the simulator's device page (approve, deny), and the account, the token's use and the revocation
+ * are checked at the simulator.
  */
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
 import { test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk/unstable";
-import { LOGIN_PROMPT, type LoginPrompt, LoginPromptSchema } from "../../src/acp/wire.ts";
-import { openVault } from "../../src/vault/index.ts";
-import { type GitHubSimulator, startGitHubSimulator } from "../sims/github.ts";
-import { tempDir } from "../support/tmp.ts";
-import { agentEnv } from "./fixtures/agent-process.ts";
-
-const PROVIDER_AGENT = join(import.meta.dirname, "fixtures", "provider-agent.ts");
-const REPO_ROOT = join(import.meta.dirname, "..", "..");
-
-type Sdk = Parameters<Parameters<ReturnType<typeof acp.client>["connectWith"]>[1]>[0];
-
-interface Run {
-  home: string;
-  output: () => string;
-  prompts: LoginPrompt[];
-  statusUpdates: unknown[];
-  chunks: string[];
-}
-
-/**
- * Starts the provider agent on `sim` and runs `journey` with the SDK client connected to it. `onPrompt` plays the
- * person when a login prompt arrives (approve or deny at the simulator). The client secret reaches the agent
- * through its environment, as any secret must.
- */
-async function withProviderAgent<T>(
-  t: test.TestContext,
-  sim: GitHubSimulator,
-  options: {
-    onPrompt: (prompt: LoginPrompt) => void;
-    app?: "oauth_app" | "github_app";
-    home?: string;
-  },
-  journey: (agent: Sdk, run: Run) => Promise<T>,
-): Promise<{ result: T; run: Run }> {
-  const home = options.home ?? tempDir();
-  const child = spawn(process.execPath, ["--no-warnings", PROVIDER_AGENT], {
-    env: {
-      ...agentEnv({ issuer: "http://127.0.0.1:1", home }),
-      GITHUB_HOST: sim.url,
-      GITHUB_CLIENT_ID: sim.clientId,
-      GITHUB_CLIENT_SECRET: sim.clientSecret,
-      GITHUB_APP: options.app ?? "oauth_app",
-    },
-    cwd: REPO_ROOT,
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
-  t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    await closed;
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stderr.setEncoding("utf8");
-  child.stderr.on("data", (chunk: string) => {
-    stderr += chunk;
-  });
-  // A copy of stdout for the secret checks; the SDK reads its own.
-  child.stdout.on("data", (chunk: Buffer) => {
-    stdout += chunk.toString("utf8");
-  });
-  const run: Run = {
-    home,
-    output: () => `${stdout}\n${stderr}`,
-    prompts: [],
-    statusUpdates: [],
-    chunks: [],
-  };
-  const stream = acp.ndJsonStream(
-    Writable.toWeb(child.stdin),
-    Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
-  );
-  const result = await acp
-    .client({ name: "agentauth-provider-test" })
-    .onNotification(acp.methods.client.auth.statusUpdate, ({ params }) => {
-      run.statusUpdates.push(params);
-    })
-    .onNotification(LOGIN_PROMPT, LoginPromptSchema, ({ params }) => {
-      run.prompts.push(params);
-      options.onPrompt(params);
-    })
-    .onNotification(acp.methods.client.session.update, ({ params }) => {
-      const { update } = params;
-      if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text")
-        run.chunks.push(update.content.text);
-    })
-    .connectWith(stream, async (agent) => {
-      await agent.request(acp.methods.agent.initialize, {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        clientCapabilities: {},
-      });
-      return journey(agent, run);
-    });
-  child.stdin.end();
-  await closed;
-  return { result, run };
-}
-
-/** The agent's vault records (secrets included), read as another process would. */
-async function vaultRecords(home: string) {
-  const vault = openVault({ env: { AGENTAUTH_HOME: home } });
-  try {
-    return await Promise.all((await vault.list()).map((s) => vault.getById(s.id)));
-  } finally {
-    await vault.close();
-  }
-}
-
-function assertNoSecret(output: string, secrets: Record<string, string | undefined>): void {
-  for (const [what, value] of Object.entries(secrets)) {
-    assert.ok(value, `the test knows the ${what}`);
-    for (const part of new Set([value, value.slice(0, 12)]))
-      assert.ok(!output.includes(part), `the ${what} appeared in the agent's output`);
-  }
-}
-
-/** The error a request failed with (the SDK rejects with a RequestError). */
-async function refusal(request: Promise<unknown>): Promise<acp.RequestError> {
-  const error = await request.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  assert.ok(error instanceof acp.RequestError, `expected a JSON-RPC error, got ${String(error)}`);
-  return error;
-}
+import { startGitHubSimulator } from "../sims/github.ts";
+import {
+  assertNoSecret,
+  refusal,
+  vaultRecords,
+  withProviderAgent,
+} from "./fixtures/provider-agent-process.ts";
 
 test("[ACP-provider-github-device-login] authenticate runs GitHub's device flow: the prompt reaches the client, the account shows as alice, the token works, logout revokes the grant at GitHub", {
   timeout: 60_000,

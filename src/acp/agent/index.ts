@@ -4,7 +4,9 @@ export {
   type AuthMethodConfig,
   advertised,
   type ClientAuthFeatures,
+  type IssuerOAuthMethod,
   type OAuthMethod,
+  type ProviderOAuthMethod,
   type TerminalMethod,
   v1AuthMethods,
   v2AuthMethods,
@@ -25,6 +27,7 @@ export {
   type GetAuthStateAdvertising,
   type SessionPolicy,
 } from "./kit.ts";
+export { AuthMethodConfigError } from "./oauth-method.ts";
 export {
   type AuthStatus as AgentAuthStatus,
   StatusPublisher,
