@@ -309,3 +309,34 @@ test("[QUIRK-fetch-no-secret-in-errors] errors never carry the request's code or
     return true;
   });
 });
+
+test("[QUIRK-array-scopes] a scope sent as a JSON array (Linear's documented token answer) becomes a space-separated string", () => {
+  const out = normaliseTokenAnswer(
+    { status: 200, body: { access_token: "t", token_type: "Bearer", scope: ["read", "write"] } },
+    { commaScopes: true },
+  );
+  assert.equal(out.body.scope, "read write");
+  // Anything but strings in the array is left alone for oauth4webapi to refuse.
+  const odd = normaliseTokenAnswer(
+    { status: 200, body: { access_token: "t", scope: ["read", 7] } },
+    { commaScopes: true },
+  );
+  assert.deepEqual(odd.body.scope, ["read", 7]);
+});
+
+test("[QUIRK-rate-limit-linear] Linear's rate limit (HTTP 400 with X-RateLimit-Requests-Remaining: 0, reset in epoch ms) is a rate limit", () => {
+  const now = Date.parse("2026-01-01T00:00:00Z");
+  const limited = new Response(null, {
+    status: 400,
+    headers: {
+      "x-ratelimit-requests-remaining": "0",
+      "x-ratelimit-requests-reset": String(now + 30_000),
+    },
+  });
+  assert.deepEqual(rateLimitOf(limited, now), { retryAfterMs: 30_000 });
+  const fine = new Response(null, {
+    status: 400,
+    headers: { "x-ratelimit-requests-remaining": "12" },
+  });
+  assert.equal(rateLimitOf(fine, now), undefined);
+});

@@ -34,6 +34,14 @@ export function normaliseTokenAnswer(answer: TokenAnswer, quirks: HttpQuirks): T
   }
   if (quirks.nestedTokens) body = liftNested(body, quirks.nestedTokens);
   if (quirks.commaScopes && typeof body.scope === "string") body.scope = spaceScopes(body.scope);
+  // Linear's documented token answer carries `scope` as a JSON array ("scope": ["read", "write"]).
+  if (
+    quirks.commaScopes &&
+    Array.isArray(body.scope) &&
+    body.scope.every((item) => typeof item === "string")
+  ) {
+    body.scope = spaceScopes(body.scope.join(" "));
+  }
   if (quirks.bearerTokenType && typeof body.access_token === "string") {
     const type = typeof body.token_type === "string" ? body.token_type.toLowerCase() : "";
     if (type !== "bearer" && type !== "dpop") body.token_type = "bearer";

@@ -14,7 +14,10 @@ export interface HttpQuirks {
   okFalseErrors?: boolean;
   /** The user's token fields sit in a nested object (Slack `authed_user`); they are lifted to the top level. */
   nestedTokens?: string;
-  /** `scope` is comma-separated (`repo,gist`); turned into RFC 6749 §3.3's space-separated list. */
+  /**
+   * `scope` is comma-separated (`repo,gist`) or a JSON array (Linear); turned into RFC 6749 §3.3's
+   * space-separated list.
+   */
   commaScopes?: boolean;
   /**
    * `token_type` is missing or non-standard (Slack `user`, some servers omit it): read as `bearer`, which is what
