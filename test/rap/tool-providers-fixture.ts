@@ -8,7 +8,13 @@ import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ToolServer, ToolServerOptions } from "../../src/rap/tool/index.ts";
-import { openVault, type SqliteCredentialStore } from "../../src/vault/index.ts";
+import {
+  type CredentialInput,
+  type CredentialKey,
+  type CredentialRecord,
+  openVault,
+  type SqliteCredentialStore,
+} from "../../src/vault/index.ts";
 import { testRuntime } from "../support/rap-runtime.ts";
 import { tempDir } from "../support/tmp.ts";
 import { startTool } from "./tool-fixture.ts";
@@ -115,6 +121,21 @@ export async function signIn(authUrl: string): Promise<SignIn> {
   const callback = new URL(back, providerUrl);
   const landed = await fetch(callback);
   return { consentPage, providerUrl, callback, status: landed.status, page: await landed.text() };
+}
+
+/** Rewrites a stored credential (as its provider would see it hours later: `expiresAt` past, or other changes). */
+export async function rewrite(
+  store: SqliteCredentialStore,
+  key: CredentialKey,
+  change: (input: CredentialInput) => CredentialInput = (input) => ({
+    ...input,
+    expiresAt: Date.now() - 1000,
+  }),
+): Promise<CredentialRecord> {
+  const record = await store.get(key);
+  if (!record) throw new Error(`no credential for ${key.subject}`);
+  const { id: _id, version: _v, createdAt: _c, updatedAt: _u, ...input } = record;
+  return store.put(change(input));
 }
 
 /** Polls until `read` gives a value; throws (naming `what`) after a generous bound. Not a timed assertion. */

@@ -18,7 +18,7 @@ import {
 } from "../../src/rap/tool/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { type GitHubSimulator, startGitHubSimulator } from "../sims/github.ts";
-import { type Stand, signIn, startStand } from "./tool-providers-fixture.ts";
+import { rewrite, type Stand, signIn, startStand } from "./tool-providers-fixture.ts";
 
 /** The github.com preset's issuer: the vault key's issuer even when its origins are remapped to the simulator. */
 const ISSUER = "https://github.com/login/oauth";
@@ -88,13 +88,9 @@ async function signedIn(stand: Stand, userId: string): Promise<void> {
   assert.match(await stand.result(call), /^GitHub user alice/);
 }
 
-/** The stored credential, with its access token marked as past expiry (as 8 hours later). */
-async function expire(stand: Stand, userId: string) {
-  const record = await stand.store.get({ subject: userId, issuer: ISSUER, resource: "" });
-  assert.ok(record, "the user has a credential");
-  const { id: _id, version: _v, createdAt: _c, updatedAt: _u, ...input } = record;
-  return stand.store.put({ ...input, expiresAt: Date.now() - 1000 });
-}
+/** The user's stored credential, its access token marked as past expiry (as 8 hours later). */
+const expire = (stand: Stand, userId: string) =>
+  rewrite(stand.store, { subject: userId, issuer: ISSUER, resource: "" });
 
 test("[RAP-prov-github-e2e] invoke → oauth message → consent → GitHub → callback → tokens stored per user (provider ref, login) → result", async () => {
   const { sim, stand } = await githubStand();
@@ -152,13 +148,12 @@ test("[RAP-prov-github-app-refresh] a GitHub App token past expiry is refreshed 
   );
   // 8 hours later at GitHub too: the old access token is dead there, not only in our record.
   sim.advanceTime(28_800 + 1);
-  const expired = await expire(stand, "u-alice");
   // A stale client secret sealed in the record must not matter: the tool refreshes with its configured client.
-  const { id: _id, version: _v, createdAt: _c, updatedAt: _u, ...input } = expired;
-  await stand.store.put({
+  await rewrite(stand.store, { subject: "u-alice", issuer: ISSUER, resource: "" }, (input) => ({
     ...input,
+    expiresAt: Date.now() - 1000,
     tokens: { ...input.tokens, clientSecret: new Secret("stale") },
-  });
+  }));
   const authorizations = stand.authorizations();
 
   const calls = await Promise.all([1, 2, 3, 4, 5].map(() => stand.invoke("u-alice")));

@@ -74,8 +74,10 @@ export class ProviderAuth {
   /** What the consent page shows about a provider. */
   describe(provider: string): { name: string; scopes: string[] } {
     const entry = this.#provider(provider);
-    // GitHub and Slack also write scopes comma-separated; the page lists them one by one either way.
-    return { name: entry.displayName, scopes: (entry.scope ?? "").split(/[\s,]+/).filter(Boolean) };
+    // Slack asks for a user token's scopes in `user_scope`, not `scope` (docs.slack.dev "Installing with OAuth",
+    // "Asking for scopes"); both are what the person grants. Slack and GitHub also write them comma-separated.
+    const asked = [entry.scope, entry.extraParams?.user_scope].join(" ");
+    return { name: entry.displayName, scopes: [...new Set(asked.split(/[\s,]+/).filter(Boolean))] };
   }
 
   displayName(provider: string): string {

@@ -14,6 +14,7 @@ import {
   mergeAccount,
   type OAuthClient,
   type Provider,
+  type ProviderAccount,
   readAccount,
   type TokenSet,
 } from "../../oauth/index.ts";
@@ -22,14 +23,12 @@ import { secure } from "./base-url.ts";
 import { ToolConfigError } from "./errors.ts";
 import type { OAuthProviderConfig, ToolProviderEntry } from "./options.ts";
 
-/** Who signed in, as far as the tool can read it (ID token claims, the preset's account reader, a hook). */
-export interface ConnectedAccount {
-  subject?: string;
-  /** The provider handle (GitHub login, Slack user name), shown as "@login". */
-  login?: string;
-  name?: string;
-  email?: string;
-}
+/**
+ * Who signed in, as far as the tool can read it (ID token claims, the preset's account reader, a hook): `subject`
+ * (the provider's id), `login` (a handle, shown as "@login"), `name`, `email`, and what a preset adds
+ * (`organization`: Slack's workspace; `avatarUrl`).
+ */
+export type ConnectedAccount = ProviderAccount;
 
 export interface ToolProvider {
   /** The key in `providers`, which `requiresAuth` names. */
@@ -147,12 +146,8 @@ export async function connectedAccount(
   };
   if (provider.preset) {
     const read = await readAccount(provider.preset, tokens, logger);
-    return {
-      subject: read?.subject ?? fromToken.subject,
-      login: read?.login,
-      name: read?.name ?? fromToken.name,
-      email: read?.email ?? fromToken.email,
-    };
+    const defined = Object.entries(read ?? {}).filter(([, value]) => value !== undefined);
+    return { ...fromToken, ...Object.fromEntries(defined) };
   }
   const hook = provider.config?.account;
   if (!hook) return fromToken;
