@@ -82,6 +82,21 @@ test("[PROV-google-browser-login] a browser login asks for offline access and st
   assert.ok(sim.isActive(record.tokens.accessToken?.reveal() ?? ""));
 });
 
+test("[PROV-google-userinfo-account] without openid there is no ID token: the account comes from the userinfo endpoint", async () => {
+  const { sim, provider } = await startGoogle();
+  const store = new MemoryCredentialStore();
+  const record = await login({
+    provider: provider({ scope: "email profile" }),
+    flow: "browser",
+    store,
+    openUrl: browser().browse,
+  });
+  assert.equal(record.subject, "108712345678901234567");
+  assert.equal(record.account.email, "alice@example.com");
+  assert.equal(record.account.avatarUrl, "https://lh3.googleusercontent.com/a/alice");
+  assert.equal(sim.stats().accountCalls, 1);
+});
+
 test("[PROV-google-refresh-keeps-token] TokenRefresher gets a new access token and keeps the non-rotating refresh token", async () => {
   const { sim, provider } = await startGoogle();
   const store = new MemoryCredentialStore();

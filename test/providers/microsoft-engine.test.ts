@@ -93,6 +93,25 @@ test("[PROV-microsoft-tenant-login] a single-tenant login uses that tenant's end
   assert.equal(record.subject, OID);
 });
 
+test("[PROV-microsoft-graph-account] without openid there is no ID token: the account comes from Graph /me", async () => {
+  const { sim } = await startEntra();
+  const store = new MemoryCredentialStore();
+  const record = await login({
+    provider: microsoft({
+      clientId: sim.clientId,
+      scope: "offline_access https://graph.microsoft.com/User.Read",
+      origins: { [LOGIN]: sim.url, "https://graph.microsoft.com": sim.url },
+    }),
+    flow: "browser",
+    store,
+    openUrl: browser().browse,
+  });
+  assert.equal(record.subject, OID);
+  assert.equal(record.account.login, "alice@contoso.onmicrosoft.com");
+  assert.equal(record.account.email, "alice@contoso.com");
+  assert.equal(sim.stats().accountCalls, 1);
+});
+
 test("[PROV-microsoft-refresh-rotates] a confidential app's refresh sends client_secret in the body and stores the rotated refresh token", async () => {
   const { sim, provider } = await startEntra({ clientType: "confidential" });
   const store = new MemoryCredentialStore();
