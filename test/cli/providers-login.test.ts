@@ -9,8 +9,9 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import type { CredentialSummary } from "../../src/vault/index.ts";
-import { openVault } from "../../src/vault/index.ts";
+import { secret } from "../../src/core/secret.ts";
+import { PRESETS } from "../../src/providers/index.ts";
+import { type CredentialSummary, openVault } from "../../src/vault/index.ts";
 import { type GitHubSimulator, startGitHubSimulator } from "../sims/github.ts";
 import { type CliResult, readStoredTokens, runCli, startCli, vaultIdOf } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -194,4 +195,42 @@ test("[CLI-provider-vault-revoke] a GitHub revocation that fails keeps the crede
   assert.match(error.message, /could not revoke .* at GitHub .*agentauth vault delete/s);
   const list = await runCli(["vault", "list", "--json"], env);
   assert.equal((JSON.parse(list.stdout) as CredentialSummary[]).length, 1, "kept");
+});
+
+test("[CLI-provider-vault-revoke-none] a provider with no revocation API: vault revoke deletes locally and prints where to remove the app", {
+  timeout: 180_000,
+}, async (t) => {
+  // Whichever preset documents no revocation API (Microsoft Entra ID: none for delegated tokens).
+  const none = PRESETS.map((preset) => {
+    try {
+      return preset.fromRef({ name: preset.name, options: {} }, { clientId: "client-x" });
+    } catch {
+      return undefined;
+    }
+  }).find((provider) => provider?.revocation.kind === "none");
+  if (none?.revocation.kind !== "none") {
+    t.skip("no preset without a revocation API is listed yet");
+    return;
+  }
+  const home = tempDir();
+  const vault = openVault({ env: { AGENTAUTH_HOME: home } });
+  const { id } = await vault.put({
+    subject: "user-1",
+    issuer: none.issuer,
+    resource: "",
+    clientId: "client-x",
+    provider: none.ref,
+    tokens: { accessToken: secret("at-no-revocation-api") },
+    scopes: [],
+    account: { login: "someone" },
+    status: "active",
+  });
+  await vault.close();
+  const result = await runCli(["vault", "revoke", id], { AGENTAUTH_HOME: home });
+  assert.equal(result.code, 0, result.stderr);
+  const presetName = PRESETS.find((p) => p.name === none.name)?.displayName;
+  assert.ok(result.stdout.startsWith(`Deleted ${id} locally. ${presetName} (`), result.stdout);
+  assert.ok(result.stdout.includes(`\n  ${none.revocation.manageUrl}\n`), result.stdout);
+  const json = await runCli(["vault", "list", "--json"], { AGENTAUTH_HOME: home });
+  assert.deepEqual(JSON.parse(json.stdout), []);
 });
