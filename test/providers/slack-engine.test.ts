@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { AgentAuthError } from "../../src/core/errors.ts";
+import { createLogger } from "../../src/core/log.ts";
 import { login, logout, TokenRefresher } from "../../src/oauth/index.ts";
 import { resolveProvider, slack } from "../../src/providers/index.ts";
 import { accountFromAnswer, slackScopes } from "../../src/providers/slack-api.ts";
@@ -246,14 +247,23 @@ test("[PROV-slack-account-fallback] when auth.test fails the account still comes
   const { sim, provider } = await startSlack();
   const store = new MemoryCredentialStore();
   sim.failAccountNext("rate_limit");
+  const lines: string[] = [];
+  const { browse, seen } = browser();
   const record = await login({
     provider: provider(),
     flow: "browser",
     store,
-    openUrl: browser().browse,
+    openUrl: browse,
+    logger: createLogger({ write: (line) => lines.push(line), level: "debug" }),
   });
   assert.equal(record.subject, "T0SIMTEAM1:U0SIMALICE");
   assert.equal(record.account.organization, "Simulated Workspace");
+  // The log says the login happened and names no secret of it.
+  const log = lines.join("\n");
+  assert.match(log, /oauth\.login/);
+  for (const secret of [record.tokens.accessToken?.reveal(), seen.code, sim.clientSecret]) {
+    assert.ok(secret && !log.includes(secret), "a secret reached the log");
+  }
 });
 
 test("[PROV-slack-parse] scope lists and the account in an exchange answer", () => {
