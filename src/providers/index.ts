@@ -13,6 +13,7 @@ import { genericPreset } from "./generic.ts";
 import { githubPreset } from "./github.ts";
 import { gitlabPreset } from "./gitlab.ts";
 import { googlePreset } from "./google.ts";
+import { linearPreset } from "./linear.ts";
 import { microsoftPreset } from "./microsoft.ts";
 import { slackPreset } from "./slack.ts";
 
@@ -25,6 +26,7 @@ export { type GenericEndpoints, type GenericOptions, generic } from "./generic.t
 export { type GitHubOptions, github } from "./github.ts";
 export { type GitLabOptions, gitlab } from "./gitlab.ts";
 export { type GoogleOptions, google } from "./google.ts";
+export { type LinearOptions, linear } from "./linear.ts";
 export { type MicrosoftOptions, microsoft } from "./microsoft.ts";
 export { type OriginMap, rebase } from "./origins.ts";
 export { type SlackOptions, slack } from "./slack.ts";
@@ -37,6 +39,7 @@ export const PRESETS: readonly PresetEntry[] = [
   microsoftPreset,
   gitlabPreset,
   atlassianPreset,
+  linearPreset,
   genericPreset,
 ];
 
