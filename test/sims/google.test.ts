@@ -253,3 +253,43 @@ test("[SIM-google-faults] injected faults, expiry by the simulated clock, 413 fo
   });
   assert.equal(malformed.status, 400);
 });
+
+test("[SIM-google-device-interval] polling sooner than the interval answers slow_down; an expired code answers expired_token", async () => {
+  const s = await sim({ deviceIntervalSeconds: 5 });
+  const d = await postForm(`${s.url}/device/code`, { client_id: s.clientId, scope: "email" });
+  const poll = () =>
+    postForm(`${s.url}/token`, {
+      grant_type: "urn:ietf:params:oauth:grant-type:device_code",
+      device_code: d.body.device_code as string,
+      client_id: s.clientId,
+      client_secret: s.clientSecret,
+    });
+  assert.equal((await poll()).body.error, "authorization_pending");
+  assert.equal((await poll()).body.error, "slow_down", "a second poll at once is too fast");
+  s.advanceTime(1800);
+  assert.equal((await poll()).body.error, "expired_token");
+});
+
+test("[SIM-google-code-expiry] an authorization code older than 10 minutes is invalid_grant", async () => {
+  const s = await sim();
+  const p = pkce();
+  const loc = await authorizeAt(s.url, "/o/oauth2/v2/auth", {
+    client_id: s.clientId,
+    redirect_uri: REDIRECT,
+    response_type: "code",
+    scope: "email",
+    code_challenge: p.challenge,
+    code_challenge_method: "S256",
+  });
+  s.advanceTime(601);
+  const r = await postForm(`${s.url}/token`, {
+    grant_type: "authorization_code",
+    code: loc.searchParams.get("code")!,
+    redirect_uri: REDIRECT,
+    client_id: s.clientId,
+    client_secret: s.clientSecret,
+    code_verifier: p.verifier,
+  });
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error, "invalid_grant");
+});
