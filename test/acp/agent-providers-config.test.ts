@@ -10,6 +10,8 @@ import {
   type AuthMethodConfig,
   AuthMethodConfigError,
   createAgentAuth,
+  toAuthStatus,
+  toGetAuthState,
   v1AuthMethods,
   v2AuthMethods,
 } from "../../src/acp/agent/index.ts";
@@ -138,4 +140,45 @@ test("[ACP-provider-resolver] a stored credential from the method's own provider
   });
   assert.notEqual(withSecret, publicOwn);
   assert.equal(withSecret.client.clientSecret?.reveal(), "configured");
+});
+
+test("[ACP-provider-account-status] a provider credential's account shows with its handle as the label and the provider in _meta; getAuthState names it", () => {
+  const methods = [
+    {
+      methodId: "github",
+      configured: true,
+      source: "vault" as const,
+      accounts: [
+        {
+          label: "alice",
+          login: "alice",
+          name: "Alice Liddell",
+          avatarUrl: "https://avatars.example/1001",
+          provider: "github",
+          updatedAt: 1,
+        },
+      ],
+    },
+  ];
+  assert.deepEqual(toAuthStatus(methods), {
+    state: "authenticated",
+    accounts: [
+      {
+        label: "alice",
+        active: true,
+        name: "Alice Liddell",
+        _meta: {
+          agentauth: {
+            provider: "github",
+            login: "alice",
+            avatarUrl: "https://avatars.example/1001",
+          },
+        },
+      },
+    ],
+  });
+  assert.equal(
+    toGetAuthState(methods).authMethods?.[0]?.message,
+    "Signed in to github as alice (stored in the agentauth vault).",
+  );
 });
