@@ -112,11 +112,11 @@ test("[PROV-google-refresh-keeps-token] TokenRefresher gets a new access token a
     Array.from({ length: 10 }, () => refresher.getAccessToken(first)),
   );
   assert.equal(new Set(tokens.map((t) => t.reveal())).size, 1);
-  assert.notEqual(tokens[0].reveal(), first.tokens.accessToken?.reveal());
+  assert.notEqual(tokens[0]?.reveal() ?? "", first.tokens.accessToken?.reveal());
   assert.equal(sim.stats().refreshGrants, 1);
   const stored = await store.get(first);
   assert.equal(stored?.tokens.refreshToken?.reveal(), first.tokens.refreshToken?.reveal());
-  assert.ok(sim.isActive(tokens[0].reveal()));
+  assert.ok(sim.isActive(tokens[0]?.reveal() ?? ""));
 });
 
 test("[PROV-google-device-login] a device login reads Google's verification_url and stores the account", async () => {

@@ -133,7 +133,7 @@ test("[PROV-microsoft-refresh-rotates] a confidential app's refresh sends client
   const stored = await store.get(first);
   assert.notEqual(stored?.tokens.refreshToken?.reveal(), first.tokens.refreshToken?.reveal());
   assert.equal(stored?.subject, OID);
-  assert.ok(sim.isActive(tokens[0].reveal()));
+  assert.ok(sim.isActive(tokens[0]?.reveal() ?? ""));
 });
 
 test("[PROV-microsoft-refresh-expired] an expired refresh token (invalid_grant AADSTS700082) marks the credential login_required", async () => {

@@ -96,7 +96,7 @@ test("[PROV-slack-rotation-refresh] with token rotation, TokenRefresher refreshe
   const stored = await store.get(first);
   assert.notEqual(stored?.tokens.refreshToken?.reveal(), first.tokens.refreshToken?.reveal());
   assert.deepEqual(stored?.scopes, ["users:read"]);
-  assert.ok(sim.isActive(tokens[0].reveal()));
+  assert.ok(sim.isActive(tokens[0]?.reveal() ?? ""));
 });
 
 test("[PROV-slack-refresh-revoked] a refresh token Slack no longer knows (invalid_refresh_token) marks the credential login_required", async () => {
