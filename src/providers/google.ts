@@ -17,11 +17,13 @@
  *   https://oauth2.googleapis.com/device/code. Only a short list of scopes is allowed there ("Allowed scopes":
  *   openid, email, profile, drive.file, drive.appdata, youtube, youtube.readonly); others get invalid_scope. Its
  *   answer says `verification_url` (google-device.ts);
- * - ID token `iss` is "https://accounts.google.com" or "accounts.google.com" (OpenID Connect doc, "Validating an ID
- *   token", step 3), both accepted through oauth4webapi's expected-issuer hook;
- * - `hd`: restricts sign-in to a Google Workspace domain. The authorization parameter is only a hint; the doc says to
- *   check the ID token's `hd` claim (OpenID Connect doc, "Authentication URI parameters", `hd`), which this preset
- *   does on every ID token (login, device, refresh). It needs `openid` in the scope (the default has it);
+ * - ID token `iss` is "https://accounts.google.com" or, for legacy implementations, "accounts.google.com" (OpenID
+ *   Connect reference, Discovery Document, `issuer`, https://developers.google.com/identity/openid-connect/reference),
+ *   both accepted through oauth4webapi's expected-issuer hook;
+ * - `hd`: restricts sign-in to a Google Workspace domain. The authorization parameter is only a hint; Google says to
+ *   check that the ID token's `hd` claim is the expected domain ("Validating an ID token",
+ *   https://developers.google.com/identity/openid-connect/openid-connect#validatinganidtoken), which this preset does
+ *   on every ID token (login, device, refresh). It needs `openid` in the scope (the default has it);
  * - revocation: POST the token to /revoke ("Revoking a token", native-app doc): it revokes the whole grant, so the
  *   refresh token (or, without one, the access token) is sent once; a token already gone answers 400 invalid_token.
  *   The engine's RFC 7009 path would send the access token after the grant is gone and fail, hence a custom call;
