@@ -176,3 +176,33 @@ test("[ACP-provider-github-device-flow-disabled] an app without Device Flow enab
   assert.equal(run.prompts.length, 0);
   assert.deepEqual(await vaultRecords(run.home), []);
 });
+
+test("[ACP-provider-github-elicitation] a client with URL elicitation gets GitHub's device page and code in elicitation/create, and the login completes", {
+  timeout: 60_000,
+}, async (t) => {
+  const sim = await startGitHubSimulator({ deviceIntervalSeconds: 1 });
+  t.after(() => sim.close());
+  const { result, run } = await withProviderAgent(
+    t,
+    sim,
+    {
+      onPrompt: () => assert.fail("with elicitation, no login_prompt notification"),
+      // The person reads the code in the message, opens the URL and approves there.
+      elicit: ({ message }) => {
+        const code = /enter the code ([A-Z0-9]{4}-[A-Z0-9]{4})/.exec(message)?.[1];
+        assert.ok(code, message);
+        sim.approveDevice(code);
+        return "accept";
+      },
+    },
+    async (agent) => {
+      await agent.request(acp.methods.agent.authenticate, { methodId: "github" });
+      return agent.request(acp.methods.agent.auth.status, {});
+    },
+  );
+  assert.equal(run.elicitations.length, 1);
+  assert.equal(run.elicitations[0]?.url, `${sim.url}/login/device`);
+  assert.equal(run.prompts.length, 0, "the elicitation was the prompt");
+  assert.equal(result.state, "authenticated");
+  assert.equal(result.accounts?.[0]?.label, "alice");
+});
