@@ -15,6 +15,7 @@ import { gitlabPreset } from "./gitlab.ts";
 import { googlePreset } from "./google.ts";
 import { linearPreset } from "./linear.ts";
 import { microsoftPreset } from "./microsoft.ts";
+import { notionPreset } from "./notion.ts";
 import { slackPreset } from "./slack.ts";
 
 export { apiRequest } from "./api.ts";
@@ -28,6 +29,7 @@ export { type GitLabOptions, gitlab } from "./gitlab.ts";
 export { type GoogleOptions, google } from "./google.ts";
 export { type LinearOptions, linear } from "./linear.ts";
 export { type MicrosoftOptions, microsoft } from "./microsoft.ts";
+export { type NotionOptions, notion } from "./notion.ts";
 export { type OriginMap, rebase } from "./origins.ts";
 export { type SlackOptions, slack } from "./slack.ts";
 
@@ -40,6 +42,7 @@ export const PRESETS: readonly PresetEntry[] = [
   gitlabPreset,
   atlassianPreset,
   linearPreset,
+  notionPreset,
   genericPreset,
 ];
 
