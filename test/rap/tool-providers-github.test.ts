@@ -7,90 +7,13 @@
  */
 
 import assert from "node:assert/strict";
-import { after, test } from "node:test";
+import { test } from "node:test";
 import { Secret } from "../../src/core/index.ts";
 import { github } from "../../src/providers/index.ts";
-import {
-  createToolServer,
-  type OperationDefinition,
-  TokenRejectedError,
-  type ToolServer,
-} from "../../src/rap/tool/index.ts";
+import { createToolServer, type OperationDefinition } from "../../src/rap/tool/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
-import { type GitHubSimulator, startGitHubSimulator } from "../sims/github.ts";
-import { rewrite, type Stand, signIn, startStand } from "./tool-providers-fixture.ts";
-
-/** The github.com preset's issuer: the vault key's issuer even when its origins are remapped to the simulator. */
-const ISSUER = "https://github.com/login/oauth";
-
-interface GitHubStand {
-  sim: GitHubSimulator;
-  stand: Stand;
-}
-
-async function githubStand(app: "oauth_app" | "github_app" = "oauth_app"): Promise<GitHubStand> {
-  const sim = await startGitHubSimulator({
-    appKind: app,
-    publicHost: "https://github.com",
-    // The app's registered callback URL: the tool's redirect endpoint on loopback (any port, docs §"Loopback").
-    callbackUrl: "http://127.0.0.1/oauth/callback",
-  });
-  after(() => sim.close());
-  const holder: { tool?: ToolServer } = {};
-  const stand = await startStand({
-    providers: {
-      github: github({
-        clientId: sim.clientId,
-        clientSecret: sim.clientSecret,
-        app,
-        origins: { "https://github.com": sim.url, "https://api.github.com": sim.url },
-      }),
-    },
-    operations: operations(sim, holder),
-  });
-  holder.tool = stand.tool;
-  return { sim, stand };
-}
-
-function operations(sim: GitHubSimulator, holder: { tool?: ToolServer }): OperationDefinition[] {
-  return [
-    {
-      name: "whoami",
-      description: "Who the user is on GitHub (REST GET /user).",
-      inputSchema: { type: "object" },
-      requiresAuth: "github",
-      handler: async ({ accessToken, signal }) => {
-        const response = await fetch(`${sim.url}/user`, {
-          headers: { authorization: `Bearer ${accessToken?.reveal()}`, accept: "application/json" },
-          signal,
-        });
-        const user = (await response.json()) as { login?: string; id?: number };
-        if (response.status === 401) throw new TokenRejectedError();
-        return `GitHub user ${user.login} (${user.id})`;
-      },
-    },
-    {
-      name: "disconnect",
-      description: "Removes the user's GitHub connection.",
-      inputSchema: { type: "object" },
-      handler: async ({ userId }) => {
-        const outcome = await (holder.tool as ToolServer).disconnect(userId ?? "", "github");
-        return `found ${outcome.found}, revoked ${outcome.revoked}, deleted ${outcome.deleted}`;
-      },
-    },
-  ];
-}
-
-/** One user, signed in: the first call's oauth message completed, its result delivered. */
-async function signedIn(stand: Stand, userId: string): Promise<void> {
-  const call = await stand.invoke(userId);
-  await signIn(await stand.authUrl(call.id));
-  assert.match(await stand.result(call), /^GitHub user alice/);
-}
-
-/** The user's stored credential, its access token marked as past expiry (as 8 hours later). */
-const expire = (stand: Stand, userId: string) =>
-  rewrite(stand.store, { subject: userId, issuer: ISSUER, resource: "" });
+import { rewrite, signIn } from "./tool-providers-fixture.ts";
+import { expire, githubStand, ISSUER, signedIn } from "./tool-providers-github-stand.ts";
 
 test("[RAP-prov-github-e2e] invoke → oauth message → consent → GitHub → callback → tokens stored per user (provider ref, login) → result", async () => {
   const { sim, stand } = await githubStand();

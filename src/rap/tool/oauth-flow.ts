@@ -10,7 +10,6 @@ import type { Secret } from "../../core/secret.ts";
 import {
   AuthorizationResponseError,
   assertSecureUrl,
-  clientOf,
   completeAuthorization,
   type DiscoveryOptions,
   LoginRequiredError,
@@ -20,7 +19,6 @@ import {
   startAuthorization,
   TokenRefresher,
 } from "../../oauth/index.ts";
-import { resolveProvider } from "../../providers/index.ts";
 import type { CredentialRecord, CredentialStore } from "../../vault/index.ts";
 import type { PendingCall, PendingCallAuthorization } from "./options.ts";
 import { alreadyTaken, type PendingAuthorizations } from "./pending-calls.ts";
@@ -31,6 +29,7 @@ import {
   credentialKey,
   type ToolProvider,
 } from "./providers.ts";
+import { configuredClient, configuredResolver } from "./stored-credentials.ts";
 
 export type { ConnectedAccount };
 
@@ -63,11 +62,10 @@ export class ProviderAuth {
       store: options.store,
       discovery: options.discovery,
       logger: options.logger,
-      // A preset's credential names it (ProviderRef): refresh rebuilds it, quirks and all, from the ref.
-      providers: resolveProvider,
-      // Refresh with the tool's configured client (a confidential one authenticates; a rotated secret wins over
-      // the copy sealed in the record), else the registration stored with the credential.
-      clientFor: (record) => this.#clientFor(record),
+      // A preset's credential names it (ProviderRef): refresh rebuilds it, quirks and all, preferring the tool's
+      // configured preset and client (a rotated secret wins over the copy sealed in the record).
+      providers: configuredResolver(options.providers),
+      clientFor: (record) => configuredClient(options.providers, record),
     });
   }
 
@@ -181,7 +179,7 @@ export class ProviderAuth {
       store: this.#options.store,
       key,
       client: entry.client,
-      providers: resolveProvider,
+      providers: configuredResolver(this.#options.providers),
       discovery: this.#options.discovery,
     });
     this.#options.logger.info("rap.oauth.disconnected", {
@@ -193,15 +191,6 @@ export class ProviderAuth {
       error: result.error,
     });
     return result;
-  }
-
-  /** The configured client of the provider a credential belongs to, else its stored registration. */
-  #clientFor(record: CredentialRecord) {
-    for (const entry of this.#options.providers.values()) {
-      if (entry.client.clientId === record.clientId && sameIssuer(entry.issuer, record.issuer))
-        return entry.client;
-    }
-    return clientOf(record);
   }
 
   #provider(provider: string): ToolProvider {
@@ -217,6 +206,8 @@ function describe(error: unknown): string {
   switch (code) {
     case "invalid_grant":
       return "the sign-in code was invalid or had expired";
+    case "invalid_response":
+      return "the sign-in service answered with something that is not a token response";
     case "iss_mismatch":
       return "the response came from an unexpected server";
     case "rate_limited":
@@ -236,10 +227,6 @@ function describe(error: unknown): string {
 function secretsOf(record: CredentialRecord): string[] {
   const { accessToken, refreshToken, idToken, clientSecret } = record.tokens;
   return [accessToken, refreshToken, idToken, clientSecret].flatMap((s) => (s ? [s.reveal()] : []));
-}
-
-function sameIssuer(a: string, b: string): boolean {
-  return a.replace(/\/+$/, "") === b.replace(/\/+$/, "");
 }
 
 /** "in 30 s", "in 2 min", "in a minute": when a rate-limited call may be retried. */
