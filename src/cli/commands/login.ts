@@ -40,7 +40,7 @@ agentauth login --provider NAME --client-id ID [options]
   --json              print the stored credential (never a token) as JSON on stdout; errors as JSON too
 
   The client secret is never taken on the command line (there is no --client-secret flag): it is stored encrypted
-  with the credential, so 'agentauth token' and 'agentauth vault revoke' need no flags later. With --issuer and
+  with the credential, so later token refreshes and revocation need no flags. With --issuer and
   neither secret flag, $AGENTAUTH_CLIENT_SECRET is used when set. Ctrl-C cancels the login (exit 130).
 
   Examples:
