@@ -234,3 +234,55 @@ test("[CLI-provider-vault-revoke-none] a provider with no revocation API: vault 
   const json = await runCli(["vault", "list", "--json"], { AGENTAUTH_HOME: home });
   assert.deepEqual(JSON.parse(json.stdout), []);
 });
+
+test("[CLI-provider-origin] the github.com preset remapped with --provider-origin: issuer https://github.com/login/oauth, and revoke reaches the same place later", {
+  timeout: 180_000,
+}, async () => {
+  const sim = await startGitHubSimulator({
+    deviceIntervalSeconds: 1,
+    publicHost: "https://github.com",
+  });
+  after(() => sim.close());
+  const env = { AGENTAUTH_HOME: tempDir(), [SECRET_VAR]: sim.clientSecret };
+  const login = startCli(
+    [
+      ...[
+        "login",
+        "--provider",
+        "github",
+        "--client-id",
+        sim.clientId,
+        "--client-secret-env",
+        SECRET_VAR,
+      ],
+      ...["--provider-origin", `https://github.com=${sim.url}`],
+      ...["--provider-origin", `https://api.github.com=${sim.url}`],
+    ],
+    env,
+  );
+  const [, userCode] = await login.waitFor("stderr", /and enter the code\n\n {2}(\S+)\n/);
+  assert.ok(
+    login.output().stderr.includes("https://github.com/login/device\n"),
+    "GitHub's own page",
+  );
+  sim.approveDevice(userCode as string);
+  const result = await login.exited;
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(
+    result.stdout,
+    /^Logged in as alice .* at GitHub \(https:\/\/github\.com\/login\/oauth\); vault id /,
+  );
+  const id = vaultIdOf(result.stdout);
+  const [row] = JSON.parse(
+    (await runCli(["vault", "list", "--json"], env)).stdout,
+  ) as CredentialSummary[];
+  assert.equal(row?.issuer, "https://github.com/login/oauth");
+  assert.deepEqual(JSON.parse(row?.provider?.options?.origins ?? "{}"), {
+    "https://github.com": sim.url,
+    "https://api.github.com": sim.url,
+  });
+  // The stored origins send the revocation to the simulator too, with no flag.
+  const revoke = await runCli(["vault", "revoke", id], { AGENTAUTH_HOME: env.AGENTAUTH_HOME });
+  assert.equal(revoke.code, 0, revoke.stderr);
+  assert.equal(sim.grantCount(), 0);
+});
