@@ -79,6 +79,22 @@ test("[PROV-gitlab-browser-login] a browser login on a self-managed host stores 
   assert.ok(sim.isActive(record.tokens.accessToken?.reveal() ?? ""));
 });
 
+test("[PROV-gitlab-openid] with the openid scope, GitLab's ID token (issuer = the instance's origin) is validated and names the same user", async () => {
+  const sim = await simulator();
+  const store = new MemoryCredentialStore();
+  const record = await login({
+    provider: providerFor(sim),
+    flow: "browser",
+    store,
+    scope: "openid read_user",
+    openUrl: browse,
+  });
+  assert.ok(record.tokens.idToken, "an ID token was issued and accepted");
+  assert.equal(record.subject, "1");
+  assert.equal(record.account.login, "alice");
+  assert.deepEqual(record.scopes, ["openid", "read_user"]);
+});
+
 test("[PROV-gitlab-refresh-rotation] 20 callers at expiry refresh once; the rotated refresh token replaces the retired one", async () => {
   const sim = await simulator();
   const store = new MemoryCredentialStore();
