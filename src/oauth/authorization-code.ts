@@ -10,6 +10,7 @@ import { type AuthorizationServer, assertPkceS256 } from "./discovery.ts";
 import { AuthorizationResponseError, toOAuthError } from "./errors.ts";
 import { type RequestPolicy, requestOptions } from "./http.ts";
 import type { PendingStore } from "./pending.ts";
+import type { ScopeFormat } from "./provider.ts";
 import { type TokenSet, toTokenSet } from "./tokens.ts";
 
 /** What is remembered between the redirect and the callback. The verifier never leaves the process. */
@@ -32,6 +33,8 @@ export interface StartAuthorizationOptions {
   pending: PendingStore<PendingAuthorization>;
   /** Extra authorization request parameters (`prompt`, `login_hint`, …); cannot override the protected ones. */
   extraParams?: Record<string, string>;
+  /** Where and how the scopes go (Slack: `user_scope`, comma-separated); default `scope`, space-separated. */
+  scopeFormat?: ScopeFormat;
 }
 
 export interface StartedAuthorization {
@@ -75,8 +78,9 @@ export async function startAuthorization(
     resource: options.resource,
   });
   const url = new URL(as.authorization_endpoint);
+  const scopeParameter = options.scopeFormat?.parameter ?? "scope";
   for (const [name, value] of Object.entries(options.extraParams ?? {})) {
-    if (!PROTECTED_PARAMS.has(name)) url.searchParams.set(name, value);
+    if (!PROTECTED_PARAMS.has(name) && name !== scopeParameter) url.searchParams.set(name, value);
   }
   url.searchParams.set("client_id", options.client.clientId);
   url.searchParams.set("redirect_uri", options.redirectUri);
@@ -85,7 +89,10 @@ export async function startAuthorization(
   url.searchParams.set("code_challenge_method", "S256");
   url.searchParams.set("state", state);
   if (nonce) url.searchParams.set("nonce", nonce);
-  if (options.scope) url.searchParams.set("scope", options.scope);
+  if (options.scope) {
+    const scopes = options.scope.split(" ").filter(Boolean);
+    url.searchParams.set(scopeParameter, scopes.join(options.scopeFormat?.separator ?? " "));
+  }
   if (options.resource) url.searchParams.set("resource", options.resource);
   return { url, state };
 }

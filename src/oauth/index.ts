@@ -77,6 +77,7 @@ export type {
   RefreshBehaviour,
   Revocation,
   RevokeContext,
+  ScopeFormat,
   TokenResponseBody,
 } from "./provider.ts";
 export {

@@ -93,6 +93,7 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
         extraParams: provider?.authorizationParams
           ? { ...provider.authorizationParams }
           : undefined,
+        scopeFormat: provider?.scopeFormat,
         pending,
       });
       // Wait before opening: a fast browser (or an auto-approving server) can redirect back immediately.

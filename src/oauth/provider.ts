@@ -63,6 +63,17 @@ export interface RefreshBehaviour {
   notes?: string;
 }
 
+/**
+ * Slack asks for a user token's scopes in `user_scope` (its `scope` is the bot's), comma-separated: the engine
+ * then sends the requested scopes there, in that form, and no `scope`.
+ */
+export interface ScopeFormat {
+  /** The parameter that carries the scopes. Default `scope`. */
+  parameter?: string;
+  /** Default " ". */
+  separator?: string;
+}
+
 /** A configured provider: a preset's description plus the client registered with it. */
 export interface Provider {
   /** The preset's name ("github", "google", "generic"). */
@@ -81,6 +92,8 @@ export interface Provider {
   readonly defaultScope?: string;
   /** Extra authorization request parameters the provider needs (`access_type=offline`, `audience`, ...). */
   readonly authorizationParams?: Readonly<Record<string, string>>;
+  /** How scopes go on the authorization request, when not RFC 6749 §3.3's space-separated `scope`. */
+  readonly scopeFormat?: ScopeFormat;
   readonly refresh: RefreshBehaviour;
   readonly revocation: Revocation;
   /** The authorization server metadata (static or discovered), with the provider's quirks attached. */

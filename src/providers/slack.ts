@@ -4,10 +4,9 @@
  *   https://slack.com/oauth/v2/authorize, exchange at https://slack.com/api/oauth.v2.access; no RFC 8414 metadata);
  * - user scopes go in `user_scope`, not `scope` (same page, "Asking for scopes": `scope` asks for the bot's
  *   scopes, `user_scope` for a user token acting as the person who approves). An agent acts for a person, so this
- *   preset asks for user scopes: the preset's `scope` option (or the default) is sent as `user_scope` through
- *   `authorizationParams`, and `defaultScope` stays empty so the engine sends no `scope` (no bot token is
- *   minted). Caveat: a `scope` given to `login()` itself is sent as Slack's `scope`, i.e. BOT scopes; give user
- *   scopes to `slack({ scope })` instead;
+ *   preset asks for user scopes: its `scopeFormat` makes the engine send the requested scopes (the preset's
+ *   `scope` option, the default, or a scope given to `login()`) as `user_scope`, comma-separated, and no `scope`
+ *   (no bot token is minted);
  * - scopes are comma-separated in the authorize URL and in answers (same page);
  * - the user token is nested in `authed_user` with `token_type: "user"`, the top level holds a bot token only when
  *   bot scopes were asked for (oauth.v2.access, https://docs.slack.dev/reference/methods/oauth.v2.access,
@@ -62,9 +61,10 @@ export function slack(options: SlackOptions): Provider {
     },
     client,
     flows: ["authorization_code"],
-    // Empty on purpose: Slack's `scope` is the bot's (see the header); the user's scopes go in `user_scope`.
-    defaultScope: undefined,
-    authorizationParams: { user_scope: userScope },
+    // Slack's `scope` is the bot's (see the header): the user's scopes go in `user_scope`, comma-separated, so
+    // a scope given to login() (or `agentauth login --scope`) is a user scope too.
+    defaultScope: userScope.split(",").join(" "),
+    scopeFormat: { parameter: "user_scope", separator: "," },
     refresh: {
       issued: "when_enabled",
       rotates: true,

@@ -64,7 +64,7 @@ test("[PROV-github-app-refresh-single-use] a GitHub App token is refreshed once 
   assert.equal(sim.stats().refreshGrants, 1);
   const after1 = await store.get(first);
   assert.notEqual(after1?.tokens.refreshToken?.reveal(), first.tokens.refreshToken?.reveal());
-  assert.ok(sim.isActive(tokens[0].reveal()));
+  assert.ok(sim.isActive(tokens[0]?.reveal() ?? ""));
 });
 
 test("[PROV-github-revoke] logout revokes the grant with GitHub's REST call, then deletes the credential", async () => {

@@ -296,8 +296,25 @@ test("[PROV-slack-ref] a stored Slack ref rebuilds the same provider, and https:
   const { presetForIssuer } = await import("../../src/providers/index.ts");
   const provider = slack({ clientId: "1.2", clientSecret: "s", scope: "a b" });
   const rebuilt = resolveProvider(provider.ref, provider.client);
-  assert.deepEqual(rebuilt.authorizationParams, { user_scope: "a,b" });
+  assert.equal(rebuilt.defaultScope, "a b");
+  assert.deepEqual(rebuilt.scopeFormat, { parameter: "user_scope", separator: "," });
   assert.equal(rebuilt.issuer, "https://slack.com");
   assert.equal(presetForIssuer("https://slack.com")?.preset.name, "slack");
   assert.equal(presetForIssuer("https://slack.com/api")?.preset.name, undefined);
+});
+
+test("[PROV-slack-login-scope-is-user-scope] a scope given to login() goes out as user_scope, never as Slack's bot scope", async () => {
+  const { provider } = await startSlack();
+  const store = new MemoryCredentialStore();
+  const { browse, seen } = browser();
+  const record = await login({
+    provider: provider(),
+    flow: "browser",
+    store,
+    scope: "users:read channels:read",
+    openUrl: browse,
+  });
+  assert.equal(seen.url?.searchParams.get("user_scope"), "users:read,channels:read");
+  assert.equal(seen.url?.searchParams.has("scope"), false);
+  assert.deepEqual(record.scopes, ["users:read", "channels:read"]);
 });
