@@ -9,26 +9,17 @@ import { test } from "node:test";
 import { Secret } from "../../src/core/secret.ts";
 import {
   type DevicePrompt,
-  DiscoveryError,
   discoverAuthorizationServer,
   introspectToken,
-  LoginRequiredError,
   login,
   logout,
   TokenEndpointError,
   TokenRefresher,
 } from "../../src/oauth/index.ts";
-import {
-  type GenericEndpoints,
-  generic,
-  ProviderConfigError,
-  presetNamed,
-  resolveProvider,
-} from "../../src/providers/index.ts";
+import { type GenericEndpoints, generic, resolveProvider } from "../../src/providers/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { expireAccessToken } from "../support/credentials.ts";
 import { CONFIDENTIAL_CLIENT, useIdp } from "../support/idp.ts";
-import { scriptedServer } from "../support/scripted-server.ts";
 
 const idp = await useIdp({
   clients: [
@@ -171,151 +162,6 @@ test("[PROV-generic-endpoints-no-revocation] without a revocation endpoint, logo
   assert.equal(await store.get(record), undefined);
   // The server still holds the grant: nothing pretended to revoke it.
   assert.equal(await refreshTokenActive(record.tokens.refreshToken as Secret), true);
-});
-
-test("[PROV-generic-quirks-data] a non-standard token endpoint described only by quirks: its 200-status refusal of a refresh token means sign in again", async () => {
-  const server = await scriptedServer({
-    // 200 with a provider-specific error code, the way GitHub answers (and many in-house servers do).
-    "/token": () => ({
-      status: 200,
-      body: { error: "refresh_token_dead", error_description: "gone" },
-    }),
-  });
-  const quirks = { errorsWithStatus200: true, errorCodes: { refresh_token_dead: "invalid_grant" } };
-  const provider = generic({
-    endpoints: { issuer: `${server.origin}/`, token: `${server.origin}/token` },
-    clientId: "in-house",
-    clientSecret: "in-house-secret-value",
-    quirks,
-  });
-  assert.deepEqual(provider.flows, []);
-  const store = new MemoryCredentialStore();
-  const record = await store.put({
-    subject: "u1",
-    issuer: provider.issuer,
-    resource: "",
-    clientId: "in-house",
-    provider: provider.ref,
-    tokens: {
-      accessToken: new Secret("old-access-token-value"),
-      refreshToken: new Secret("old-refresh-token-value"),
-      clientSecret: new Secret("in-house-secret-value"),
-    },
-    expiresAt: Date.now() - 1000,
-    scopes: [],
-    account: {},
-    status: "active",
-  });
-  // The quirks came back from the stored ref: the rebuilt provider maps the code.
-  const rebuilt = presetNamed("generic")?.fromRef(record.provider!, {
-    clientId: "in-house",
-  });
-  assert.ok(rebuilt);
-  assert.deepEqual(JSON.parse(rebuilt.ref.options?.quirks ?? "{}"), quirks);
-  await assert.rejects(
-    new TokenRefresher({ store, providers: resolveProvider }).getAccessToken(record),
-    (error: unknown) =>
-      error instanceof LoginRequiredError &&
-      !error.message.includes("old-refresh-token-value") &&
-      !error.message.includes("in-house-secret-value"),
-  );
-  assert.equal((await store.get(record))?.status, "login_required");
-  assert.equal(server.requests.filter((r) => r.path === "/token").length, 1);
-  assert.match(server.requests[0]?.body ?? "", /grant_type=refresh_token/);
-});
-
-test("[PROV-generic-discovery-html] a discovery URL answering an HTML page is a typed error, and nothing is stored", async () => {
-  const server = await scriptedServer({
-    "/.well-known/oauth-authorization-server": () => ({
-      headers: { "content-type": "text/html" },
-      body: "<!doctype html><title>Sign in</title>",
-    }),
-  });
-  const store = new MemoryCredentialStore();
-  const provider = generic({ issuer: server.origin, clientId: "c" });
-  await assert.rejects(
-    login({ provider, flow: "browser", store, openUrl: browse }),
-    (error: unknown) => error instanceof DiscoveryError && error.code === "metadata_invalid",
-  );
-  assert.deepEqual(await store.list(), []);
-});
-
-test("[PROV-generic-config-errors] a generic provider refuses unusable configuration with typed, named errors", () => {
-  const codeOf = (make: () => unknown) => {
-    try {
-      make();
-    } catch (error) {
-      assert.ok(error instanceof ProviderConfigError, String(error));
-      return error.code;
-    }
-    return "accepted";
-  };
-  assert.equal(
-    codeOf(() => generic({ clientId: "c" })),
-    "provider_generic_source",
-  );
-  assert.equal(
-    codeOf(() =>
-      generic({ clientId: "c", issuer: "https://a.example", endpoints: handGiven(true) }),
-    ),
-    "provider_generic_source",
-  );
-  assert.equal(
-    codeOf(() => generic({ clientId: "c", issuer: "http://id.example.com" })),
-    "provider_url_invalid",
-  );
-  assert.equal(
-    codeOf(() =>
-      generic({
-        clientId: "c",
-        endpoints: { issuer: "https://a.example", token: "ftp://a.example/t" },
-      }),
-    ),
-    "provider_url_invalid",
-  );
-  assert.equal(
-    codeOf(() =>
-      generic({
-        clientId: "c",
-        endpoints: {
-          issuer: "https://a.example",
-          token: "https://a.example/t",
-          tokne: "x",
-        } as never,
-      }),
-    ),
-    "provider_endpoints_invalid",
-  );
-  assert.equal(
-    codeOf(() =>
-      generic({
-        clientId: "c",
-        issuer: "https://a.example",
-        quirks: { acceptJSON: true } as never,
-      }),
-    ),
-    "provider_quirks_invalid",
-  );
-  assert.equal(
-    codeOf(() =>
-      generic({
-        clientId: "c",
-        issuer: "https://a.example",
-        quirks: { commaScopes: "yes" } as never,
-      }),
-    ),
-    "provider_quirks_invalid",
-  );
-  assert.equal(
-    codeOf(() => generic({ clientId: "", issuer: "https://a.example" })),
-    "provider_client_id_missing",
-  );
-  assert.equal(
-    codeOf(() =>
-      resolveProvider({ name: "generic", options: { endpoints: "{not json" } }, { clientId: "c" }),
-    ),
-    "provider_ref_invalid",
-  );
 });
 
 test("[PROV-generic-wrong-secret] a wrong client secret at the token endpoint is a typed error without the secret, and nothing is stored", async () => {
