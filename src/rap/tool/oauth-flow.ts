@@ -72,10 +72,9 @@ export class ProviderAuth {
   /** What the consent page shows about a provider. */
   describe(provider: string): { name: string; scopes: string[] } {
     const entry = this.#provider(provider);
-    // Slack asks for a user token's scopes in `user_scope`, not `scope` (docs.slack.dev "Installing with OAuth",
-    // "Asking for scopes"); both are what the person grants. Slack and GitHub also write them comma-separated.
-    const asked = [entry.scope, entry.extraParams?.user_scope].join(" ");
-    return { name: entry.displayName, scopes: [...new Set(asked.split(/[\s,]+/).filter(Boolean))] };
+    // Slack and GitHub also write scopes comma-separated; the page lists them one by one either way.
+    const scopes = (entry.scope ?? "").split(/[\s,]+/).filter(Boolean);
+    return { name: entry.displayName, scopes: [...new Set(scopes)] };
   }
 
   displayName(provider: string): string {
@@ -120,6 +119,7 @@ export class ProviderAuth {
       scope: entry.scope,
       resource: entry.resource || undefined,
       extraParams: entry.extraParams,
+      scopeFormat: entry.scopeFormat,
       pending: this.#options.pending.bind(call),
     });
     assertSecureUrl(url, "authorization URL");

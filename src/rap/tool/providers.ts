@@ -16,6 +16,7 @@ import {
   type Provider,
   type ProviderAccount,
   readAccount,
+  type ScopeFormat,
   type TokenSet,
 } from "../../oauth/index.ts";
 import type { CredentialInput, CredentialKey } from "../../vault/index.ts";
@@ -41,6 +42,8 @@ export interface ToolProvider {
   /** The vault key's resource ("" when none). */
   resource: string;
   extraParams?: Record<string, string>;
+  /** Where the scopes go on the authorization request (Slack: `user_scope`, comma-separated). */
+  scopeFormat?: ScopeFormat;
   /** Set for a preset: what refresh and revocation rebuild from the stored `ProviderRef`. */
   preset?: Provider;
   /** Set for a discovered server: its `account` hook. */
@@ -98,6 +101,7 @@ function fromPreset(id: string, preset: Provider, discovery?: DiscoveryOptions):
     scope: preset.defaultScope,
     resource: "",
     extraParams: preset.authorizationParams ? { ...preset.authorizationParams } : undefined,
+    scopeFormat: preset.scopeFormat,
     preset,
     server: () => preset.server(discovery),
   };
