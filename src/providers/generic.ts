@@ -68,6 +68,13 @@ export function generic(options: GenericOptions): Provider {
     );
   }
   const endpoints = options.endpoints ? checkEndpoints(options.endpoints) : undefined;
+  if (!endpoints && options.origins && Object.keys(options.origins).length > 0) {
+    // Discovery reads the endpoints from the server itself; remapping them would disagree with its metadata.
+    throw new ProviderConfigError(
+      "provider_origins_unsupported",
+      "Origin overrides apply to hand-given endpoints only; with discovery, give the issuer you want to reach.",
+    );
+  }
   // The issuer is an identifier compared exactly (RFC 8414 §3.3): checked, but kept as given (no trailing slash).
   if (!endpoints) checkUrl(options.issuer, "issuer");
   const issuer = endpoints ? endpoints.issuer : (options.issuer as string);

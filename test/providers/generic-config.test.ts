@@ -210,6 +210,16 @@ test("[PROV-generic-config-errors] a generic provider refuses unusable configura
     "provider_quirks_invalid",
   );
   assert.equal(
+    codeOf(() =>
+      generic({
+        clientId: "c",
+        issuer: "https://a.example",
+        origins: { "https://a.example": "http://127.0.0.1:9" },
+      }),
+    ),
+    "provider_origins_unsupported",
+  );
+  assert.equal(
     codeOf(() => generic({ clientId: "", issuer: "https://a.example" })),
     "provider_client_id_missing",
   );
