@@ -17,9 +17,9 @@ import { type Secret, secret } from "../../core/secret.ts";
 import { CancelledError, LoginRequiredError, TokenRefresher } from "../../oauth/index.ts";
 import { openVault } from "../../vault/index.ts";
 import type { CredentialStore } from "../../vault/types.ts";
-import { API_KEY_META, ApiKeyMetaSchema, LOGIN_PROMPT } from "../wire.ts";
+import { LOGIN_PROMPT } from "../wire.ts";
+import { acceptApiKey } from "./api-key-login.ts";
 import {
-  type ApiKeyMethod,
   type AuthMethodConfig,
   advertised,
   type ClientAuthFeatures,
@@ -244,52 +244,17 @@ export class AgentAuth {
       );
     }
     if (method.kind === "api-key") {
-      const passed = meta?.[API_KEY_META];
-      // acpx and similar clients send no _meta and put the key in the agent's environment instead.
-      if (passed === undefined) return this.#authenticateFromEnv(method);
-      const parsed = ApiKeyMetaSchema.safeParse(passed);
-      if (!parsed.success)
-        throw acp.RequestError.invalidParams(
-          undefined,
-          `pass the key as _meta["${API_KEY_META}"].apiKey`,
-        );
-      const account = method.validate
-        ? await method.validate(parsed.data.apiKey)
-        : { label: "API key" };
-      if (!account) throw acp.RequestError.invalidParams(undefined, "the API key was refused");
-      this.#publisher.bump();
-      await this.credentials.storeApiKey(method, parsed.data.apiKey, account);
+      const accepted = await acceptApiKey(method, meta, this.credentials);
+      if (accepted.source === "meta") {
+        this.#publisher.bump();
+        await this.credentials.storeApiKey(method, accepted.apiKey, accepted.account);
+      }
       await this.#changed();
       return;
     }
     return this.#logins.join(method.id, ctx.signal, (loginSignal) =>
       this.#oauthLogin(method, ctx.requestId, loginSignal),
     );
-  }
-
-  /**
-   * The key in the method's environment variable, validated but not copied to the vault: the environment stays
-   * the source (as for status), so logout has nothing of it to delete and the key never outlives the process.
-   */
-  async #authenticateFromEnv(method: ApiKeyMethod): Promise<void> {
-    const fromEnv = this.credentials.envApiKey(method);
-    if (!fromEnv) {
-      const names = envVarNames(method).map((n) => `$${n}`);
-      throw acp.RequestError.invalidParams(
-        undefined,
-        `pass the key as _meta["${API_KEY_META}"].apiKey` +
-          (names.length > 0 ? ` or set ${names.join(" or ")} in the agent's environment` : ""),
-      );
-    }
-    const account = method.validate
-      ? await method.validate(fromEnv.value.reveal())
-      : { label: `$${fromEnv.name}` };
-    if (!account)
-      throw acp.RequestError.invalidParams(
-        undefined,
-        `the API key in $${fromEnv.name} was refused: set a valid key there, or pass one in _meta["${API_KEY_META}"].apiKey`,
-      );
-    await this.#changed();
   }
 
   async #oauthLogin(
@@ -345,9 +310,4 @@ export class AgentAuth {
 
 export function createAgentAuth(options: AgentAuthOptions): AgentAuth {
   return new AgentAuth(options);
-}
-
-function envVarNames(method: ApiKeyMethod): readonly string[] {
-  if (method.envVar === undefined) return [];
-  return typeof method.envVar === "string" ? [method.envVar] : method.envVar;
 }
