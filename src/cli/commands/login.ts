@@ -43,7 +43,7 @@ agentauth login --provider NAME --client-id ID [options]
   with the credential, so later token refreshes and revocation need no flags. With --issuer and
   neither secret flag, $AGENTAUTH_CLIENT_SECRET is used when set. Ctrl-C cancels the login (exit 130).
 
-  Examples:
+  Example:
     agentauth login --issuer http://127.0.0.1:4444 --device
     agentauth login --provider github --client-id Iv1.0123456789abcdef --device
     GITHUB_SECRET=… agentauth login --provider github --provider-host https://github.example.com \\
