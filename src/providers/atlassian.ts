@@ -114,7 +114,10 @@ export const atlassianPreset: PresetEntry = {
   flows: ["authorization_code"],
   register:
     "An OAuth 2.0 integration in the developer console (developer.atlassian.com/console/myapps) with the User identity API (read:me) and the product scopes you need. Client id and secret.",
-  redirectUri: "http://127.0.0.1/callback",
+  // "the redirect_uri must match this URL" (https://developer.atlassian.com/cloud/oauth/getting-started/enabling-oauth-3lo/):
+  // no loopback port leeway is documented.
+  redirectUri:
+    "http://127.0.0.1/callback; Atlassian documents an exact match of the callback URL, so a login on a random loopback port may be refused",
   selfHosted: false,
   refresh: "With offline_access: 1 h access tokens, rotating refresh tokens",
   revocation:
