@@ -8,7 +8,9 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
+import { secret } from "../../src/core/secret.ts";
 import { PRESETS } from "../../src/providers/index.ts";
+import { openVault } from "../../src/vault/index.ts";
 import { startGitHubSimulator } from "../sims/github.ts";
 import { type CliResult, runCli, startCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -210,5 +212,38 @@ test(
     }
     const list = await runCli(["vault", "list", "--json"], env);
     assert.deepEqual(JSON.parse(list.stdout), [], "nothing stored");
+  },
+);
+
+test(
+  "[CLI-vault-json] vault revoke/delete under --json: outcomes and errors are JSON on stdout",
+  TIMEOUT,
+  async () => {
+    const home = tempDir();
+    const env = { AGENTAUTH_HOME: home };
+    const vault = openVault({ env });
+    const { id } = await vault.put({
+      subject: "someone",
+      issuer: "https://auth.example.test",
+      resource: "",
+      clientId: "client-x",
+      tokens: { accessToken: secret("at-json-outcome") },
+      scopes: [],
+      account: {},
+      status: "active",
+    });
+    await vault.close();
+    const [missingRevoke, missingDelete] = await Promise.all([
+      runCli(["vault", "revoke", "nopenopenope", "--json"], env),
+      runCli(["vault", "delete", "nopenopenope", "--json"], env),
+    ]);
+    for (const result of [missingRevoke, missingDelete]) {
+      assert.equal(result.code, 1, result.stderr);
+      assert.equal(result.stderr, "");
+      assert.equal(JSON.parse(result.stdout).error.code, "credential_not_found");
+    }
+    const deleted = await runCli(["vault", "delete", id, "--json"], env);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.deepEqual(JSON.parse(deleted.stdout), { id, revoked: false, deleted: true });
   },
 );

@@ -53,10 +53,12 @@ revoked. One sealed with a key this environment lacks is kept: set the right key
 
 Example: agentauth vault revoke Qm9iLWlk3x
 `,
-  delete: `agentauth vault delete <id>
+  delete: `agentauth vault delete <id> [--json]
 
 Forgets the credential locally without contacting its server (its tokens stay valid there until they expire).
 Works on rows that cannot be read or decrypted.
+
+  --json    the outcome as {"id", "revoked": false, "deleted": true} on stdout; errors as JSON too
 
 Example: agentauth vault delete Qm9iLWlk3x
 `,
@@ -79,7 +81,7 @@ export async function vaultCommand(argv: string[], io: CliIo): Promise<number> {
       const id = positionals[0];
       if (!id || positionals.length > 1)
         throw new UsageError(`vault ${sub} needs exactly one <id> (see 'agentauth vault list')`);
-      return sub === "delete" ? remove(io, id) : revoke(io, id, values.json);
+      return sub === "delete" ? remove(io, id, values.json) : revoke(io, id, values.json);
     }
     default:
       throw new UsageError(`unknown vault command '${sub ?? ""}'`);
@@ -106,13 +108,14 @@ async function list(io: CliIo, json: boolean): Promise<number> {
 async function withWritableVault(
   io: CliIo,
   id: string,
+  json: boolean,
   run: (store: SqliteCredentialStore, where: Where) => Promise<number>,
 ): Promise<number> {
   const store = openExistingVault({ env: io.env, readOnly: false });
-  if (!store) return noSuchId(io, id);
+  if (!store) return noSuchId(io, id, json);
   try {
     const where = locate(await store.listReport(), id);
-    if (!where) return noSuchId(io, id);
+    if (!where) return noSuchId(io, id, json);
     return await run(store, where);
   } finally {
     await store.close();
@@ -120,16 +123,17 @@ async function withWritableVault(
 }
 
 /** Deletes by id without decrypting, so it works on any row, readable or not. */
-function remove(io: CliIo, id: string): Promise<number> {
-  return withWritableVault(io, id, async (store, where) => {
+function remove(io: CliIo, id: string, json: boolean): Promise<number> {
+  return withWritableVault(io, id, json, async (store, where) => {
     await store.deleteById(id);
-    io.stdout(`Deleted ${id} (not revoked at ${where.issuer}).\n`);
+    if (json) io.stdout(`${JSON.stringify({ id, revoked: false, deleted: true })}\n`);
+    else io.stdout(`Deleted ${id} (not revoked at ${where.issuer}).\n`);
     return EXIT.ok;
   });
 }
 
 function revoke(io: CliIo, id: string, json: boolean): Promise<number> {
-  return withWritableVault(io, id, async (store, where) => {
+  return withWritableVault(io, id, json, async (store, where) => {
     let record: Awaited<ReturnType<SqliteCredentialStore["getById"]>>;
     try {
       record = where.unreadable ? undefined : await store.getById(id);
@@ -138,12 +142,14 @@ function revoke(io: CliIo, id: string, json: boolean): Promise<number> {
       if ((error as AgentAuthError).code === "vault_key_unknown") {
         // The row names a key this process does not have: a configuration problem (AGENTAUTH_VAULT_KEY unset or
         // another key file), not damage. The right key would revoke it properly, so nothing is deleted.
-        io.stderr(
-          `agentauth: ${id} was sealed with a vault key this environment does not have, so its tokens cannot be ` +
+        return failure(
+          io,
+          json,
+          "vault_key_unknown",
+          `${id} was sealed with a vault key this environment does not have, so its tokens cannot be ` +
             "read to revoke them. Set AGENTAUTH_VAULT_KEY (or restore vault.key) to the key it was written with " +
-            `and retry, or run 'agentauth vault delete ${id}' to forget it without revoking.\n`,
+            `and retry, or run 'agentauth vault delete ${id}' to forget it without revoking.`,
         );
-        return EXIT.failure;
       }
       // vault_decrypt_failed (the key id matches, so the row itself was altered) or vault_record_corrupt.
       where.unreadable = (error as AgentAuthError).code;
@@ -152,6 +158,11 @@ function revoke(io: CliIo, id: string, json: boolean): Promise<number> {
       // Revoking needs the tokens; a row whose tokens cannot be read can only be forgotten. The corrupt-row error
       // tells the user to delete it, so revoke does exactly that rather than leave the row in place.
       await store.deleteById(id);
+      if (json) {
+        const unreadable = where.unreadable ?? "unreadable";
+        io.stdout(`${JSON.stringify({ id, revoked: false, deleted: true, unreadable })}\n`);
+        return EXIT.ok;
+      }
       io.stdout(
         `Deleted ${id}, not revoked at ${where.issuer}: its stored tokens cannot be read ` +
           `(${where.unreadable ?? "unreadable"}), so they cannot be sent for revocation. They stay valid there ` +
@@ -194,9 +205,7 @@ async function revokeReadable(
     const message =
       `could not revoke ${id} at ${at}: ${why}\n` +
       `The credential is kept; retry later, or run 'agentauth vault delete ${id}' to forget it without revoking.`;
-    if (json) io.stdout(`${JSON.stringify({ error: { code, message } })}\n`);
-    else io.stderr(`agentauth: ${message}\n`);
-    return EXIT.failure;
+    return failure(io, json, code, message);
   }
   if (json) io.stdout(`${JSON.stringify({ id, revoked: true, deleted: result.deleted })}\n`);
   else io.stdout(`Revoked ${id} at ${at} and deleted it.\n`);
@@ -232,9 +241,18 @@ function unreadableRow(error: unknown, id: string): boolean {
   );
 }
 
-function noSuchId(io: CliIo, id: string): number {
-  io.stderr(
-    `agentauth: no credential with id ${peerText(id, { max: 80 })}; run 'agentauth vault list' to see the ids.\n`,
+function noSuchId(io: CliIo, id: string, json: boolean): number {
+  return failure(
+    io,
+    json,
+    "credential_not_found",
+    `no credential with id ${peerText(id, { max: 80 })}; run 'agentauth vault list' to see the ids.`,
   );
+}
+
+/** A failure the command explains itself: `agentauth: …` on stderr, or the JSON error on stdout under --json. */
+function failure(io: CliIo, json: boolean, code: string, message: string): number {
+  if (json) io.stdout(`${JSON.stringify({ error: { code, message } })}\n`);
+  else io.stderr(`agentauth: ${message}\n`);
   return EXIT.failure;
 }
