@@ -1,13 +1,15 @@
 /**
- * The RAP tool with a provider preset when the provider misbehaves or the preset is the tool author's own: bad
- * answers at the code exchange (HTML, a 200 without a token, a rate limit), an account API that fails, and a
- * `Provider` the catalog does not list, which must still refresh through the tool's configuration.
+ * The RAP tool with a provider preset when the provider misbehaves or the preset is not github.com: bad answers at
+ * the code exchange (HTML, a 200 without a token, a rate limit), an account API that fails, a `Provider` the
+ * catalog does not list (it must still refresh through the tool's configuration), and GitHub Enterprise Server.
  */
 
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import type { Provider } from "../../src/oauth/index.ts";
-import { signIn } from "./tool-providers-fixture.ts";
+import { github } from "../../src/providers/index.ts";
+import { startGitHubSimulator } from "../sims/github.ts";
+import { signIn, startStand } from "./tool-providers-fixture.ts";
 import { expire, githubStand, ISSUER, signedIn } from "./tool-providers-github-stand.ts";
 
 test("[RAP-prov-hostile-exchange] HTML, a 200 without a token, or a rate limit at GitHub's token endpoint: an error result that says what to do, nothing stored, no secret", async () => {
@@ -69,4 +71,43 @@ test("[RAP-prov-custom-preset] a Provider the tool author wrote (not in the cata
   assert.equal(await stand.result(call), "GitHub user alice (1001)");
   assert.equal(sim.stats().refreshGrants, 1, "refreshed through the configured preset");
   assert.equal(stand.authorizations(), 1);
+});
+
+test("[RAP-prov-github-ghes] GitHub Enterprise Server (host): the consent page names it and its host, the record its issuer and host", async () => {
+  const sim = await startGitHubSimulator({ callbackUrl: "http://127.0.0.1/oauth/callback" });
+  after(() => sim.close());
+  const preset = github({ clientId: sim.clientId, clientSecret: sim.clientSecret, host: sim.url });
+  const stand = await startStand({
+    providers: { ghes: preset },
+    operations: [
+      {
+        name: "whoami",
+        description: "Who the user is on GitHub Enterprise (REST under /api/v3).",
+        inputSchema: { type: "object" },
+        requiresAuth: "ghes",
+        handler: async ({ accessToken }) => {
+          const response = await fetch(`${sim.url}/api/v3/user`, {
+            headers: { authorization: `Bearer ${accessToken?.reveal()}` },
+          });
+          return `GHES user ${((await response.json()) as { login: string }).login}`;
+        },
+      },
+    ],
+  });
+  const call = await stand.invoke("u-alice");
+  const visit = await signIn(await stand.authUrl(call.id));
+  const host = new URL(sim.url).host;
+  assert.match(
+    visit.consentPage,
+    new RegExp(`Connect GitHub Enterprise \\(${host}\\) to test-tools\\?`),
+  );
+  assert.match(visit.consentPage, new RegExp(`sign-in at ${host}`));
+  assert.equal(await stand.result(call), "GHES user alice");
+  const record = await stand.store.get({
+    subject: "u-alice",
+    issuer: `${sim.url}/login/oauth`,
+    resource: "",
+  });
+  assert.equal(record?.provider?.options?.host, sim.url);
+  assert.equal(record?.account.login, "alice");
 });
