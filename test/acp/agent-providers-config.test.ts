@@ -16,6 +16,7 @@ import {
   v2AuthMethods,
 } from "../../src/acp/agent/index.ts";
 import { methodProviders, oauthTarget } from "../../src/acp/agent/oauth-method.ts";
+import { Secret } from "../../src/core/secret.ts";
 import type { Provider } from "../../src/oauth/index.ts";
 import { github } from "../../src/providers/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
@@ -181,4 +182,38 @@ test("[ACP-provider-account-status] a provider credential's account shows with i
     toGetAuthState(methods).authMethods?.[0]?.message,
     "Signed in to github as alice (stored in the agentauth vault).",
   );
+});
+
+test("[ACP-provider-logout-manage-url] logout of a provider without a revocation API deletes the credential and tells the person where to remove the app", async () => {
+  const provider: Provider = {
+    ...gh(),
+    displayName: "No Revoke",
+    revocation: { kind: "none", manageUrl: "https://no-revoke.example/settings/apps" },
+  };
+  const store = new MemoryCredentialStore();
+  const written: string[] = [];
+  const auth = createAgentAuth({
+    name: "t",
+    methods: [{ kind: "oauth", id: "nr", provider }],
+    store,
+    stderr: (text) => written.push(text),
+  });
+  await store.put({
+    subject: "acp-agent:t",
+    issuer: provider.issuer,
+    resource: "",
+    clientId: provider.client.clientId,
+    provider: provider.ref,
+    tokens: { accessToken: new Secret("gho_not_revocable_here") },
+    scopes: [],
+    account: { label: "alice", login: "alice" },
+    status: "active",
+  });
+  assert.equal((await auth.status()).state, "authenticated");
+  await auth.logout();
+  assert.equal((await auth.status()).state, "unauthenticated");
+  assert.deepEqual(await store.list(), []);
+  assert.deepEqual(written, [
+    "Signed out here. No Revoke offers no way to revoke the app's access from here: remove it at https://no-revoke.example/settings/apps\n",
+  ]);
 });

@@ -1,5 +1,6 @@
 /** Where each method's credentials live (vault or environment), how they are stored, and how they are forgotten. */
 
+import type { Logger } from "../../core/log.ts";
 import { Secret } from "../../core/secret.ts";
 import {
   type LogoutResult,
@@ -162,5 +163,30 @@ export class MethodCredentials {
     return rows
       .filter((r) => r.status === "active" && (!target || r.clientId === target.clientId))
       .sort((a, b) => b.updatedAt - a.updatedAt);
+  }
+}
+
+/**
+ * What a logout leaves to say: a revocation that failed (logged, the credential is deleted anyway) and, for
+ * providers without a revocation API (Notion, Atlassian, ...), where the person removes the app: ACP's logout
+ * answer has no place for it, the agent's stderr does (clients show the links an agent prints there).
+ */
+export function reportForgotten(
+  method: AuthMethodConfig,
+  results: readonly LogoutResult[],
+  log: Logger,
+  stderr: (text: string) => void,
+): void {
+  for (const result of results) {
+    if (result.error)
+      log.warn("acp.logout_revoke_failed", { method: method.id, error: result.error });
+    if (result.manageUrl) {
+      const provider =
+        method.kind === "oauth" && method.provider ? method.provider.displayName : "The provider";
+      stderr(
+        `Signed out here. ${provider} offers no way to revoke the app's access from here: ` +
+          `remove it at ${result.manageUrl}\n`,
+      );
+    }
   }
 }

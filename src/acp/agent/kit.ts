@@ -27,7 +27,7 @@ import {
   type OAuthMethod,
   validateMethods,
 } from "./config.ts";
-import { agentSubject, MethodCredentials } from "./credentials.ts";
+import { agentSubject, MethodCredentials, reportForgotten } from "./credentials.ts";
 import {
   type Connection,
   GET_AUTH_STATE_ADVERTISING,
@@ -216,14 +216,17 @@ export class AgentAuth {
     this.#logins.abort();
     this.#publisher.bump();
     for (const method of this.methods) {
-      for (const result of await this.credentials.forget(method)) {
-        if (result.error)
-          this.#log.warn("acp.logout_revoke_failed", { method: method.id, error: result.error });
-      }
+      reportForgotten(method, await this.credentials.forget(method), this.#log, this.#stderr);
     }
     this.#gate.loggedOut();
     await this.#changed();
   }
+
+  /** The agent's stderr: login prompts and logout notices always go there too. */
+  readonly #stderr = (text: string): void => {
+    if (this.#options.stderr) this.#options.stderr(text);
+    else process.stderr.write(text);
+  };
 
   /** Shared by v1 `authenticate` and v2 `auth/login`. */
   async #authenticate(
@@ -264,7 +267,7 @@ export class AgentAuth {
   ): Promise<void> {
     const connection = this.#connection;
     const signal = connection ? AbortSignal.any([loginSignal, connection.signal]) : loginSignal;
-    const stderr = this.#options.stderr ?? ((text: string) => process.stderr.write(text));
+    const stderr = this.#stderr;
     try {
       await runOAuthLogin(
         method,
