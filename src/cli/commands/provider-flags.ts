@@ -87,6 +87,13 @@ export function providerFromFlags(flags: ProviderFlags): Provider {
   }
   // A preset ignores options it does not know; say so rather than sign in with a configuration nobody asked for.
   const used = provider.ref.options ?? {};
+  if (flags.host !== undefined && used.host === undefined) {
+    throw new UsageError(
+      `${preset.displayName} does not take --provider-host (run 'agentauth providers' to see how to point it at a server)`,
+      undefined,
+      "provider_host_unsupported",
+    );
+  }
   for (const [key, value] of Object.entries(given)) {
     if (used[key] === undefined) {
       throw new UsageError(
