@@ -11,6 +11,7 @@ import { openVault } from "../../src/vault/index.ts";
 import type { CredentialRecord } from "../../src/vault/types.ts";
 import { type GitHubSimulator, startGitHubSimulator } from "../sims/github.ts";
 import { type CliResult, runCli, startCli, vaultIdOf } from "../support/cli.ts";
+import { useIdp } from "../support/idp.ts";
 import { tempDir } from "../support/tmp.ts";
 
 const SECRET_VAR = "GH_APP_CLIENT_SECRET";
@@ -179,5 +180,47 @@ test(
     assert.match(help.stdout, /^agentauth token <vault-id>/);
     assert.match(help.stdout, /^ {2}3 {2}login required/m);
     assert.match(help.stdout, /^ {2}4 {2}temporary failure/m);
+  },
+);
+
+test(
+  "[CLI-token-generic-and-issuer] token refreshes a --issuer login and a --provider generic login (discovery) against the embedded server",
+  TIMEOUT,
+  async () => {
+    const idp = await useIdp();
+    for (const how of [
+      ["--issuer", idp.issuer],
+      [
+        "--provider",
+        "generic",
+        "--provider-option",
+        `issuer=${idp.issuer}`,
+        "--client-id",
+        "agentauth-cli",
+        "--scope",
+        "openid offline_access",
+      ],
+    ]) {
+      const env = { AGENTAUTH_HOME: tempDir() };
+      const login = startCli(["login", ...how, "--device"], env);
+      const [url] = await login.waitFor(
+        "stderr",
+        /http:\/\/127\.0\.0\.1:\d+\/device\?user_code=[A-Z-]+/,
+      );
+      await (await fetch(url)).arrayBuffer();
+      const logged = await login.exited;
+      assert.equal(logged.code, 0, logged.stderr);
+      const id = vaultIdOf(logged.stdout);
+      const before = await edit(env.AGENTAUTH_HOME, id, expire);
+      const result = await runCli(["token", id], env);
+      const after1 = await edit(env.AGENTAUTH_HOME, id, () => ({}));
+      assertTokenOnly(result, after1.tokens.accessToken?.reveal());
+      assert.notEqual(
+        after1.tokens.accessToken?.reveal(),
+        before.tokens.accessToken?.reveal(),
+        `${how[0]}: refreshed`,
+      );
+      if (how[0] === "--provider") assert.equal(after1.provider?.name, "generic");
+    }
   },
 );
