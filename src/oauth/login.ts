@@ -42,6 +42,11 @@ export interface LoginOptions {
   onPoll?: (event: { result: "pending" | "slow_down"; intervalSeconds: number }) => void;
   /** Browser flow: open (or print) the authorization URL. */
   openUrl?: (url: URL) => void | Promise<void>;
+  /**
+   * Browser flow: the loopback port to listen on (default: any free one). For providers that match the redirect
+   * URI exactly (Atlassian): register `http://127.0.0.1:<port>/callback` and give the same port here.
+   */
+  redirectPort?: number;
   signal?: AbortSignal;
   timeoutMs?: number;
   discovery?: DiscoveryOptions;
@@ -81,7 +86,7 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
       onPoll: options.onPoll,
     });
   } else {
-    const listener = await listenOnLoopback();
+    const listener = await listenOnLoopback({ port: options.redirectPort });
     try {
       const pending = new MemoryPendingStore<PendingAuthorization>();
       const started = await startAuthorization({

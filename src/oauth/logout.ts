@@ -44,11 +44,12 @@ export async function logout(options: {
     if (provider?.revocation.kind === "none") {
       const unsupported = { refreshToken: "unsupported", accessToken: "unsupported" } as const;
       const deleted = await options.store.delete(options.key);
+      const { manageUrl } = provider.revocation;
       return {
         found: true,
         revoked: false,
         outcome: unsupported,
-        manageUrl: provider.revocation.manageUrl,
+        ...(manageUrl ? { manageUrl } : {}),
         deleted,
       };
     }

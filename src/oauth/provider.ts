@@ -50,8 +50,8 @@ export type Revocation =
         context: RevokeContext,
       ): Promise<{ refreshToken: RevocationOutcome; accessToken: RevocationOutcome }>;
     }
-  /** No API: the person removes the app on the provider's page. */
-  | { kind: "none"; manageUrl: string };
+  /** No API: the person removes the app on the provider's page (`manageUrl`, when known). */
+  | { kind: "none"; manageUrl?: string };
 
 /** How a provider's refresh behaves, as its documentation states (shown by `agentauth providers`). */
 export interface RefreshBehaviour {

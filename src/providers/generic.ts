@@ -7,7 +7,7 @@
  *
  * Revocation: RFC 7009 (the discovered metadata's `revocation_endpoint`, or the hand-given `revocation` URL).
  * Hand-given endpoints without one: the server has no revocation API we know of, so signing out deletes locally
- * and points at `manageUrl` (default: the issuer's origin).
+ * and points at `manageUrl` when given.
  */
 
 import type { HttpQuirks, Provider } from "../oauth/index.ts";
@@ -131,9 +131,7 @@ export function generic(options: GenericOptions): Provider {
         "As the server decides (often: ask for offline_access); rotation is followed when it happens.",
     },
     revocation:
-      !endpoints || endpoints.revocation
-        ? { kind: "rfc7009" }
-        : { kind: "none", manageUrl: manageUrl ?? issuer },
+      !endpoints || endpoints.revocation ? { kind: "rfc7009" } : { kind: "none", manageUrl },
     server: endpoints
       ? withAlgorithms(
           staticServer({

@@ -41,6 +41,8 @@ export function linear(options: LinearOptions): Provider {
     client,
     flows: ["authorization_code"],
     defaultScope: options.scope ?? "read",
+    // The authorize request wants a comma-separated list (same page); `read write` given here goes out as `read,write`.
+    scopeFormat: { separator: "," },
     refresh: {
       issued: "always",
       rotates: true,

@@ -4,6 +4,8 @@
  */
 
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { after, test } from "node:test";
 import { login, logout, TokenRefresher } from "../../src/oauth/index.ts";
 import { github, resolveProvider } from "../../src/providers/index.ts";
@@ -105,4 +107,31 @@ test("[PROV-github-device-slow-down] a device login meets slow_down, waits longe
   assert.deepEqual(polls, ["slow_down:6"]);
   assert.equal(record.account.login, "alice");
   assert.equal(record.tokens.clientSecret, undefined);
+});
+
+test("[PROV-redirect-port] a fixed redirect port, for providers that match the registered redirect URI exactly", async () => {
+  const sim = await startGitHubSimulator();
+  after(() => sim.close());
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise((resolve) => probe.close(resolve));
+  const store = new MemoryCredentialStore();
+  const provider = github({
+    clientId: sim.clientId,
+    clientSecret: sim.clientSecret,
+    host: sim.url,
+  });
+  let redirect: string | null = null;
+  await login({
+    provider,
+    flow: "browser",
+    store,
+    redirectPort: port,
+    openUrl: async (url) => {
+      redirect = url.searchParams.get("redirect_uri");
+      await browse(url);
+    },
+  });
+  assert.equal(redirect, `http://127.0.0.1:${port}/callback`);
 });

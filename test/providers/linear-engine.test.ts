@@ -194,3 +194,20 @@ test("[PROV-linear-denial] the person declining is AuthorizationResponseError ac
   assert.deepEqual(await store.list(), []);
   assert.equal(presetForIssuer("https://linear.app")?.preset.name, "linear");
 });
+
+test("[PROV-linear-scope-format] space-separated scopes go out comma-separated, as Linear's authorize endpoint wants", async () => {
+  const sim = await simulator();
+  const store = new MemoryCredentialStore();
+  let seen: URL | undefined;
+  const record = await login({
+    provider: providerFor(sim, "read write"),
+    flow: "browser",
+    store,
+    openUrl: async (url) => {
+      seen = url;
+      await browse(url);
+    },
+  });
+  assert.equal(seen?.searchParams.get("scope"), "read,write");
+  assert.deepEqual(record.scopes, ["read", "write"]);
+});
