@@ -247,3 +247,30 @@ test(
     assert.deepEqual(JSON.parse(deleted.stdout), { id, revoked: false, deleted: true });
   },
 );
+
+test(
+  "[CLI-provider-option-json] a JSON option the preset stores re-serialised (generic endpoints, other key order) is accepted, not refused",
+  TIMEOUT,
+  async () => {
+    const home = tempDir();
+    // Port 9 (discard) on loopback: nothing answers, so the login gets past the flags and fails at the network.
+    const endpoints =
+      '{ "token": "http://127.0.0.1:9/token", "issuer": "http://127.0.0.1:9", "device": "http://127.0.0.1:9/device" }';
+    const result = await runCli(
+      [
+        "login",
+        "--json",
+        "--provider",
+        "generic",
+        "--client-id",
+        "x",
+        "--provider-option",
+        `endpoints=${endpoints}`,
+        "--device",
+      ],
+      { AGENTAUTH_HOME: home },
+    );
+    assert.equal(result.code, 1, result.stdout);
+    assert.equal(JSON.parse(result.stdout).error.code, "network_error");
+  },
+);

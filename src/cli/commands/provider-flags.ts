@@ -5,6 +5,7 @@
  */
 
 import { readFileSync, statSync } from "node:fs";
+import { isDeepStrictEqual } from "node:util";
 import { peerText } from "../../core/display.ts";
 import { AgentAuthError } from "../../core/errors.ts";
 import { Secret } from "../../core/secret.ts";
@@ -103,7 +104,7 @@ export function providerFromFlags(flags: ProviderFlags): Provider {
         "provider_option_unknown",
       );
     }
-    if (used[key] !== value) {
+    if (!sameOption(used[key], value)) {
       throw new UsageError(
         `${preset.displayName} does not accept ${peerText(key, { max: 40 })}=${JSON.stringify(peerText(value, { max: 80 }))}` +
           ` (it would use ${JSON.stringify(used[key])}); check the value's spelling`,
@@ -113,6 +114,16 @@ export function providerFromFlags(flags: ProviderFlags): Provider {
     }
   }
   return provider;
+}
+
+/** Equal as typed, or as JSON (a preset may store `endpoints={…}` re-serialised, in its own key order). */
+function sameOption(stored: string, given: string): boolean {
+  if (stored === given) return true;
+  try {
+    return isDeepStrictEqual(JSON.parse(stored), JSON.parse(given));
+  } catch {
+    return false;
+  }
 }
 
 function flagHint(code: string): string {
