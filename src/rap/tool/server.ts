@@ -8,30 +8,15 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { type Logger, silentLogger } from "../../core/log.ts";
 import type { LogoutResult } from "../../oauth/index.ts";
-import {
-  CANCEL_TOOL_CALL_PATH,
-  CancelToolCallSchema,
-  CLOSE_THREAD_PATH,
-  CloseThreadSchema,
-  MAX_BODY_BYTES,
-  TOOLSET_PATH,
-  type Toolset,
-} from "../wire.ts";
+import { CANCEL_TOOL_CALL_PATH, CLOSE_THREAD_PATH, TOOLSET_PATH, type Toolset } from "../wire.ts";
 import { type Base, baseUrl, isLoopbackHost, secure } from "./base-url.ts";
 import { CallRegistry } from "./calls.ts";
 import { DEFAULT_OPERATION_TIMEOUT_MS } from "./deadline.ts";
 import { ToolConfigError } from "./errors.ts";
-import { hostRefusal, InvocationGate, loopbackHosts, type Refusal, signedHosts } from "./guard.ts";
-import {
-  jsonContentType,
-  parseJson,
-  type RawBodyResult,
-  readBody,
-  WRONG_CONTENT_TYPE,
-} from "./http-body.ts";
+import { hostRefusal, InvocationGate, loopbackHosts, signedHosts } from "./guard.ts";
 import { json } from "./http-reply.ts";
 import { createIntake } from "./intake.ts";
-import { judgeTarget, secureCallbackUrl } from "./invocation.ts";
+import { secureCallbackUrl } from "./invocation.ts";
 import { ConsentLinks, createOAuthEndpoints, OAUTH_START_PATH } from "./oauth-endpoints.ts";
 import { ProviderAuth } from "./oauth-flow.ts";
 import type { ToolServerOptions } from "./options.ts";
@@ -39,10 +24,11 @@ import { PendingAuthorizations } from "./pending-calls.ts";
 import { toolProviders } from "./providers.ts";
 import { createRetryPool, DEFAULT_MAX_PENDING_DELIVERIES } from "./retry-pool.ts";
 import { CallRunner } from "./runner.ts";
+import { createRuntimeRequests, INVOKE_PATH } from "./runtime-requests.ts";
 import { buildToolset, compileOperations } from "./toolset.ts";
 import { WorkQueue } from "./work-queue.ts";
 
-export const INVOKE_PATH = "/invoke";
+export { INVOKE_PATH };
 export const OAUTH_CALLBACK_PATH = "/oauth/callback";
 export const DEFAULT_AUTHORIZATION_TIMEOUT_MS = 10 * 60_000;
 
@@ -196,74 +182,14 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     return signedHosts(own, publicHost, req.headers.host);
   }
 
-  /** The body, once the runtime is authenticated; a refusal otherwise (nothing else has happened yet). */
-  async function authenticatedBody(req: IncomingMessage): Promise<RawBodyResult | Refusal> {
-    if (gate) {
-      const early =
-        gate.early(req.headers) ??
-        (gate.needsBody
-          ? undefined
-          : gate.check(req.method ?? "", hostOf(req), req.url ?? "", req.headers, EMPTY));
-      if (early) return early;
-    }
-    const raw = await readBody(req, MAX_BODY_BYTES);
-    if (!raw.ok || !gate?.needsBody) return raw;
-    return gate.check(req.method ?? "", hostOf(req), req.url ?? "", req.headers, raw.bytes) ?? raw;
-  }
-
-  function refuse(res: ServerResponse, refusal: Refusal, what: string): void {
-    logger.info("rap.request.refused", {
-      path: what,
-      status: refusal.status,
-      reason: refusal.body.reason,
-    });
-    json(res, refusal.status, refusal.body, true, refusal.headers);
-  }
-
-  async function invoke(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await authenticatedBody(req);
-    if (!("ok" in raw)) return refuse(res, raw, INVOKE_PATH);
-    const body = !raw.ok ? raw : jsonContentType(req) ? parseJson(raw.bytes) : WRONG_CONTENT_TYPE;
-    if (!body.ok) {
-      logger.info("rap.invoke.refused", { status: body.status });
-      return json(res, body.status, { error: "invalid_request", message: body.message }, true);
-    }
-    const verdict = judgeTarget(body.value, callbackUrlAllowed);
-    if (verdict.kind === "refuse") {
-      logger.info("rap.invoke.refused", { status: 400 });
-      return json(res, 400, { error: "invalid_request", message: verdict.message });
-    }
-    // RAP transport: acknowledge at once; everything else, errors included, goes to callback_url. The rest of the
-    // judging (schema, operation, arguments) waits for a later turn, so acks queued behind this one go out first.
-    res.writeHead(200, ACK_HEADERS).end();
-    setImmediate(intake, body.value, verdict.target);
-  }
-
-  async function cancel(req: IncomingMessage, res: ServerResponse, thread: boolean): Promise<void> {
-    // RAP: always 200 with an empty body, whether or not anything was cancelled; the body is untrusted.
-    const raw = await authenticatedBody(req);
-    if (!("ok" in raw)) return refuse(res, raw, thread ? CLOSE_THREAD_PATH : CANCEL_TOOL_CALL_PATH);
-    const body = !raw.ok ? raw : jsonContentType(req) ? parseJson(raw.bytes) : WRONG_CONTENT_TYPE;
-    res
-      .writeHead(200, { "content-length": "0", ...(body.ok ? {} : { connection: "close" }) })
-      .end();
-    if (!body.ok) return;
-    if (thread) {
-      const parsed = CloseThreadSchema.safeParse(body.value);
-      if (!parsed.success) return;
-      const count = calls.cancel(parsed.data.thread_id);
-      logger.info("rap.thread.closed", { group_id: parsed.data.thread_id, cancelled: count });
-    } else {
-      const parsed = CancelToolCallSchema.safeParse(body.value);
-      if (!parsed.success) return;
-      const count = calls.cancel(parsed.data.thread_id, parsed.data.tool_call_id);
-      logger.info("rap.call.cancelled", {
-        group_id: parsed.data.thread_id,
-        id: parsed.data.tool_call_id,
-        cancelled: count,
-      });
-    }
-  }
+  const { invoke, cancel, refuse } = createRuntimeRequests({
+    gate,
+    hostOf,
+    calls,
+    intake,
+    callbackUrlAllowed,
+    logger,
+  });
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const misdirected = hostRefusal(hosts, req.headers.host);
@@ -379,6 +305,3 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     },
   };
 }
-
-const EMPTY = new Uint8Array(0);
-const ACK_HEADERS = { "content-length": "0" } as const;
