@@ -274,3 +274,19 @@ test(
     assert.equal(JSON.parse(result.stdout).error.code, "network_error");
   },
 );
+
+test("[CLI-login-redirect-port] --redirect-port must be a port, and goes with the browser flow only", async () => {
+  for (const [args, message] of [
+    [["--redirect-port", "0"], "--redirect-port must be a port number"],
+    [["--redirect-port", "70000"], "--redirect-port must be a port number"],
+    [["--redirect-port", "80x"], "--redirect-port must be a port number"],
+    [["--redirect-port", "8765", "--device"], "--redirect-port goes with the browser flow"],
+  ] as const) {
+    const result = await runCli(
+      ["login", "--provider", "github", "--client-id", "Iv1.x", ...args],
+      { AGENTAUTH_HOME: tempDir() },
+    );
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, new RegExp(message.replace(/[-]/g, "\\-")));
+  }
+});

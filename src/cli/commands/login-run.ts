@@ -21,6 +21,8 @@ export type RunLoginOptions = (
   scope?: string;
   resource?: string;
   subject?: string;
+  /** Browser flow: the loopback port to listen on. */
+  redirectPort?: number;
   /** Plays the person too: fetches the verification URL itself (for an auto-approving server). */
   autoApprove?: boolean;
 };

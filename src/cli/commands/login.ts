@@ -11,7 +11,8 @@ export { printAccount, runLogin } from "./login-run.ts";
 
 export const LOGIN_USAGE = `agentauth login --issuer URL [--client-id ID] [--scope S] [--resource R] [--device | --browser] [--subject S] [--json]
 agentauth login --provider NAME --client-id ID [--provider-host URL] [--provider-option K=V]…
-                [--client-secret-env VAR | --client-secret-file PATH] [--device | --browser] [--scope S] [--json]
+                [--client-secret-env VAR | --client-secret-file PATH] [--device | --browser] [--scope S]
+                [--redirect-port N] [--json]
   Signs in with the device flow or a browser and a loopback redirect, and stores the tokens encrypted in the
   vault, at any discoverable OAuth server (--issuer) or at a provider ('agentauth providers' lists them).`;
 
@@ -37,6 +38,8 @@ agentauth login --provider NAME --client-id ID [options]
   --device            use the device flow (the default when the provider has one)
   --browser           use a browser and a loopback redirect instead
   --subject S         the vault subject to store the credential under (default the account's id)
+  --redirect-port N   browser flow: listen on this loopback port (default any free one), for providers that match
+                      the registered redirect URI exactly (Atlassian): register http://127.0.0.1:N/callback
   --json              print the stored credential (never a token) as JSON on stdout; errors as JSON too
 
   The client secret is never taken on the command line (there is no --client-secret flag): it is stored encrypted
@@ -68,6 +71,7 @@ export async function loginCommand(argv: string[], io: CliIo): Promise<number> {
       device: { type: "boolean", default: false },
       browser: { type: "boolean", default: false },
       subject: { type: "string" },
+      "redirect-port": { type: "string" },
       json: { type: "boolean", default: false },
     },
     strict: true,
@@ -78,7 +82,12 @@ export async function loginCommand(argv: string[], io: CliIo): Promise<number> {
   }
   if (values.device && values.browser) throw new UsageError("choose one of --device and --browser");
   const secretFlags = { env: values["client-secret-env"], file: values["client-secret-file"] };
-  const common = { scope: values.scope, resource: values.resource, subject: values.subject };
+  const common = {
+    scope: values.scope,
+    resource: values.resource,
+    subject: values.subject,
+    redirectPort: redirectPortOf(values["redirect-port"], values.device),
+  };
   if (values.provider !== undefined) {
     const provider = providerFromFlags({
       provider: values.provider,
@@ -125,4 +134,16 @@ export async function loginCommand(argv: string[], io: CliIo): Promise<number> {
   });
   printAccount(io, record, values.json);
   return EXIT.ok;
+}
+
+function redirectPortOf(value: string | undefined, device: boolean): number | undefined {
+  if (value === undefined) return undefined;
+  if (device) throw new UsageError("--redirect-port goes with the browser flow, not --device");
+  const port = /^\d{1,5}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(port >= 1 && port <= 65535)) {
+    throw new UsageError(
+      `--redirect-port must be a port number from 1 to 65535, not ${JSON.stringify(value)}`,
+    );
+  }
+  return port;
 }
