@@ -8,7 +8,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { secret } from "../core/secret.ts";
 import { corruptRecord, VaultKeyError } from "./errors.ts";
 import type { Keyring } from "./keyring.ts";
-import type { CredentialKey, CredentialTokens } from "./types.ts";
+import type { CredentialKey, CredentialTokens, ProviderRef } from "./types.ts";
 
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
@@ -30,7 +30,10 @@ interface Payload {
   clientSecret?: string;
 }
 
-export function sealTokens(keyring: Keyring, key: CredentialKey, tokens: CredentialTokens): Sealed {
+/** What the AEAD binds the sealed tokens to: the record key, and its provider reference when it has one. */
+export type SealKey = CredentialKey & { provider?: ProviderRef };
+
+export function sealTokens(keyring: Keyring, key: SealKey, tokens: CredentialTokens): Sealed {
   const { kid, key: cek } = keyring.current;
   const payload: Payload = {
     accessToken: tokens.accessToken?.reveal(),
@@ -53,7 +56,7 @@ export function sealTokens(keyring: Keyring, key: CredentialKey, tokens: Credent
 /** Opens what `sealTokens` wrote; `recordId` only labels errors. */
 export function openTokens(
   keyring: Keyring,
-  key: CredentialKey,
+  key: SealKey,
   sealed: Sealed,
   recordId: string,
 ): CredentialTokens {
@@ -95,11 +98,23 @@ export function openTokens(
   return parsePayload(plaintext, corrupt);
 }
 
-function associatedData(key: CredentialKey, kid: string): Buffer {
-  return Buffer.from(
-    JSON.stringify([AAD_LABEL, key.subject, key.issuer, key.resource, kid]),
-    "utf8",
+/**
+ * The record key and key id, and the provider reference when there is one: the provider column is stored in the
+ * clear (listings show it) but decides where refresh and revocation send the tokens, so a row whose provider was
+ * edited (e.g. its origins pointed elsewhere) no longer decrypts. Rows without a provider keep the original AAD.
+ */
+function associatedData(key: SealKey, kid: string): Buffer {
+  const parts: unknown[] = [AAD_LABEL, key.subject, key.issuer, key.resource, kid];
+  if (key.provider) parts.push(canonicalProvider(key.provider));
+  return Buffer.from(JSON.stringify(parts), "utf8");
+}
+
+/** Option order does not matter: sorted, so the same reference always binds the same way. */
+function canonicalProvider(ref: ProviderRef): unknown[] {
+  const options = Object.entries(ref.options ?? {}).sort(([a], [b]) =>
+    a < b ? -1 : a > b ? 1 : 0,
   );
+  return [ref.name, options];
 }
 
 function parsePayload(plaintext: string, corrupt: (why: string) => Error): CredentialTokens {

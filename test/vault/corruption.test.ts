@@ -122,6 +122,46 @@ test("[VAULT-decrypt-failed] a flipped ciphertext bit gives vault_decrypt_failed
   });
 });
 
+test("[VAULT-provider-bound] a provider reference edited in the file (origins pointed elsewhere, or removed) no longer decrypts", async (t) => {
+  const home = tempHome(t);
+  const vault = openVault({ home, env: { AGENTAUTH_VAULT_KEY: newKey() } });
+  t.after(() => vault.close());
+  const provider = {
+    name: "github",
+    options: { app: "github_app", host: "https://ghe.example.com" },
+  };
+  const record = await vault.put(sampleInput({ provider }));
+  const db = rawDb(vault.path);
+  t.after(() => db.close());
+  // Option order does not matter: the same reference, reordered, still opens.
+  db.prepare("UPDATE credentials SET provider = ?").run(
+    JSON.stringify({
+      name: "github",
+      options: { host: "https://ghe.example.com", app: "github_app" },
+    }),
+  );
+  assert.deepEqual(tokenValues((await vault.get(record))!), tokenValues(record));
+  for (const tampered of [
+    JSON.stringify({
+      ...provider,
+      options: {
+        ...provider.options,
+        origins: '{"https://ghe.example.com":"https://evil.example"}',
+      },
+    }),
+    JSON.stringify({ name: "gitlab", options: provider.options }),
+    null,
+  ]) {
+    db.prepare("UPDATE credentials SET provider = ?").run(tampered);
+    await assert.rejects(vault.get(record), (e) => {
+      assert.ok(e instanceof VaultKeyError);
+      assert.equal(e.code, "vault_decrypt_failed");
+      assertNoSecret(e, tokenValues(record));
+      return true;
+    });
+  }
+});
+
 test("[VAULT-wrong-key] reopening with a different AGENTAUTH_VAULT_KEY gives vault_key_unknown", async (t) => {
   const home = tempHome(t);
   const rightKey = newKey();
