@@ -117,7 +117,7 @@ export const atlassianPreset: PresetEntry = {
   // "the redirect_uri must match this URL" (https://developer.atlassian.com/cloud/oauth/getting-started/enabling-oauth-3lo/):
   // no loopback port leeway is documented.
   redirectUri:
-    "http://127.0.0.1/callback; Atlassian documents an exact match of the callback URL, so a login on a random loopback port may be refused",
+    "http://127.0.0.1:PORT/callback with a port you choose, and the same port to agentauth login --redirect-port PORT (Atlassian matches the callback URL exactly)",
   selfHosted: false,
   refresh: "With offline_access: 1 h access tokens, rotating refresh tokens",
   revocation:
