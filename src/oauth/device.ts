@@ -61,6 +61,10 @@ export async function deviceLogin(options: DeviceLoginOptions): Promise<TokenSet
     );
     device = await oauth.processDeviceAuthorizationResponse(as, client, response);
   } catch (error) {
+    // GitHub answers the device code request itself with `device_flow_disabled` when the app has it off.
+    if (error instanceof oauth.ResponseBodyError && error.error === "device_flow_disabled") {
+      throw deviceFlowDisabled();
+    }
     throw toOAuthError(error, "device authorization request");
   }
   await options.onPrompt({
@@ -100,13 +104,7 @@ export async function deviceLogin(options: DeviceLoginOptions): Promise<TokenSet
           continue;
         }
         if (error.error === "expired_token") throw expired();
-        if (error.error === "device_flow_disabled") {
-          throw new DeviceFlowError(
-            "device_flow_unsupported",
-            "The device flow is disabled for this app at the provider. Enable it in the app's settings (GitHub: " +
-              '"Enable Device Flow"), or sign in with the browser flow.',
-          );
-        }
+        if (error.error === "device_flow_disabled") throw deviceFlowDisabled();
         if (error.error === "access_denied") {
           throw new DeviceFlowError(
             "access_denied",
@@ -118,6 +116,14 @@ export async function deviceLogin(options: DeviceLoginOptions): Promise<TokenSet
       throw toOAuthError(error, "device token request");
     }
   }
+}
+
+function deviceFlowDisabled(): DeviceFlowError {
+  return new DeviceFlowError(
+    "device_flow_unsupported",
+    "The device flow is disabled for this app at the provider. Enable it in the app's settings (GitHub: " +
+      '"Enable Device Flow"), or sign in with the browser flow.',
+  );
 }
 
 function expired(): DeviceFlowError {

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import {
   AuthorizationResponseError,
+  DeviceFlowError,
   LoginRequiredError,
   login,
   RateLimitedError,
@@ -143,4 +144,14 @@ test("[PROV-github-refresh-rate-limit] a rate-limited refresh is retryable and m
   await assert.rejects(refresher.getAccessToken(record), RateLimitedError);
   assert.equal((await store.get(record))?.status, "active");
   assert.ok(await refresher.getAccessToken(record));
+});
+
+test("[PROV-github-device-flow-disabled] an app with Device Flow off is a typed device_flow_unsupported that says what to enable", async () => {
+  const { sim, store, provider } = await setup();
+  sim.setBehaviour({ deviceFlowEnabled: false });
+  const error = await login({ provider, flow: "device", store }).catch((e: unknown) => e);
+  assert.ok(error instanceof DeviceFlowError, String(error));
+  assert.equal(error.code, "device_flow_unsupported");
+  assert.match(error.message, /Enable Device Flow/);
+  assert.deepEqual(await store.list(), []);
 });
