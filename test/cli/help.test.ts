@@ -281,7 +281,8 @@ test("[CLI-help] AGENTAUTH_LOG_LEVEL=debug adds the structured error line the hi
   assert.equal(record.event, "cli.error");
   assert.deepEqual(record.error, {
     name: "UsageError",
-    message: "unknown command 'bogus'; the commands are demo, login, providers, token, vault, acp, ahp, rap, idp",
+    message:
+      "unknown command 'bogus'; the commands are demo, login, providers, token, vault, acp, ahp, rap, idp",
     code: "usage",
   });
 });
