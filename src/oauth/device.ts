@@ -63,7 +63,7 @@ export async function deviceLogin(options: DeviceLoginOptions): Promise<TokenSet
   } catch (error) {
     // GitHub answers the device code request itself with `device_flow_disabled` when the app has it off.
     if (error instanceof oauth.ResponseBodyError && error.error === "device_flow_disabled") {
-      throw deviceFlowDisabled();
+      throw deviceFlowDisabled(error);
     }
     throw toOAuthError(error, "device authorization request");
   }
@@ -104,7 +104,7 @@ export async function deviceLogin(options: DeviceLoginOptions): Promise<TokenSet
           continue;
         }
         if (error.error === "expired_token") throw expired();
-        if (error.error === "device_flow_disabled") throw deviceFlowDisabled();
+        if (error.error === "device_flow_disabled") throw deviceFlowDisabled(error);
         if (error.error === "access_denied") {
           throw new DeviceFlowError(
             "access_denied",
@@ -118,11 +118,13 @@ export async function deviceLogin(options: DeviceLoginOptions): Promise<TokenSet
   }
 }
 
-function deviceFlowDisabled(): DeviceFlowError {
+/** The refusal stays the cause (`cause.error === "device_flow_disabled"`), for callers that say more. */
+function deviceFlowDisabled(cause: oauth.ResponseBodyError): DeviceFlowError {
   return new DeviceFlowError(
     "device_flow_unsupported",
     "The device flow is disabled for this app at the provider. Enable it in the app's settings (GitHub: " +
       '"Enable Device Flow"), or sign in with the browser flow.',
+    { cause },
   );
 }
 

@@ -104,8 +104,8 @@ export function deviceFlowDisabled(
   error: unknown,
   method: OAuthMethod,
 ): DeviceFlowError | undefined {
-  if ((error as { oauthError?: unknown } | null)?.oauthError !== "device_flow_disabled")
-    return undefined;
+  const refusal = error as { oauthError?: unknown; cause?: { error?: unknown } } | null;
+  if ((refusal?.oauthError ?? refusal?.cause?.error) !== "device_flow_disabled") return undefined;
   const { clientId, provider } = oauthTarget(method);
   const where = provider?.displayName ?? "The authorization server";
   return new DeviceFlowError(
