@@ -102,5 +102,16 @@ export function providerOf(
         "resolveProvider (from agentauth/providers) so the engine can reach it.",
     );
   }
-  return options.providers(record.provider, clientOf(record, options.client));
+  const provider = options.providers(record.provider, clientOf(record, options.client));
+  // The record's issuer is its vault key and what its tokens were issued by; a provider that rebuilds to another
+  // issuer (an edited row, a resolver that falls back to another preset) would send the tokens elsewhere.
+  if (provider.issuer !== record.issuer) {
+    throw new DiscoveryError(
+      "provider_issuer_mismatch",
+      `The credential ${record.id} was issued by ${record.issuer}, but its ${record.provider.name} provider ` +
+        `settings now point at ${provider.issuer}; nothing was sent. Sign in again with the provider as ` +
+        "configured now (agentauth login), or delete this credential (agentauth vault delete).",
+    );
+  }
+  return provider;
 }
