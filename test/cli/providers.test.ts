@@ -173,6 +173,33 @@ test(
 );
 
 test(
+  "[CLI-provider-secret-env-echo] --client-secret-env given the secret itself (not a variable name) is never echoed; a conventional NAME is",
+  TIMEOUT,
+  async () => {
+    const home = tempDir();
+    const env = { AGENTAUTH_HOME: home };
+    const login = ["login", "--json", "--provider", "github", "--client-id", "Ov23liABCDEFGHIJ"];
+    // Values that pass as identifiers but look like secrets: a GitHub client secret (40 hex), a lowercase token,
+    // an uppercase string longer than any variable name people write.
+    for (const value of [
+      "a3f9c0d1e2b4a5c6d7e8f90a1b2c3d4e5f6a7b8c",
+      "ghs_R4nd0mS3cr3tV4lu3",
+      `X${"Y".repeat(80)}`,
+    ]) {
+      const result = await runCli([...login, "--client-secret-env", value], env);
+      assert.equal(result.code, 2, `${result.stdout}${result.stderr}`);
+      assert.equal(JSON.parse(result.stdout).error.code, "client_secret_missing");
+      const all = `${result.stdout}${result.stderr}`;
+      assert.ok(!all.includes(value), `the value ${value.slice(0, 6)}… is not echoed`);
+      assert.ok(!all.includes(value.slice(0, 12)));
+    }
+    const named = await runCli([...login, "--client-secret-env", "MY_GH_SECRET"], env);
+    assert.match(JSON.parse(named.stdout).error.message, /MY_GH_SECRET .*not set/);
+    assert.ok(!existsSync(join(home, "vault.db")));
+  },
+);
+
+test(
   "[CLI-provider-hostile-answers] an HTML page, a rate limit or a denial from GitHub ends the login with a clear error; nothing stored",
   TIMEOUT,
   async () => {

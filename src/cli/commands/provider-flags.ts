@@ -152,6 +152,9 @@ function parsePairs(
   return out;
 }
 
+/** Names safe to echo back: the shell convention for environment variables (upper case, short). */
+const CONVENTIONAL_ENV_NAME = /^[A-Z_][A-Z0-9_]{0,63}$/;
+
 /** A client secret file larger than this is not a client secret (GitHub's are 40 hex characters). */
 const MAX_SECRET_FILE_BYTES = 64 * 1024;
 
@@ -176,8 +179,12 @@ export function clientSecretFrom(
     }
     const value = env[flags.env]?.trim();
     if (!value) {
+      // Only a conventional variable name is echoed: a lowercase or very long "name" may be the secret itself,
+      // typed where its variable's name belongs (a GitHub client secret is 40 lowercase hex characters).
+      const shown = CONVENTIONAL_ENV_NAME.test(flags.env) ? `${flags.env} ` : "";
       throw new UsageError(
-        `the environment variable ${flags.env} (from --client-secret-env) is not set or is empty; export the client secret in it first`,
+        `the environment variable ${shown}(from --client-secret-env) is not set or is empty; export the client secret in it first ` +
+          "(--client-secret-env takes the variable's NAME, e.g. GITHUB_CLIENT_SECRET)",
         undefined,
         "client_secret_missing",
       );
