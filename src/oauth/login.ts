@@ -73,14 +73,17 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
     ? await provider.server(options.discovery)
     : await discoverAuthorizationServer(options.issuer as string, options.discovery);
   const scope = options.scope ?? (provider ? provider.defaultScope : DEFAULT_LOGIN_SCOPE);
+  // A provider without RFC 8707 support gets no `resource` (Entra refuses it); the record is still keyed by it.
+  const sends = provider?.resourceIndicators !== false;
+  const resource = sends ? options.resource : undefined;
   let tokens: TokenSet;
   if (options.flow === "device") {
     tokens = await deviceLogin({
       as,
       client,
       scope,
-      resource: options.resource,
-      alsoResources: options.alsoResources,
+      resource,
+      alsoResources: sends ? options.alsoResources : undefined,
       signal: options.signal,
       onPrompt: options.onDevicePrompt ?? (() => {}),
       onPoll: options.onPoll,
@@ -94,7 +97,7 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
         client,
         redirectUri: listener.redirectUri,
         scope,
-        resource: options.resource,
+        resource,
         extraParams: provider?.authorizationParams
           ? { ...provider.authorizationParams }
           : undefined,

@@ -96,6 +96,12 @@ export interface Provider {
   readonly scopeFormat?: ScopeFormat;
   readonly refresh: RefreshBehaviour;
   readonly revocation: Revocation;
+  /**
+   * Whether the server takes RFC 8707 `resource` parameters. Absent = true. False (every preset whose docs do not
+   * mention RFC 8707; Microsoft Entra v2.0 refuses `resource` with AADSTS901002): the engine never sends
+   * `resource`, though a login still stores the credential under it (the vault key).
+   */
+  readonly resourceIndicators?: boolean;
   /** The authorization server metadata (static or discovered), with the provider's quirks attached. */
   server(options?: DiscoveryOptions): Promise<AuthorizationServer>;
   /** Reads the signed-in account (REST `/user`, userinfo, the token response). Callers ignore its failures. */

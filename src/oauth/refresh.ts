@@ -20,7 +20,7 @@ import type {
 } from "../vault/types.ts";
 import { clientParts, type OAuthClient } from "./client.ts";
 import { type DiscoveryOptions, discoverAuthorizationServer } from "./discovery.ts";
-import { LoginRequiredError, TokenEndpointError, toOAuthError } from "./errors.ts";
+import { DiscoveryError, LoginRequiredError, TokenEndpointError, toOAuthError } from "./errors.ts";
 import { requestOptions, sleep } from "./http.ts";
 import { clientOf, providerOf } from "./logout.ts";
 import type { ProviderResolver } from "./provider.ts";
@@ -272,6 +272,18 @@ export class TokenRefresher {
     const as = provider
       ? await provider.server(this.#options.discovery)
       : await discoverAuthorizationServer(record.issuer, this.#options.discovery);
+    if (provider?.resourceIndicators === false) {
+      // The server takes no RFC 8707 `resource` (Entra v2.0 refuses it): the record's resource is only its vault
+      // key, and a token for another resource cannot be asked for at all.
+      if (resource && resource !== record.resource) {
+        throw new DiscoveryError(
+          "resource_indicators_unsupported",
+          `${provider.displayName} does not support resource indicators (RFC 8707), so a token for ${resource} ` +
+            "cannot be minted from this grant; sign in for that resource on its own.",
+        );
+      }
+      resource = undefined;
+    }
     const { client, auth } = clientParts(provider?.client ?? clientOf(record, given));
     const request = await oauth.refreshTokenGrantRequest(
       as,

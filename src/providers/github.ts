@@ -64,6 +64,8 @@ export function github(options: GitHubOptions): Provider {
               "GitHub App user tokens expire after 8 hours (when the app's token expiration is on); each refresh token works once and lasts 6 months.",
           }
         : { issued: "never", rotates: false, notes: "OAuth App tokens do not expire." },
+    // GitHub's OAuth docs name no `resource` parameter (RFC 8707): never send it.
+    resourceIndicators: false,
     revocation: {
       kind: "custom",
       revoke: (context) =>

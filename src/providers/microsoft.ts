@@ -59,6 +59,9 @@ export function microsoft(options: MicrosoftOptions): Provider {
       notes:
         "A refresh token with the offline_access scope (in the default); each refresh returns a new one (90 days; 24 hours for single-page apps).",
     },
+    // Entra v2.0 takes the resource in each scope and refuses RFC 8707 `resource` (AADSTS901002,
+    // https://learn.microsoft.com/en-us/entra/identity-platform/reference-error-codes).
+    resourceIndicators: false,
     revocation: {
       kind: "none",
       manageUrl:

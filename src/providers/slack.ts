@@ -71,6 +71,8 @@ export function slack(options: SlackOptions): Provider {
       notes:
         "With token rotation enabled for the app, user tokens last 12 hours and each refresh token works once; without it, user tokens never expire.",
     },
+    // Slack's oauth.v2 docs name no `resource` parameter (RFC 8707): never send it.
+    resourceIndicators: false,
     revocation: {
       kind: "custom",
       revoke: (context) =>

@@ -25,6 +25,23 @@ export interface MicrosoftTokenContext {
   deviceCodeTtlSeconds: number;
 }
 
+/**
+ * Entra's v2.0 endpoints take the resource inside each scope ("Scopes, not resources":
+ * https://learn.microsoft.com/en-us/entra/identity-platform/azure-ad-endpoint-comparison) and refuse RFC 8707's
+ * `resource` parameter with AADSTS901002 ("The 'resource' request parameter isn't supported",
+ * https://learn.microsoft.com/en-us/entra/identity-platform/reference-error-codes), error invalid_request.
+ */
+export const RESOURCE_REFUSED = [
+  "invalid_request",
+  901002,
+  "The 'resource' request parameter is not supported.",
+] as const;
+
+/** Whether a form body names `resource` (read raw: repeated `resource` parameters count too). */
+export function namesResource(body: string): boolean {
+  return new URLSearchParams(body).has("resource");
+}
+
 export function microsoftErr(
   res: ServerResponse,
   status: number,
@@ -108,6 +125,7 @@ export function microsoftTokenEndpoints(ctx: MicrosoftTokenContext): {
   };
 
   const token = (req: SimRequest, res: ServerResponse) => {
+    if (namesResource(req.body)) return err(res, 400, ...RESOURCE_REFUSED);
     const params = readParams(req, false);
     if (!params)
       return err(
@@ -255,6 +273,7 @@ export function microsoftTokenEndpoints(ctx: MicrosoftTokenContext): {
 
   // https://learn.microsoft.com/en-us/entra/identity-platform/v2-oauth2-device-code#device-authorization-response
   const deviceCode = (req: SimRequest, res: ServerResponse) => {
+    if (namesResource(req.body)) return err(res, 400, ...RESOURCE_REFUSED);
     const params = readParams(req, false);
     if (!params || params.client_id !== clientId)
       return err(

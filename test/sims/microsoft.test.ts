@@ -230,3 +230,32 @@ test("[SIM-microsoft-graph] Graph /me with a live token, 401 in Graph's shape ot
   assert.equal(limited.status, 429);
   assert.ok(limited.headers.get("retry-after"));
 });
+
+test("[SIM-microsoft-resource-refused] Entra v2.0 refuses RFC 8707 resource with AADSTS901002 on authorize, token and devicecode", async () => {
+  const s = await sim();
+  const p = pkce();
+  const loc = await authorizeAt(s.url, "/common/oauth2/v2.0/authorize", {
+    client_id: s.clientId,
+    redirect_uri: REDIRECT,
+    response_type: "code",
+    scope: "openid",
+    state: "st",
+    code_challenge: p.challenge,
+    code_challenge_method: "S256",
+    resource: "https://mcp.example.com",
+  });
+  assert.equal(loc.searchParams.get("error"), "invalid_request");
+  assert.match(String(loc.searchParams.get("error_description")), /^AADSTS901002: /);
+  for (const path of ["token", "devicecode"]) {
+    const answer = await postForm(`${s.url}/common/oauth2/v2.0/${path}`, {
+      client_id: s.clientId,
+      grant_type: "refresh_token",
+      refresh_token: "x",
+      scope: "openid",
+      resource: "https://mcp.example.com",
+    });
+    assert.equal(answer.status, 400);
+    assert.equal(answer.body.error, "invalid_request");
+    assert.match(String(answer.body.error_description), /^AADSTS901002: /);
+  }
+});

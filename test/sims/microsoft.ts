@@ -11,7 +11,7 @@ import {
   MULTI_TENANT,
   matchesRedirect,
 } from "./microsoft-meta.ts";
-import { microsoftErr, microsoftTokenEndpoints } from "./microsoft-token.ts";
+import { microsoftErr, microsoftTokenEndpoints, RESOURCE_REFUSED } from "./microsoft-token.ts";
 import {
   type BaseOptions,
   type BaseSimulator,
@@ -107,6 +107,8 @@ export async function startMicrosoftSimulator(
         res,
         withQuery(redirectUri, { error, error_description: `AADSTS${code}: ${msg}`, state }),
       );
+    // AADSTS901002 on the authorize leg too (see RESOURCE_REFUSED in microsoft-token.ts for the doc pages).
+    if (q.has("resource")) return fail(...RESOURCE_REFUSED);
     const scopes = splitScopes(q.get("scope"));
     const method =
       q.get("code_challenge_method") ?? (q.get("code_challenge") ? "plain" : undefined);
