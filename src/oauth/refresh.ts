@@ -30,7 +30,7 @@ import {
   type RefreshIntent,
   refreshTokenFingerprint,
 } from "./refresh-intent.ts";
-import { accountFromClaims } from "./tokens.ts";
+import { accountFromClaims, expiresAtFrom } from "./tokens.ts";
 
 export interface TokenRefresherOptions {
   store: CredentialStore;
@@ -406,11 +406,9 @@ function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-/** When a token response's access token expires (`expires_in` is optional, RFC 6749 §5.1). */
+/** When a token response's access token expires (`expires_in` is optional, RFC 6749 §5.1; clamped to 10 years). */
 function expiresAtOf(response: oauth.TokenEndpointResponse): number | undefined {
-  return typeof response.expires_in === "number"
-    ? Date.now() + response.expires_in * 1000
-    : undefined;
+  return expiresAtFrom(response.expires_in);
 }
 
 /** The granted scopes: the response's when it names them (RFC 6749 §5.1), else what was held before. */

@@ -38,8 +38,7 @@ export function toTokenSet(
     refreshToken: secret(response.refresh_token),
     idToken: secret(response.id_token),
     tokenType: response.token_type,
-    expiresAt:
-      typeof response.expires_in === "number" ? now + response.expires_in * 1000 : undefined,
+    expiresAt: expiresAtFrom(response.expires_in, now),
     scopes: scope.split(" ").filter(Boolean),
     subject: claims?.sub,
     account: claims ? accountFromClaims(claims) : {},
@@ -48,15 +47,41 @@ export function toTokenSet(
   };
 }
 
-const TOKEN_FIELDS = new Set(["access_token", "refresh_token", "id_token"]);
+/** The longest lifetime believed: 10 years. */
+export const MAX_LIFETIME_MS = 10 * 365 * 24 * 3600 * 1000;
 
-/** A deep copy without any member named like a token, so what providers nest (Slack `authed_user`) is covered. */
+/**
+ * The absolute expiry for `expires_in` seconds (RFC 6749 §5.1, optional). oauth4webapi has already refused a
+ * negative or non-finite value; a huge one (1e306) would make the expiry Infinity, which the vault refuses, and
+ * by then the server has rotated the refresh token, so refusing the answer would lose the grant. Clamping to 10
+ * years keeps the rotated token; a server saying "practically never" is believed for 10 years.
+ */
+export function expiresAtFrom(expiresIn: unknown, now = Date.now()): number | undefined {
+  if (typeof expiresIn !== "number" || !Number.isFinite(expiresIn) || expiresIn < 0)
+    return undefined;
+  return now + Math.min(expiresIn * 1000, MAX_LIFETIME_MS);
+}
+
+/**
+ * Members never kept: the tokens themselves, and Slack's `incoming_webhook`, whose `url` posts to a channel with
+ * no other credential (https://docs.slack.dev/messaging/sending-messages-using-incoming-webhooks: "keep it secret").
+ */
+const SECRET_FIELDS = new Set(["access_token", "refresh_token", "id_token", "incoming_webhook"]);
+const MAX_DEPTH = 8;
+
+/**
+ * A deep copy without any secret member, so what providers nest (Slack `authed_user`) is covered. A subtree
+ * deeper than `MAX_DEPTH` is dropped, not returned unfiltered: what cannot be inspected is not kept.
+ */
 function withoutTokens(value: unknown, depth = 0): unknown {
-  if (depth > 8 || typeof value !== "object" || value === null) return value;
+  if (typeof value !== "object" || value === null) return value;
+  if (depth >= MAX_DEPTH) return undefined;
   if (Array.isArray(value)) return value.map((v) => withoutTokens(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [name, v] of Object.entries(value)) {
-    if (!TOKEN_FIELDS.has(name)) out[name] = withoutTokens(v, depth + 1);
+    if (SECRET_FIELDS.has(name)) continue;
+    const kept = withoutTokens(v, depth + 1);
+    if (kept !== undefined) out[name] = kept;
   }
   return out;
 }
