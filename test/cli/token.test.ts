@@ -160,6 +160,31 @@ test(
 );
 
 test(
+  "[CLI-token-unsafe-token] a token with control characters or whitespace is refused (invalid_response), never printed",
+  TIMEOUT,
+  async () => {
+    const { env, id } = await signedIn();
+    // A token a provider (or anything else writing the vault) made up: terminal escapes, a newline, a space.
+    // RFC 6750 section 2.1 (b64token) allows none of them in a Bearer header; printed, they reach a terminal or
+    // a shell substitution.
+    for (const hostile of [
+      "ghu_ok\u001b]0;owned\u0007rest",
+      "ghu_line1\nexport X=1",
+      "ghu_two words",
+    ]) {
+      await edit(env.AGENTAUTH_HOME, id, (record) => ({
+        tokens: { ...record.tokens, accessToken: new Secret(hostile) },
+      }));
+      const result = await runCli(["token", id, "--json"], env);
+      assert.notEqual(result.code, 0, JSON.stringify(hostile));
+      assert.equal(result.stdout, "", "nothing on stdout");
+      assert.equal(JSON.parse(result.stderr).error.code, "invalid_response", result.stderr);
+      assert.ok(!result.stderr.includes(hostile.slice(0, 8)), "the token is not echoed");
+    }
+  },
+);
+
+test(
   "[CLI-token-errors] an unknown id exits 1 on stderr; no id is a usage error; --help explains the exit codes",
   TIMEOUT,
   async () => {

@@ -71,11 +71,29 @@ export async function tokenCommand(argv: string[], io: CliIo): Promise<number> {
       }
       throw error;
     }
-    io.stdout(`${token.reveal()}\n`);
+    const value = token.reveal();
+    if (!PRINTABLE_TOKEN.test(value)) throw unprintable();
+    io.stdout(`${value}\n`);
     return EXIT.ok;
   } finally {
     await store.close();
   }
+}
+
+/**
+ * What a token may be made of to be printed: visible ASCII, no whitespace. RFC 6750 section 2.1 (b64token) is
+ * narrower still and RFC 6749 appendix A.12 allows a space, but a control character, newline or space in a bearer
+ * token is never usable in an Authorization header and, printed, reaches a terminal or a shell's `$(…)`.
+ */
+const PRINTABLE_TOKEN = /^[\x21-\x7e]+$/;
+
+function unprintable(): AgentAuthError {
+  return new AgentAuthError(
+    "invalid_response",
+    "the stored access token contains control characters, whitespace or non-ASCII characters, so it is not " +
+      "printed (no bearer token can hold them); sign in again with 'agentauth login', and if it happens again " +
+      "the provider is sending malformed tokens.",
+  );
 }
 
 function notFound(id: string): AgentAuthError {
