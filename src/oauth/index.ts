@@ -8,6 +8,7 @@ export {
   startAuthorization,
 } from "./authorization-code.ts";
 export { type AuthorizationBearer, parseAuthorizationBearer } from "./bearer.ts";
+export { readCappedText } from "./body.ts";
 export {
   type BearerChallenge,
   type BearerChallengeOptions,

@@ -9,6 +9,7 @@ import {
   RateLimitedError,
   type RequestPolicy,
   rateLimitOf,
+  readCappedText,
   TransportError,
 } from "../oauth/index.ts";
 import { ProviderApiError } from "./errors.ts";
@@ -58,15 +59,16 @@ export async function apiRequest(url: string, request: ApiRequest): Promise<ApiA
     await response.body?.cancel();
     throw new RateLimitedError(request.provider, limited);
   }
-  const buffer = await response.arrayBuffer();
-  if (buffer.byteLength > MAX_BODY_BYTES) {
+  // Streamed with the cap held while reading (a chunked multi-GB answer costs at most 1 MB).
+  const body = await readCappedText(response, MAX_BODY_BYTES);
+  if (body === undefined) {
     throw new ProviderApiError(
       "provider_response_invalid",
-      `The ${request.provider} ${request.what} answer is too large.`,
+      `The ${request.provider} ${request.what} answer is too large (over ${MAX_BODY_BYTES} bytes); it was not read.`,
       { status: response.status },
     );
   }
-  const text = new TextDecoder().decode(buffer).trim();
+  const text = body.trim();
   if (text === "") return { status: response.status, headers: response.headers, json: undefined };
   try {
     return { status: response.status, headers: response.headers, json: JSON.parse(text) };

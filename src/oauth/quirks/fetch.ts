@@ -5,6 +5,7 @@
  * errors here, because after normalising they would look like a malformed token response.
  */
 
+import { readCappedText } from "../body.ts";
 import { RateLimitedError, TokenEndpointError } from "../errors.ts";
 import { normaliseTokenAnswer } from "./normalise.ts";
 import { rateLimitOf } from "./rate-limit.ts";
@@ -63,14 +64,9 @@ export function quirksFetch(quirks: HttpQuirks, provider: string): CustomFetch {
 }
 
 async function readCapped(response: Response, provider: string): Promise<string> {
-  const declared = Number(response.headers.get("content-length") ?? 0);
-  if (declared > MAX_BODY_BYTES) {
-    await response.body?.cancel();
-    throw oversized(provider);
-  }
-  const buffer = await response.arrayBuffer();
-  if (buffer.byteLength > MAX_BODY_BYTES) throw oversized(provider);
-  return new TextDecoder().decode(buffer);
+  const text = await readCappedText(response, MAX_BODY_BYTES);
+  if (text === undefined) throw oversized(provider);
+  return text;
 }
 
 function oversized(provider: string): TokenEndpointError {
