@@ -65,7 +65,6 @@ export {
   mergeAccount,
   readAccount,
 } from "./login.ts";
-export { clientOf, providerOf } from "./logout.ts";
 export { type LoopbackListener, listenOnLoopback } from "./loopback.ts";
 export { MemoryPendingStore, type PendingStore } from "./pending.ts";
 export type {
@@ -103,6 +102,7 @@ export {
   type RevokeOptions,
   revokeTokens,
 } from "./revoke.ts";
+export { clientOf, providerOf } from "./stored-provider.ts";
 export { accountFromClaims, credentialFromTokens, type TokenSet, toTokenSet } from "./tokens.ts";
 export {
   createTokenVerifier,

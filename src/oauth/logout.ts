@@ -3,12 +3,15 @@
  * with no revocation API is deleted locally and the result says where the person removes the app.
  */
 
+import type { Secret } from "../core/secret.ts";
 import type { CredentialKey, CredentialRecord, CredentialStore } from "../vault/types.ts";
 import type { OAuthClient } from "./client.ts";
 import { type DiscoveryOptions, discoverAuthorizationServer } from "./discovery.ts";
-import { DiscoveryError } from "./errors.ts";
-import type { Provider, ProviderResolver } from "./provider.ts";
+import { LoginRequiredError } from "./errors.ts";
+import type { ProviderResolver } from "./provider.ts";
+import { TokenRefresher } from "./refresh.ts";
 import { type RevocationOutcome, revokeTokens } from "./revoke.ts";
+import { clientOf, providerOf } from "./stored-provider.ts";
 
 export interface LogoutResult {
   /** False when the credential was not found. */
@@ -57,8 +60,7 @@ export async function logout(options: {
     if (provider?.revocation.kind === "custom") {
       outcome = await provider.revocation.revoke({
         client,
-        accessToken: record.tokens.accessToken,
-        refreshToken: record.tokens.refreshToken,
+        ...(await liveTokens(record, options)),
       });
     } else {
       const as = provider
@@ -81,37 +83,44 @@ export async function logout(options: {
   return { found: true, revoked: true, outcome, deleted: await options.store.delete(options.key) };
 }
 
-/** The client the tokens were issued to: the caller's, else the stored registration (id and sealed secret). */
-export function clientOf(record: CredentialRecord, given?: OAuthClient): OAuthClient {
-  if (given) return given;
-  return record.tokens.clientSecret
-    ? { clientId: record.clientId, clientSecret: record.tokens.clientSecret }
-    : { clientId: record.clientId };
-}
+/** Refresh this long before expiry, as `TokenRefresher` does by default. */
+const SKEW_MS = 60_000;
 
-/** The provider preset a credential names, rebuilt with its stored (or the given) client; undefined for none. */
-export function providerOf(
+/**
+ * The tokens to hand a provider's own revocation call. Those calls take the access token, which the provider
+ * refuses once expired (GitHub answers 404 to anything but "a valid OAuth access_token"; Slack's auth.revoke
+ * answers token_expired), so an expired one is refreshed first through a `TokenRefresher`: the rotated tokens are
+ * stored by compare-and-swap before they are used, so a revocation that then fails loses nothing. A refresh token
+ * the server has refused (`login_required`) is known dead and is not offered to the revocation.
+ */
+async function liveTokens(
   record: CredentialRecord,
-  options: { client?: OAuthClient; providers?: ProviderResolver },
-): Provider | undefined {
-  if (!record.provider) return undefined;
-  if (!options.providers) {
-    throw new DiscoveryError(
-      "provider_resolver_missing",
-      `The credential ${record.id} was issued by the ${record.provider.name} provider preset; pass providers: ` +
-        "resolveProvider (from agentauth/providers) so the engine can reach it.",
-    );
+  options: {
+    store: CredentialStore;
+    key: CredentialKey;
+    client?: OAuthClient;
+    providers?: ProviderResolver;
+    discovery?: DiscoveryOptions;
+  },
+): Promise<{ accessToken?: Secret; refreshToken?: Secret }> {
+  const { accessToken, refreshToken } = record.tokens;
+  if (record.status === "login_required") return { accessToken };
+  const due = record.expiresAt !== undefined && record.expiresAt - SKEW_MS <= Date.now();
+  if (!due || !refreshToken) return { accessToken, refreshToken };
+  const given = options.client;
+  const refresher = new TokenRefresher({
+    store: options.store,
+    providers: options.providers,
+    discovery: options.discovery,
+    skewMs: SKEW_MS,
+    ...(given ? { clientFor: () => given } : {}),
+  });
+  try {
+    const fresh = await refresher.getCredential(options.key);
+    return { accessToken: fresh.tokens.accessToken, refreshToken: fresh.tokens.refreshToken };
+  } catch (error) {
+    // The server refused the refresh token for good: nothing but the (expired) access token is left to revoke.
+    if (error instanceof LoginRequiredError) return { accessToken };
+    throw error;
   }
-  const provider = options.providers(record.provider, clientOf(record, options.client));
-  // The record's issuer is its vault key and what its tokens were issued by; a provider that rebuilds to another
-  // issuer (an edited row, a resolver that falls back to another preset) would send the tokens elsewhere.
-  if (provider.issuer !== record.issuer) {
-    throw new DiscoveryError(
-      "provider_issuer_mismatch",
-      `The credential ${record.id} was issued by ${record.issuer}, but its ${record.provider.name} provider ` +
-        `settings now point at ${provider.issuer}; nothing was sent. Sign in again with the provider as ` +
-        "configured now (agentauth login), or delete this credential (agentauth vault delete).",
-    );
-  }
-  return provider;
 }

@@ -22,7 +22,6 @@ import { clientParts, type OAuthClient } from "./client.ts";
 import { type DiscoveryOptions, discoverAuthorizationServer } from "./discovery.ts";
 import { DiscoveryError, LoginRequiredError, TokenEndpointError, toOAuthError } from "./errors.ts";
 import { requestOptions, sleep } from "./http.ts";
-import { clientOf, providerOf } from "./logout.ts";
 import type { ProviderResolver } from "./provider.ts";
 import {
   decodeRefreshIntent,
@@ -30,6 +29,7 @@ import {
   type RefreshIntent,
   refreshTokenFingerprint,
 } from "./refresh-intent.ts";
+import { clientOf, providerOf } from "./stored-provider.ts";
 import { accountFromClaims, expiresAtFrom } from "./tokens.ts";
 
 export interface TokenRefresherOptions {

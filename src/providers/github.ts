@@ -10,8 +10,12 @@
  * - PKCE S256 is accepted on the web flow (same page, step 1 parameters `code_challenge`, `code_challenge_method`);
  * - GitHub App user tokens expire after 8 h with a single-use refresh token (`bad_refresh_token` once used),
  *   "Refreshing user access tokens", https://docs.github.com/apps/creating-github-apps/authenticating-with-a-github-app/refreshing-user-access-tokens;
- * - revocation: REST "Delete an app authorization", `DELETE /applications/{client_id}/grant`, Basic client
- *   credentials, https://docs.github.com/rest/apps/oauth-applications#delete-an-app-authorization;
+ * - revocation: REST "Delete an app token", `DELETE /applications/{client_id}/token`, Basic client credentials,
+ *   https://docs.github.com/rest/apps/oauth-applications#delete-an-app-token ("revoke a single token"): one
+ *   credential's token, not "Delete an app authorization" (`/grant`), which "will also delete all OAuth tokens
+ *   associated with the application for the user" (every other credential of the same app and person). The docs
+ *   do not say whether a GitHub App token's refresh token goes with it; the engine refreshes an expired token first
+ *   so a live token is deleted (GitHub takes only "a valid OAuth access_token");
  * - the account: REST "Get the authenticated user", `GET /user`, https://docs.github.com/rest/users/users;
  * - rate limits: 403/429 with `x-ratelimit-remaining: 0`, https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api.
  */
@@ -69,7 +73,7 @@ export function github(options: GitHubOptions): Provider {
     revocation: {
       kind: "custom",
       revoke: (context) =>
-        revokeGrant(at(`${api}/applications/${context.client.clientId}/grant`), context),
+        revokeToken(at(`${api}/applications/${context.client.clientId}/token`), context),
     },
     server: staticServer({
       displayName: "GitHub",
@@ -120,7 +124,7 @@ export function github(options: GitHubOptions): Provider {
 }
 
 /** `DELETE /applications/{client_id}/grant`: revokes every token of the grant, refresh tokens included. */
-async function revokeGrant(
+async function revokeToken(
   url: string,
   context: RevokeContext,
 ): Promise<{ refreshToken: RevocationOutcome; accessToken: RevocationOutcome }> {
@@ -148,9 +152,21 @@ async function revokeGrant(
     body: JSON.stringify({ access_token: context.accessToken.reveal() }),
   });
   const refresh: RevocationOutcome = context.refreshToken ? "revoked" : "absent";
-  // 204: revoked. 404: GitHub no longer knows the token (already revoked or expired): nothing left to revoke.
+  // 204: revoked. 404: GitHub no longer knows the access token (revoked, or expired by GitHub's clock). Without a
+  // refresh token nothing is left to revoke; with one, GitHub may still honour it and there is no call that revokes
+  // a refresh token alone, so this is not reported as revoked and the credential is kept.
   if (answer.status === 204) return { refreshToken: refresh, accessToken: "revoked" };
-  if (answer.status === 404) return { refreshToken: "absent", accessToken: "absent" };
+  if (answer.status === 404 && !context.refreshToken)
+    return { refreshToken: "absent", accessToken: "absent" };
+  if (answer.status === 404) {
+    throw new ProviderApiError(
+      "provider_revocation_unconfirmed",
+      "GitHub no longer accepts this credential's access token, so it could not revoke it, and its refresh token " +
+        "may still work. Remove the app's access at https://github.com/settings/applications (GitHub Apps: " +
+        "https://github.com/settings/apps/authorizations), then delete the credential (agentauth vault delete).",
+      { status: answer.status },
+    );
+  }
   throw new ProviderApiError(
     answer.status === 401 ? "provider_client_refused" : "provider_revocation_failed",
     answer.status === 401
@@ -189,7 +205,8 @@ export const githubPreset: PresetEntry = {
   redirectUri: "http://127.0.0.1/callback (GitHub accepts any port on a loopback callback URL)",
   selfHosted: true,
   refresh: "OAuth Apps: tokens never expire. GitHub Apps: 8 h tokens, single-use refresh tokens",
-  revocation: "DELETE /applications/{client_id}/grant (needs the client secret)",
+  revocation:
+    "DELETE /applications/{client_id}/token (this credential's token; needs the client secret)",
   docs: "https://docs.github.com/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps",
   fromRef: (ref, client) =>
     github({

@@ -71,8 +71,13 @@ export function handleUser(
 /**
  * DELETE /applications/{client_id}/grant and /applications/{client_id}/token (REST "OAuth authorizations" /
  * "Apps: Delete an app authorization" and "Delete an app token"): Basic authentication with the client id and
- * secret, JSON body {"access_token"}; 204 on success, 404 for a token the app does not know, 422 for a bad body.
- * Deleting the grant deletes every token the app holds for that user.
+ * secret, JSON body {"access_token"}; 204 on success, 422 for a bad body. "Delete an app authorization" says "You
+ * must provide a valid OAuth access_token": an expired, revoked or unknown token is refused with 404 Not Found (the
+ * status GitHub's REST API gives a resource it will not show; the docs list only 204 and 422), for both calls.
+ * Deleting the grant deletes every token the app holds for that user ("Deleting an application's grant will also
+ * delete all OAuth tokens associated with the application for the user"); deleting a token ("revoke a single
+ * token") deletes that token. ASSUMPTION, not in the docs: a GitHub App token's refresh token goes with it (the docs
+ * say nothing either way; "Refreshing user access tokens" pairs each refresh token with one access token).
  */
 export function handleRevoke(
   model: GitHubModel,
@@ -107,7 +112,7 @@ export function handleRevoke(
       headers,
     );
   }
-  const record = model.tokens.get(parsed.access_token);
+  const record = model.live(parsed.access_token);
   if (!record)
     return sendJson(res, 404, { message: "Not Found", documentation_url: DOCS }, headers);
   model.counters.revocations++;
