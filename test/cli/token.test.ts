@@ -5,7 +5,9 @@
  */
 
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { after, test } from "node:test";
+import { signInAgain } from "../../src/cli/commands/token.ts";
 import { Secret } from "../../src/core/secret.ts";
 import { openVault } from "../../src/vault/index.ts";
 import type { CredentialRecord } from "../../src/vault/types.ts";
@@ -183,6 +185,47 @@ test(
     }
   },
 );
+
+/** The words a POSIX shell (bash) makes of a line, with `agentauth` replaced by a function printing its argv. */
+function shellWords(line: string): string[] {
+  const out = execFileSync(
+    "bash",
+    ["-c", 'agentauth() { printf "%s\\0" "$@"; }; eval "$1"', "bash", line],
+    { encoding: "utf8" },
+  );
+  return out.split("\0").slice(0, -1);
+}
+
+test("[CLI-token-signin-hint-quoted] the 'sign in again' line is shell-quoted: option values with spaces, JSON and $(…) come back as typed", () => {
+  const endpoints = JSON.stringify({
+    issuer: "https://idp.example",
+    token: "https://idp.example/t",
+  });
+  const params = JSON.stringify({ audience: "it's api" });
+  const base = { subject: "s", resource: undefined, tokens: {}, clientId: "cli ent" };
+  const preset = signInAgain({
+    ...base,
+    issuer: "https://idp.example",
+    provider: {
+      name: "generic",
+      options: { endpoints, authorizationParams: params, displayName: "My $(touch /tmp/x) IdP" },
+    },
+  } as unknown as CredentialRecord);
+  assert.deepEqual(shellWords(preset.replace(/^Run: /, "")), [
+    ...["login", "--provider", "generic", "--provider-option", `endpoints=${endpoints}`],
+    ...["--provider-option", `authorizationParams=${params}`],
+    ...["--provider-option", "displayName=My $(touch /tmp/x) IdP", "--client-id", "cli ent"],
+  ]);
+  const issuer = signInAgain({
+    ...base,
+    issuer: "https://idp.example/a b;c",
+    resource: "https://api.example/x?y=1&z=2",
+  } as unknown as CredentialRecord);
+  assert.deepEqual(shellWords(issuer.replace(/^Run: /, "")), [
+    ...["login", "--issuer", "https://idp.example/a b;c", "--client-id", "cli ent"],
+    ...["--resource", "https://api.example/x?y=1&z=2"],
+  ]);
+});
 
 test(
   "[CLI-token-errors] an unknown id exits 1 on stderr; no id is a usage error; --help explains the exit codes",

@@ -105,21 +105,29 @@ function notFound(id: string): AgentAuthError {
 
 /** The login line that makes a new credential under the same key (no secret: it is named, never shown). */
 export function signInAgain(record: CredentialRecord): string {
-  const words = ["agentauth login"];
+  const words = ["agentauth", "login"];
   const ref = record.provider;
   if (ref && presetNamed(ref.name)) {
-    words.push(`--provider ${ref.name}`);
-    if (ref.options?.host) words.push(`--provider-host ${ref.options.host}`);
+    words.push("--provider", ref.name);
+    if (ref.options?.host) words.push("--provider-host", ref.options.host);
     for (const [key, value] of Object.entries(ref.options ?? {})) {
-      if (key !== "host" && key !== "origins") words.push(`--provider-option ${key}=${value}`);
+      if (key !== "host" && key !== "origins") words.push("--provider-option", `${key}=${value}`);
     }
   } else {
-    words.push(`--issuer ${record.issuer}`);
+    words.push("--issuer", record.issuer);
   }
-  words.push(`--client-id ${record.clientId}`);
-  if (record.tokens.clientSecret) words.push("--client-secret-env VAR");
-  if (record.resource) words.push(`--resource ${record.resource}`);
-  return `Run: ${peerText(words.join(" "), { max: 600 })}`;
+  words.push("--client-id", record.clientId);
+  if (record.tokens.clientSecret) words.push("--client-secret-env", "VAR");
+  if (record.resource) words.push("--resource", record.resource);
+  return `Run: ${peerText(words.map(shellWord).join(" "), { max: 600 })}`;
+}
+
+/** Words a POSIX shell reads as themselves; anything else (spaces, JSON, `$`, `;`) goes in single quotes. */
+const SHELL_PLAIN = /^[A-Za-z0-9_@%+=:,./-]+$/;
+
+/** One word quoted for a POSIX shell, so the printed line can be pasted as is (POSIX.1 XCU 2.2.2). */
+function shellWord(word: string): string {
+  return SHELL_PLAIN.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 /** The token command's exit code for a failure: 3 when only a new sign-in helps, 4 when a retry later may work. */
