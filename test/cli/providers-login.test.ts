@@ -286,3 +286,71 @@ test("[CLI-provider-origin] the github.com preset remapped with --provider-origi
   assert.equal(revoke.code, 0, revoke.stderr);
   assert.equal(sim.grantCount(), 0);
 });
+
+/** Puts one credential in a fresh vault the way another program using the vault API would; returns its id. */
+async function storedCredential(
+  home: string,
+  input: { issuer: string; provider: { name: string; options: Record<string, string> } },
+): Promise<string> {
+  const vault = openVault({ env: { AGENTAUTH_HOME: home } });
+  try {
+    const { id } = await vault.put({
+      subject: "user-1",
+      resource: "",
+      clientId: "client-x",
+      tokens: { accessToken: secret("at-stored-by-the-test") },
+      scopes: [],
+      account: { login: "someone" },
+      status: "active",
+      ...input,
+    });
+    return id;
+  } finally {
+    await vault.close();
+  }
+}
+
+test("[CLI-vault-list-origins] vault list shows a preset whose origins are remapped as 'github (via HOST)', so a redirected credential is visible", {
+  timeout: 180_000,
+}, async () => {
+  const home = tempDir();
+  await storedCredential(home, {
+    issuer: "https://github.com/login/oauth",
+    provider: {
+      name: "github",
+      options: {
+        origins: JSON.stringify({
+          "https://github.com": "http://127.0.0.1:45678",
+          "https://api.github.com": "http://127.0.0.1:45678",
+        }),
+      },
+    },
+  });
+  const table = await runCli(["vault", "list"], { AGENTAUTH_HOME: home });
+  assert.equal(table.code, 0, table.stderr);
+  assert.match(table.stdout, / github \(via 127\.0\.0\.1:45678\) /, table.stdout);
+});
+
+test("[CLI-provider-vault-revoke-none] generic endpoints with no revocation endpoint and no manage page: revoke deletes locally and says so (not 'could not revoke … kept')", {
+  timeout: 180_000,
+}, async () => {
+  const home = tempDir();
+  const endpoints = { issuer: "https://idp.example", token: "https://idp.example/token" };
+  const id = await storedCredential(home, {
+    issuer: endpoints.issuer,
+    provider: {
+      name: "generic",
+      options: { authMethod: "client_secret_basic", endpoints: JSON.stringify(endpoints) },
+    },
+  });
+  const result = await runCli(["vault", "revoke", id], { AGENTAUTH_HOME: home });
+  assert.equal(result.code, 0, result.stderr);
+  assert.doesNotMatch(`${result.stdout}${result.stderr}`, /could not revoke|is kept/);
+  assert.match(
+    result.stdout,
+    new RegExp(`^Deleted ${id} locally\\. .* has no API to revoke access`),
+  );
+  assert.doesNotMatch(result.stdout, /https:\/\/idp\.example\n/, "no invented manage page");
+  const json = await runCli(["vault", "list", "--json"], { AGENTAUTH_HOME: home });
+  assert.deepEqual(JSON.parse(json.stdout), []);
+});

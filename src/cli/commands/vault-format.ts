@@ -64,11 +64,29 @@ export function formatTable(listing: CredentialListing): string {
 
 /**
  * The preset that issued a credential ("github"), with its self-hosted server's host when it has one
- * ("github@github.example.com"); "-" for a plain discoverable server, whose issuer column says it all.
+ * ("github@github.example.com") and, when its origins are remapped (a proxy, a simulator), where its requests
+ * really go ("github (via 127.0.0.1:8080)"): the refresh token is sent there, so it must not be hidden.
+ * "-" for a plain discoverable server, whose issuer column says it all.
  */
 function providerOf(row: CredentialSummary): string {
   const ref = row.provider;
   if (!ref) return "-";
   const host = URL.parse(ref.options?.host ?? "")?.host;
-  return peerText(host ? `${ref.name}@${host}` : ref.name, { max: 60 });
+  const via = remappedHosts(ref.options?.origins);
+  const name = host ? `${ref.name}@${host}` : ref.name;
+  return peerText(via ? `${name} (via ${via})` : name, { max: 120 });
+}
+
+/** The distinct hosts a stored `origins` option (JSON: real origin → replacement) sends requests to. */
+function remappedHosts(origins: string | undefined): string | undefined {
+  if (!origins) return undefined;
+  let map: unknown;
+  try {
+    map = JSON.parse(origins);
+  } catch {
+    return "unreadable origins";
+  }
+  if (typeof map !== "object" || map === null) return "unreadable origins";
+  const hosts = new Set(Object.values(map).map((to) => URL.parse(String(to))?.host ?? String(to)));
+  return hosts.size > 0 ? [...hosts].join(", ") : undefined;
 }
