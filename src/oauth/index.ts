@@ -80,6 +80,7 @@ export type {
   ScopeFormat,
   TokenResponseBody,
 } from "./provider.ts";
+export { ACCESS_TOKEN_REJECTED } from "./provider.ts";
 export {
   type CustomFetch,
   type HttpQuirks,

@@ -3,12 +3,13 @@
  * with no revocation API is deleted locally and the result says where the person removes the app.
  */
 
+import { AgentAuthError } from "../core/errors.ts";
 import type { Secret } from "../core/secret.ts";
 import type { CredentialKey, CredentialRecord, CredentialStore } from "../vault/types.ts";
 import type { OAuthClient } from "./client.ts";
 import { type DiscoveryOptions, discoverAuthorizationServer } from "./discovery.ts";
 import { LoginRequiredError } from "./errors.ts";
-import type { ProviderResolver } from "./provider.ts";
+import { ACCESS_TOKEN_REJECTED, type ProviderResolver, type Revocation } from "./provider.ts";
 import { TokenRefresher } from "./refresh.ts";
 import { type RevocationOutcome, revokeTokens } from "./revoke.ts";
 import { clientOf, providerOf } from "./stored-provider.ts";
@@ -58,10 +59,7 @@ export async function logout(options: {
     }
     const client = provider?.client ?? clientOf(record, options.client);
     if (provider?.revocation.kind === "custom") {
-      outcome = await provider.revocation.revoke({
-        client,
-        ...(await liveTokens(record, options)),
-      });
+      outcome = await revokeLive(provider.revocation.revoke, client, record, options);
     } else {
       const as = provider
         ? await provider.server(options.discovery)
@@ -83,6 +81,35 @@ export async function logout(options: {
   return { found: true, revoked: true, outcome, deleted: await options.store.delete(options.key) };
 }
 
+/**
+ * A provider's own revocation call with a live access token; when the provider still refuses it as expired or
+ * unknown (`ACCESS_TOKEN_REJECTED`: clocks disagree, or the grant was revoked on the provider's site), the token
+ * is refreshed once more, stored, and the call repeated.
+ */
+async function revokeLive(
+  revoke: Extract<Revocation, { kind: "custom" }>["revoke"],
+  client: OAuthClient,
+  record: CredentialRecord,
+  options: LiveTokenOptions,
+): Promise<{ refreshToken: RevocationOutcome; accessToken: RevocationOutcome }> {
+  const tokens = await liveTokens(record, options);
+  try {
+    return await revoke({ client, ...tokens });
+  } catch (error) {
+    if (!(error instanceof AgentAuthError) || error.code !== ACCESS_TOKEN_REJECTED) throw error;
+    if (!tokens.refreshToken) throw error;
+    return revoke({ client, ...(await liveTokens(record, options, true)) });
+  }
+}
+
+interface LiveTokenOptions {
+  store: CredentialStore;
+  key: CredentialKey;
+  client?: OAuthClient;
+  providers?: ProviderResolver;
+  discovery?: DiscoveryOptions;
+}
+
 /** Refresh this long before expiry, as `TokenRefresher` does by default. */
 const SKEW_MS = 60_000;
 
@@ -95,18 +122,13 @@ const SKEW_MS = 60_000;
  */
 async function liveTokens(
   record: CredentialRecord,
-  options: {
-    store: CredentialStore;
-    key: CredentialKey;
-    client?: OAuthClient;
-    providers?: ProviderResolver;
-    discovery?: DiscoveryOptions;
-  },
+  options: LiveTokenOptions,
+  force = false,
 ): Promise<{ accessToken?: Secret; refreshToken?: Secret }> {
   const { accessToken, refreshToken } = record.tokens;
   if (record.status === "login_required") return { accessToken };
   const due = record.expiresAt !== undefined && record.expiresAt - SKEW_MS <= Date.now();
-  if (!due || !refreshToken) return { accessToken, refreshToken };
+  if (!(due || force) || !refreshToken) return { accessToken, refreshToken };
   const given = options.client;
   const refresher = new TokenRefresher({
     store: options.store,
@@ -116,7 +138,9 @@ async function liveTokens(
     ...(given ? { clientFor: () => given } : {}),
   });
   try {
-    const fresh = await refresher.getCredential(options.key);
+    const fresh = force
+      ? await refresher.forceRefresh(options.key)
+      : await refresher.getCredential(options.key);
     return { accessToken: fresh.tokens.accessToken, refreshToken: fresh.tokens.refreshToken };
   } catch (error) {
     // The server refused the refresh token for good: nothing but the (expired) access token is left to revoke.

@@ -39,11 +39,18 @@ export interface RevokeContext extends RequestPolicy {
   refreshToken?: Secret;
 }
 
+/**
+ * The code a custom `revoke` throws (any `AgentAuthError`) when the provider refused the access token as expired or
+ * unknown while a refresh token is held: `logout()` then refreshes (storing the rotated tokens) and calls it once
+ * more with the fresh token. Thrown again, it reaches the caller, whose message must say what to do.
+ */
+export const ACCESS_TOKEN_REJECTED = "access_token_rejected";
+
 /** How a provider lets a grant be revoked. */
 export type Revocation =
   /** RFC 7009 at the server metadata's `revocation_endpoint`. */
   | { kind: "rfc7009" }
-  /** A provider-specific call (GitHub's `DELETE /applications/{client_id}/grant`, Slack's `auth.revoke`). */
+  /** A provider-specific call (GitHub's `DELETE /applications/{client_id}/token`, Slack's `auth.revoke`). */
   | {
       kind: "custom";
       revoke(

@@ -20,7 +20,12 @@
  * - rate limits: 403/429 with `x-ratelimit-remaining: 0`, https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api.
  */
 
-import type { Provider, RevocationOutcome, RevokeContext } from "../oauth/index.ts";
+import {
+  ACCESS_TOKEN_REJECTED,
+  type Provider,
+  type RevocationOutcome,
+  type RevokeContext,
+} from "../oauth/index.ts";
 import { apiRequest, str } from "./api.ts";
 import { clientOptions, type PresetEntry } from "./catalog.ts";
 import { type PresetOptions, presetClient, staticServer } from "./define.ts";
@@ -153,14 +158,14 @@ async function revokeToken(
   });
   const refresh: RevocationOutcome = context.refreshToken ? "revoked" : "absent";
   // 204: revoked. 404: GitHub no longer knows the access token (revoked, or expired by GitHub's clock). Without a
-  // refresh token nothing is left to revoke; with one, GitHub may still honour it and there is no call that revokes
-  // a refresh token alone, so this is not reported as revoked and the credential is kept.
+  // refresh token nothing is left to revoke. With one, GitHub may still honour it and no call revokes a refresh
+  // token alone: ACCESS_TOKEN_REJECTED makes logout() refresh (stored) and try once more with the new token.
   if (answer.status === 204) return { refreshToken: refresh, accessToken: "revoked" };
   if (answer.status === 404 && !context.refreshToken)
     return { refreshToken: "absent", accessToken: "absent" };
   if (answer.status === 404) {
     throw new ProviderApiError(
-      "provider_revocation_unconfirmed",
+      ACCESS_TOKEN_REJECTED,
       "GitHub no longer accepts this credential's access token, so it could not revoke it, and its refresh token " +
         "may still work. Remove the app's access at https://github.com/settings/applications (GitHub Apps: " +
         "https://github.com/settings/apps/authorizations), then delete the credential (agentauth vault delete).",

@@ -4,14 +4,15 @@
  * machine-readable `error` on failure ("Web API basics", https://docs.slack.dev/apis/web-api/).
  */
 
-import type {
-  AccountContext,
-  ProviderAccount,
-  RevocationOutcome,
-  RevokeContext,
+import {
+  ACCESS_TOKEN_REJECTED,
+  type AccountContext,
+  type ProviderAccount,
+  type RevocationOutcome,
+  type RevokeContext,
 } from "../oauth/index.ts";
 import { apiRequest, str } from "./api.ts";
-import { ProviderApiError, ProviderConfigError } from "./errors.ts";
+import { ProviderApiError } from "./errors.ts";
 
 /** `chat:write users:read` or `chat:write,users:read` → `chat:write,users:read` ("Installing with OAuth"). */
 export function slackScopes(scope: string): string {
@@ -59,23 +60,20 @@ export function accountFromAnswer(response: Record<string, unknown>): ProviderAc
 /**
  * `auth.revoke` revokes the token, and with token rotation the whole grant (refresh tokens included). A token Slack
  * no longer accepts (`invalid_auth`, `token_revoked`, `account_inactive`) has nothing left to revoke. A rotating
- * access token that has expired (`token_expired`, after 12 h) cannot call auth.revoke itself, so the refresh token
- * is exchanged once for a live one ("Using token rotation") and that one is revoked: signing out must not need a
- * fresh token first.
+ * access token that has expired (`token_expired`, after 12 h) cannot call auth.revoke itself: `logout()` refreshes
+ * an expired token through the engine first (the rotated tokens stored before use), and when Slack still says
+ * `token_expired` (the clocks disagree) ACCESS_TOKEN_REJECTED has it refresh once more and retry. The refresh is
+ * never done here: a single-use refresh token spent without storing its successor would be lost.
  */
 export async function slackRevoke(
-  urls: { revoke: string; access: string },
+  urls: { revoke: string },
   context: RevokeContext,
 ): Promise<{ refreshToken: RevocationOutcome; accessToken: RevocationOutcome }> {
   const gone = { refreshToken: "absent", accessToken: "absent" } as const;
-  const done = {
-    refreshToken: context.refreshToken ? "revoked" : "absent",
-    accessToken: "revoked",
-  } as const;
   if (!context.accessToken) return gone;
   try {
     await slackCall(urls.revoke, context, "revocation", bearer(context.accessToken.reveal()));
-    return done;
+    return { refreshToken: context.refreshToken ? "revoked" : "absent", accessToken: "revoked" };
   } catch (error) {
     const code = error instanceof SlackApiError ? error.slackError : undefined;
     if (code && GONE.has(code)) return gone;
@@ -87,53 +85,12 @@ export async function slackRevoke(
       "Slack refused the revocation because the access token has expired and no refresh token is stored. Remove the app at https://slack.com/apps/manage.",
     );
   }
-  const live = await refreshForRevocation(urls.access, context);
-  if (!live) return gone;
-  await slackCall(urls.revoke, context, "revocation", bearer(live));
-  return done;
-}
-
-/** One refresh at oauth.v2.access (Basic client credentials); undefined when Slack no longer knows the token. */
-async function refreshForRevocation(
-  url: string,
-  context: RevokeContext,
-): Promise<string | undefined> {
-  const { client } = context;
-  if (!client.clientSecret) {
-    throw new ProviderConfigError(
-      "provider_client_secret_missing",
-      "Signing out of Slack with an expired token needs the app's client secret (to refresh it once first).",
-    );
-  }
-  const basic = Buffer.from(
-    `${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret.reveal())}`,
-  ).toString("base64");
-  let answer: Record<string, unknown>;
-  try {
-    answer = await slackCall(
-      url,
-      context,
-      "token refresh before revocation",
-      `Basic ${basic}`,
-      new URLSearchParams({
-        grant_type: "refresh_token",
-        refresh_token: context.refreshToken?.reveal() ?? "",
-      }).toString(),
-    );
-  } catch (error) {
-    if (error instanceof SlackApiError && error.slackError === "invalid_refresh_token") {
-      return undefined;
-    }
-    throw error;
-  }
-  const token = str(answer, "access_token") ?? str(answer.authed_user, "access_token");
-  if (!token) {
-    throw new ProviderApiError(
-      "provider_response_invalid",
-      "Slack's refresh answer had no access token; the sign-out could not revoke the grant. Try again later.",
-    );
-  }
-  return token;
+  throw new ProviderApiError(
+    ACCESS_TOKEN_REJECTED,
+    "Slack says this credential's access token has expired, even after a refresh, so it could not be revoked. " +
+      "Try again in a moment; if it persists, remove the app at https://slack.com/apps/manage and delete the " +
+      "credential (agentauth vault delete).",
+  );
 }
 
 function bearer(token: string): string {

@@ -76,13 +76,7 @@ export function slack(options: SlackOptions): Provider {
     revocation: {
       kind: "custom",
       revoke: (context) =>
-        slackRevoke(
-          {
-            revoke: at("https://slack.com/api/auth.revoke"),
-            access: at("https://slack.com/api/oauth.v2.access"),
-          },
-          context,
-        ),
+        slackRevoke({ revoke: at("https://slack.com/api/auth.revoke") }, context),
     },
     server: staticServer({
       displayName: "Slack",

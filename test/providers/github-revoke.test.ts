@@ -99,7 +99,30 @@ test("[REVIEW-3-github-app-expired-revoke] an expired GitHub App token is refres
   }
 });
 
-test("[REVIEW-3-github-404-with-refresh-token] GitHub not knowing the access token while a refresh token is held is not reported as revoked", async () => {
+test("[REVIEW-3-github-404-with-refresh-token] GitHub refusing an access token our clock thinks fresh: logout refreshes (stored) and revokes the new token instead of reporting the refused one revoked", async () => {
+  const sim = await startGitHubSimulator({ appKind: "github_app" });
+  after(() => sim.close());
+  const store = new WatchedStore();
+  const provider = github({
+    clientId: sim.clientId,
+    clientSecret: sim.clientSecret,
+    host: sim.url,
+    app: "github_app",
+  });
+  const record = await login({ provider, flow: "browser", store, openUrl: browse });
+  // Our clock says fresh, GitHub's says expired (clock skew): GitHub answers 404 to the first deletion.
+  sim.advanceTime(9 * 3600);
+  const result = await logout({ store, key: record, providers: resolveProvider });
+  assert.equal(result.revoked, true, String(result.error));
+  assert.deepEqual(result.outcome, { refreshToken: "revoked", accessToken: "revoked" });
+  assert.equal(sim.stats().refreshGrants, 1);
+  assert.equal(sim.grantCount(), 0);
+  for (const token of [record.tokens.refreshToken?.reveal() ?? "", ...store.deletedRefreshTokens]) {
+    assert.equal(await refreshWorks(sim, token), false, "a refresh token stayed live");
+  }
+});
+
+test("[REVIEW-3-github-revoked-on-site] a grant revoked on github.com: the refresh is refused, the credential is deleted, nothing claimed live", async () => {
   const sim = await startGitHubSimulator({ appKind: "github_app" });
   after(() => sim.close());
   const store = new MemoryCredentialStore();
@@ -110,17 +133,16 @@ test("[REVIEW-3-github-404-with-refresh-token] GitHub not knowing the access tok
     app: "github_app",
   });
   const record = await login({ provider, flow: "browser", store, openUrl: browse });
-  // Our clock says fresh, GitHub's says expired (clock skew): GitHub answers 404 to the deletion.
-  sim.advanceTime(9 * 3600);
+  // The person revokes the app on GitHub's settings page (the simulator's own REST call stands in for it).
+  const basic = Buffer.from(`${sim.clientId}:${sim.clientSecret}`).toString("base64");
+  const removed = await fetch(`${sim.url}/api/v3/applications/${sim.clientId}/grant`, {
+    method: "DELETE",
+    headers: { authorization: `Basic ${basic}`, "content-type": "application/json" },
+    body: JSON.stringify({ access_token: record.tokens.accessToken?.reveal() }),
+  });
+  assert.equal(removed.status, 204);
   const result = await logout({ store, key: record, providers: resolveProvider });
-  assert.equal(result.revoked, false);
-  assert.equal(result.deleted, false);
-  assert.equal(
-    (result.error as { code?: string } | undefined)?.code,
-    "provider_revocation_unconfirmed",
-  );
-  assert.ok(
-    await store.get(record),
-    "the credential is kept so its refresh token is not forgotten",
-  );
+  assert.equal(result.revoked, true, String(result.error));
+  assert.deepEqual(result.outcome, { refreshToken: "absent", accessToken: "absent" });
+  assert.equal(result.deleted, true);
 });
