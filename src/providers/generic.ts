@@ -96,9 +96,8 @@ export function generic(options: GenericOptions): Provider {
   const algorithms = checkAlgorithms(options.idTokenAlgorithms);
   const displayName = options.displayName ?? URL.parse(issuer)?.host ?? issuer;
   const client = presetClient(displayName, options, authMethod);
-  const manageUrl = options.manageUrl
-    ? checkUrl(options.manageUrl, "manage page URL")
-    : URL.parse(issuer)?.origin;
+  // No default: the issuer's origin is rarely where a person removes an app, and a wrong page is worse than none.
+  const manageUrl = options.manageUrl ? checkUrl(options.manageUrl, "manage page URL") : undefined;
   const ref: Record<string, string> = {
     authMethod,
     ...(endpoints ? { endpoints: JSON.stringify(endpoints) } : { issuer }),
@@ -131,7 +130,9 @@ export function generic(options: GenericOptions): Provider {
         "As the server decides (often: ask for offline_access); rotation is followed when it happens.",
     },
     revocation:
-      !endpoints || endpoints.revocation ? { kind: "rfc7009" } : { kind: "none", manageUrl },
+      !endpoints || endpoints.revocation
+        ? { kind: "rfc7009" }
+        : { kind: "none", ...(manageUrl ? { manageUrl } : {}) },
     server: endpoints
       ? withAlgorithms(
           staticServer({

@@ -164,6 +164,11 @@ test("[PROV-generic-endpoints-no-revocation] without a revocation endpoint, logo
   assert.equal(await refreshTokenActive(record.tokens.refreshToken as Secret), true);
 });
 
+test("[PROV-generic-endpoints-no-revocation] without a revocation endpoint or a manage page, logout deletes locally and invents no manage URL", () => {
+  const provider = generic({ endpoints: handGiven(false), ...confidential, ...ALGORITHMS });
+  assert.deepEqual(provider.revocation, { kind: "none" });
+});
+
 test("[PROV-generic-wrong-secret] a wrong client secret at the token endpoint is a typed error without the secret, and nothing is stored", async () => {
   const store = new MemoryCredentialStore();
   const provider = generic({

@@ -199,6 +199,17 @@ async function revokeReadable(
     }
     return EXIT.ok;
   }
+  if (!result.revoked && result.deleted && !result.error) {
+    // No revocation API and no page to point at (a generic server without either): deleted, said plainly.
+    if (json) io.stdout(`${JSON.stringify({ id, revoked: false, deleted: true })}\n`);
+    else {
+      io.stdout(
+        `Deleted ${id} locally. ${at} has no API to revoke access, so the app keeps it until you remove it ` +
+          "in the provider's settings.\n",
+      );
+    }
+    return EXIT.ok;
+  }
   if (!result.revoked) {
     const why = peerText(result.error?.message ?? "unknown error", { multiline: true, max: 2000 });
     const code = (result.error as AgentAuthError | undefined)?.code ?? "revocation_failed";
