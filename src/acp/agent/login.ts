@@ -11,6 +11,7 @@ import type { CredentialRecord } from "../../vault/types.ts";
 import type { LoginPrompt } from "../wire.ts";
 import type { OAuthMethod } from "./config.ts";
 import type { MethodCredentials } from "./credentials.ts";
+import { shownDevicePrompt } from "./device-prompt.ts";
 import { loginTarget, oauthTarget, signInPhrase } from "./oauth-method.ts";
 
 export interface PromptChannel {
@@ -65,14 +66,16 @@ export async function runOAuthLogin(
       scope: method.scope,
       resource: method.resource,
       signal: controller.signal,
-      onDevicePrompt: (p) =>
-        deliver({
+      onDevicePrompt: (prompt) => {
+        const p = shownDevicePrompt(prompt);
+        return deliver({
           methodId: method.id,
-          url: p.verificationUriComplete ?? p.verificationUri,
+          url: p.complete ?? p.uri,
           userCode: p.userCode,
-          expiresInSeconds: p.expiresInSeconds,
-          message: `${signInPhrase(method)}, open ${p.verificationUri} and enter the code ${p.userCode}.`,
-        }),
+          expiresInSeconds: prompt.expiresInSeconds,
+          message: `${signInPhrase(method)}, open ${p.uri} and enter the code ${p.userCode}.`,
+        });
+      },
       openUrl: (url) =>
         deliver({
           methodId: method.id,

@@ -4,8 +4,10 @@
  * non-zero on failure (ACP: the exit status is the only success signal).
  */
 
+import { peerText } from "../../core/display.ts";
 import { startSpinner } from "../../core/spinner.ts";
 import { login } from "../../oauth/index.ts";
+import { shownDevicePrompt } from "./device-prompt.ts";
 import type { AgentAuth } from "./kit.ts";
 import { deviceFlowDisabled } from "./login.ts";
 import { loginTarget, oauthTarget, signInPhrase } from "./oauth-method.ts";
@@ -49,12 +51,11 @@ export async function runTerminalLoginIfRequested(
       store: auth.credentials.store,
       subject: auth.credentials.subject,
       signal: controller.signal,
-      onDevicePrompt: (p) => {
+      onDevicePrompt: (prompt) => {
+        const p = shownDevicePrompt(prompt);
         io.stderr(
-          `${signInPhrase(method)}, open\n\n  ${p.verificationUri}\n\nand enter the code\n\n  ${p.userCode}\n\n` +
-            (p.verificationUriComplete
-              ? `(or open ${p.verificationUriComplete} directly)\n\n`
-              : ""),
+          `${signInPhrase(method)}, open\n\n  ${p.uri}\n\nand enter the code\n\n  ${p.userCode}\n\n` +
+            (p.complete ? `(or open ${p.complete} directly)\n\n` : ""),
         );
         spinner = startSpinner(
           io.stderr,
@@ -67,7 +68,7 @@ export async function runTerminalLoginIfRequested(
         spinner = startSpinner(io.stderr, io.interactive, "Waiting for the browser…");
       },
     });
-    spinner?.stop(`Signed in as ${record.account.label ?? record.subject}.`);
+    spinner?.stop(`Signed in as ${peerText(record.account.label ?? record.subject, { max: 80 })}.`);
     return 0;
   } catch (error) {
     spinner?.stop();
