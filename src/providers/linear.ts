@@ -125,6 +125,17 @@ async function revoke(
     ? await call({ authorization: `Bearer ${context.accessToken.reveal()}` })
     : "absent";
   let refreshToken: RevocationOutcome = "absent";
+  if (context.refreshToken && !context.client.clientSecret && accessToken !== "revoked") {
+    // Linear takes a refresh token for revocation only with client credentials, which a public client does not
+    // have, and it refused the access token (expired there, or revoked): whether the grant still lives is
+    // unknown. Saying "absent" would delete a credential whose refresh token may still be valid at Linear.
+    throw new ProviderApiError(
+      "provider_revocation_unconfirmed",
+      "Linear no longer accepts this sign-in's access token, and it revokes the refresh token only with the " +
+        "app's client secret, which this app (a public client) does not have; the sign-in may still be active. " +
+        "Revoke the app in Linear under Settings → Account → Security & access, then delete the credential here.",
+    );
+  }
   if (context.refreshToken && context.client.clientSecret) {
     const form = new URLSearchParams({
       token: context.refreshToken.reveal(),

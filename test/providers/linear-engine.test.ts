@@ -122,6 +122,34 @@ test("[PROV-linear-revoke] logout revokes at api.linear.app/oauth/revoke, then d
   assert.equal(sim.isRefreshTokenActive(record.tokens.refreshToken?.reveal() ?? ""), false);
 });
 
+test("[PROV-linear-revoke-public-expired] a public client whose access token Linear no longer accepts: logout never reports the refresh token it could not send as absent; the credential is kept with a typed error saying where to revoke", async () => {
+  const sim = await simulator();
+  for (const localExpiry of [false, true]) {
+    const store = new MemoryCredentialStore();
+    const provider = linear({ clientId: sim.clientId, origins: origins(sim) });
+    const record = await login({ provider, flow: "browser", store, openUrl: browse });
+    const refreshToken = record.tokens.refreshToken?.reveal() ?? "";
+    assert.ok(refreshToken, "Linear issued a refresh token");
+    // Expired at Linear; here either known (the engine first tries a refresh, which Linear refuses without the
+    // client secret) or not (the clocks disagree: the revocation call itself meets the 400).
+    sim.advanceTime(2 * 86_400);
+    if (localExpiry) await expireAccessToken(store, record);
+    const result = await logout({ store, key: record, providers: resolveProvider });
+    assert.equal(sim.isRefreshTokenActive(refreshToken), true, "the grant is still live at Linear");
+    assert.equal(result.revoked, false, `not reported revoked: ${JSON.stringify(result.outcome)}`);
+    assert.equal(result.deleted, false, "kept, so the person can retry or revoke in Linear");
+    assert.ok(await store.get(record), "still in the store");
+    if (!localExpiry) {
+      assert.equal((result.error as { code?: string }).code, "provider_revocation_unconfirmed");
+      assert.match(
+        String(result.error?.message),
+        /Linear .*Settings → Account → Security & access/,
+      );
+    }
+    assertNoSecret(result.error, sim);
+  }
+});
+
 test("[PROV-linear-revoked-refresh] a refresh token Linear no longer accepts marks the credential login_required", async () => {
   const sim = await simulator();
   const store = new MemoryCredentialStore();
