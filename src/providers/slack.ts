@@ -88,6 +88,8 @@ export function slack(options: SlackOptions): Provider {
       quirks: {
         okFalseErrors: true,
         nestedTokens: "authed_user",
+        // Review #6: a workspace bot token (top level, or token_type "bot") is never stored as the person's.
+        requireNested: true,
         commaScopes: true,
         bearerTokenType: true,
         errorCodes: {

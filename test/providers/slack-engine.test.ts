@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { AgentAuthError } from "../../src/core/errors.ts";
 import { createLogger } from "../../src/core/log.ts";
-import { login, logout, TokenRefresher } from "../../src/oauth/index.ts";
+import { login, logout, normaliseTokenAnswer, TokenRefresher } from "../../src/oauth/index.ts";
 import { resolveProvider, slack } from "../../src/providers/index.ts";
 import { accountFromAnswer, slackScopes } from "../../src/providers/slack-api.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
@@ -204,6 +204,42 @@ for (const { fault, code, name } of hostile) {
     assert.equal((await store.list()).length, 0);
   });
 }
+
+test("[PROV-slack-bot-token-not-the-person] an exchange answer whose authed_user carries no token (only a bot token at the top level) is invalid_response: no token stored as the person's", async () => {
+  const { sim, provider } = await startSlack();
+  const store = new MemoryCredentialStore();
+  const { browse } = browser();
+  // The authorization asks for bot scopes only (`scope`), as an app misconfigured for a bot would: Slack then
+  // answers with the workspace's bot token at the top level and authed_user holding just the person's id.
+  const botOnly = {
+    ...provider("users:read"),
+    scopeFormat: { parameter: "scope", separator: "," },
+  };
+  await assert.rejects(
+    login({ provider: botOnly, flow: "browser", store, openUrl: browse }),
+    (error: unknown) => {
+      assert.equal((error as AgentAuthError).code, "invalid_response", String(error));
+      return true;
+    },
+  );
+  assert.equal((await store.list()).length, 0, "nothing stored");
+  assert.equal(sim.stats().codeExchanges, 1, "the exchange happened and was refused");
+});
+
+test("[PROV-slack-bot-token-not-the-person] a flat (refresh) answer with token_type bot keeps no token; a user one is read as bearer", () => {
+  // The Slack preset's token quirks (src/providers/slack.ts).
+  const quirks = { nestedTokens: "authed_user", requireNested: true, bearerTokenType: true };
+  const flat = (token_type: string) =>
+    normaliseTokenAnswer(
+      {
+        status: 200,
+        body: { ok: true, access_token: "xoxe.xoxb-1", token_type, expires_in: 43200 },
+      },
+      quirks,
+    ).body;
+  assert.equal(flat("bot").access_token, undefined);
+  assert.deepEqual([flat("user").access_token, flat("user").token_type], ["xoxe.xoxb-1", "bearer"]);
+});
 
 test("[PROV-slack-denied] a person pressing Cancel fails the login with access_denied and stores nothing", async () => {
   const { provider } = await startSlack({ deny: true });

@@ -32,7 +32,7 @@ export function normaliseTokenAnswer(answer: TokenAnswer, quirks: HttpQuirks): T
     }
     return { status, body };
   }
-  if (quirks.nestedTokens) body = liftNested(body, quirks.nestedTokens);
+  if (quirks.nestedTokens) body = liftNested(body, quirks.nestedTokens, quirks.requireNested);
   if (quirks.commaScopes && typeof body.scope === "string") body.scope = spaceScopes(body.scope);
   // Linear's documented token answer carries `scope` as a JSON array ("scope": ["read", "write"]).
   if (
@@ -44,7 +44,8 @@ export function normaliseTokenAnswer(answer: TokenAnswer, quirks: HttpQuirks): T
   }
   if (quirks.bearerTokenType && typeof body.access_token === "string") {
     const type = typeof body.token_type === "string" ? body.token_type.toLowerCase() : "";
-    if (type !== "bearer" && type !== "dpop") body.token_type = "bearer";
+    // A bot's token is never relabelled as a bearer token for a person (it stays "bot", which is refused).
+    if (type !== "bearer" && type !== "dpop" && type !== "bot") body.token_type = "bearer";
   }
   return { status, body };
 }
@@ -62,22 +63,38 @@ export function spaceScopes(scope: string): string {
  * user token is what a tool acting for a person needs, so its fields replace the top-level token fields; the
  * rest of the body (`team`, `enterprise`, `authed_user` itself) stays for the account reader.
  */
-function liftNested(body: Record<string, unknown>, key: string): Record<string, unknown> {
+function liftNested(
+  body: Record<string, unknown>,
+  key: string,
+  required = false,
+): Record<string, unknown> {
   const nested = body[key];
-  if (typeof nested !== "object" || nested === null || Array.isArray(nested)) return body;
+  if (typeof nested !== "object" || nested === null || Array.isArray(nested)) {
+    // A flat answer (Slack's refresh answer) is the token itself, unless it says it is a bot's.
+    const type = typeof body.token_type === "string" ? body.token_type.toLowerCase() : "";
+    return required && type === "bot" ? withoutTokenFields(body) : body;
+  }
   const inner = nested as Record<string, unknown>;
-  if (typeof inner.access_token !== "string") return body;
+  if (typeof inner.access_token !== "string") return required ? withoutTokenFields(body) : body;
   const lifted: Record<string, unknown> = { ...body };
-  for (const field of [
-    "access_token",
-    "token_type",
-    "scope",
-    "refresh_token",
-    "expires_in",
-    "id_token",
-  ]) {
+  for (const field of TOKEN_FIELDS) {
     if (field in inner) lifted[field] = inner[field];
     else delete lifted[field];
   }
   return lifted;
+}
+
+const TOKEN_FIELDS = [
+  "access_token",
+  "token_type",
+  "scope",
+  "refresh_token",
+  "expires_in",
+  "id_token",
+] as const;
+
+function withoutTokenFields(body: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...body };
+  for (const field of TOKEN_FIELDS) delete out[field];
+  return out;
 }

@@ -15,6 +15,12 @@ export interface HttpQuirks {
   /** The user's token fields sit in a nested object (Slack `authed_user`); they are lifted to the top level. */
   nestedTokens?: string;
   /**
+   * With `nestedTokens`: the top-level token is never taken for the person's when the nested object is there
+   * without one (Slack: a bot token beside an `authed_user` without `access_token`), nor when a flat answer says
+   * `token_type: "bot"`. The answer then has no access token, which is invalid_response.
+   */
+  requireNested?: boolean;
+  /**
    * `scope` is comma-separated (`repo,gist`) or a JSON array (Linear); turned into RFC 6749 §3.3's
    * space-separated list.
    */
