@@ -45,7 +45,13 @@ async function terminalLogin(base: string): Promise<string> {
     store: new MemoryCredentialStore(),
     methods: [
       { kind: "oauth", id: "idp", provider, flow: "device" },
-      { kind: "terminal", id: "terminal", args: ["--login"], oauthMethodId: "idp" },
+      {
+        kind: "terminal",
+        id: "terminal",
+        name: "Sign in in a terminal",
+        args: ["--login"],
+        oauthMethodId: "idp",
+      },
     ],
   });
   let stderr = "";
