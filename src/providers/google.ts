@@ -23,7 +23,8 @@
  * - `hd`: restricts sign-in to a Google Workspace domain. The authorization parameter is only a hint; Google says to
  *   check that the ID token's `hd` claim is the expected domain ("Validating an ID token",
  *   https://developers.google.com/identity/openid-connect/openid-connect#validatinganidtoken), which this preset does
- *   on every ID token (login, device, refresh). It needs `openid` in the scope (the default has it);
+ *   on every ID token (login, device, refresh) and on userinfo. With `hd` the preset adds `openid` to its scope,
+ *   and a sign-in answer without an ID token (a `login({ scope })` lacking openid) is refused (google-hd.ts);
  * - revocation: POST the token to /revoke ("Revoking a token", native-app doc): it revokes the whole grant, so the
  *   refresh token (or, without one, the access token) is sent once; a token already gone answers 400 invalid_token.
  *   The engine's RFC 7009 path would send the access token after the grant is gone and fail, hence a custom call;
@@ -37,6 +38,7 @@ import { clientOptions, type PresetEntry } from "./catalog.ts";
 import { type PresetOptions, presetClient, staticServer } from "./define.ts";
 import { ProviderApiError, ProviderConfigError } from "./errors.ts";
 import { aliasVerificationUrl } from "./google-device.ts";
+import { requireIdToken } from "./google-hd.ts";
 import { decodeOrigins, encodeOrigins, rebase } from "./origins.ts";
 
 export interface GoogleOptions extends PresetOptions {
@@ -45,6 +47,7 @@ export interface GoogleOptions extends PresetOptions {
 }
 
 export const GOOGLE_ISSUER = "https://accounts.google.com";
+const DEFAULT_SCOPE = "openid email profile";
 const ISSUERS = new Set([GOOGLE_ISSUER, "accounts.google.com"]);
 
 export function google(options: GoogleOptions): Provider {
@@ -77,7 +80,10 @@ export function google(options: GoogleOptions): Provider {
     },
     client,
     flows: ["authorization_code", "device"],
-    defaultScope: options.scope ?? "openid email profile",
+    // With hd, openid is always asked for: the domain is checked on the ID token, which only openid brings.
+    defaultScope: hd
+      ? withOpenid(options.scope ?? DEFAULT_SCOPE)
+      : (options.scope ?? DEFAULT_SCOPE),
     authorizationParams: {
       access_type: "offline",
       prompt: "consent",
@@ -93,9 +99,12 @@ export function google(options: GoogleOptions): Provider {
       kind: "custom",
       revoke: (context) => revokeGrant(at("https://oauth2.googleapis.com/revoke"), context),
     },
-    server: async () => aliasVerificationUrl(await base()),
+    server: async () => {
+      const as = aliasVerificationUrl(await base());
+      return hd ? requireIdToken(as, hd) : as;
+    },
     account: (context) =>
-      googleAccount(at("https://openidconnect.googleapis.com/v1/userinfo"), context),
+      googleAccount(at("https://openidconnect.googleapis.com/v1/userinfo"), context, hd),
   };
 }
 
@@ -117,6 +126,7 @@ export function checkIdToken(claims: Record<string, unknown>, hd: string | undef
 export async function googleAccount(
   userinfo: string,
   context: AccountContext,
+  hd?: string,
 ): Promise<ProviderAccount> {
   let claims = context.claims;
   if (!claims) {
@@ -134,6 +144,8 @@ export async function googleAccount(
       );
     }
     claims = answer.json as Record<string, unknown>;
+    // userinfo carries `hd` for Workspace accounts too (same page, "Obtaining user profile information").
+    if (hd !== undefined && claims?.hd !== hd) checkIdToken(claims ?? {}, hd);
   }
   return {
     subject: str(claims, "sub"),
@@ -170,6 +182,11 @@ async function revokeGrant(url: string, context: RevokeContext) {
     `Google refused the revocation (HTTP ${answer.status}). Try again, or remove the app at https://myaccount.google.com/permissions.`,
     { status: answer.status },
   );
+}
+
+function withOpenid(scope: string): string {
+  const scopes = scope.split(" ").filter(Boolean);
+  return scopes.includes("openid") ? scopes.join(" ") : ["openid", ...scopes].join(" ");
 }
 
 function checkDomain(value: string | undefined): string | undefined {

@@ -209,6 +209,56 @@ test("[PROV-google-hd-enforced] with hd, an ID token without that Workspace doma
   assert.equal((await store.list()).length, 0);
 });
 
+test("[PROV-google-hd-needs-openid] with hd, a scope without openid cannot store a foreign account: the preset's scope gains openid, and a login() scope without it is refused before anything is stored", async () => {
+  const { sim, provider } = await startGoogle();
+  // The preset's own scope option: openid is added, so the ID token (and its hd claim) always comes back.
+  assert.deepEqual(
+    provider({ hd: "corp.example", scope: "email profile" }).defaultScope?.split(" ").sort(),
+    ["email", "openid", "profile"],
+  );
+  assert.equal(
+    provider({ scope: "email" }).defaultScope,
+    "email",
+    "without hd, the scope is as given",
+  );
+  // A scope handed to login() itself: no ID token comes back, so there is no hd claim to check; refused.
+  for (const flow of ["browser", "device"] as const) {
+    const store = new MemoryCredentialStore();
+    const { browse, seen } = browser();
+    const error = await failure(
+      login({
+        provider: provider({ hd: "corp.example" }),
+        flow,
+        scope: "email",
+        store,
+        openUrl: browse,
+        onDevicePrompt: (p) => sim.approveDevice(p.userCode),
+      }),
+    );
+    assert.equal(error.code, "provider_account_refused", `${flow}: ${error.message}`);
+    assert.match(error.message, /openid/);
+    assertNoSecret(error, [seen.code, sim.clientSecret]);
+    assert.equal((await store.list()).length, 0, `${flow}: nothing stored`);
+  }
+});
+
+test("[PROV-google-hd-userinfo] with hd, an account read from userinfo outside the domain is refused too", async () => {
+  const { googleAccount } = await import("../../src/providers/google.ts");
+  const { createServer } = await import("node:http");
+  const server = createServer((_req, res) => {
+    res.setHeader("content-type", "application/json");
+    res.end(JSON.stringify({ sub: "1", email: "mallory@gmail.com", hd: undefined }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  after(() => server.close());
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/userinfo`;
+  const { Secret } = await import("../../src/core/secret.ts");
+  await assert.rejects(
+    googleAccount(url, { accessToken: new Secret("ya29.test"), response: {} }, "corp.example"),
+    { code: "provider_account_refused" },
+  );
+});
+
 const hostile = [
   { fault: "html", code: "server_error", name: "a 502 HTML page" },
   { fault: "no_token", code: "invalid_response", name: "200 without a token" },
