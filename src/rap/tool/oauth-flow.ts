@@ -170,15 +170,17 @@ export class ProviderAuth {
   /**
    * Removes a user's connection: revokes the grant at the provider (a preset's own call, e.g. GitHub's
    * `DELETE /applications/{client_id}/grant` or Slack's `auth.revoke`; RFC 7009 otherwise) with the tool's
-   * configured client, then deletes the credential. A failed revocation keeps it, so the caller can retry.
+   * configured client (the record's own when it was issued elsewhere), then deletes the credential. A failed revocation keeps it, so the caller can retry.
    */
   async disconnect(provider: string, userId: string): Promise<LogoutResult> {
     const entry = this.#provider(provider);
     const key = await credentialKey(entry, userId);
+    // The configured client when the record was issued to it, else the record's own (review #1).
+    const stored = await this.#options.store.get(key);
     const result = await logout({
       store: this.#options.store,
       key,
-      client: entry.client,
+      client: stored ? configuredClient(this.#options.providers, stored) : entry.client,
       providers: configuredResolver(this.#options.providers),
       discovery: this.#options.discovery,
     });

@@ -16,21 +16,46 @@ import { resolveProvider } from "../../providers/index.ts";
 import type { CredentialRecord } from "../../vault/index.ts";
 import type { ToolProvider } from "./providers.ts";
 
-/** The engine's `clientFor`: the configured client the tokens were issued to, else the stored registration. */
+/**
+ * The engine's `clientFor`: the configured client the tokens were issued to (same client id and issuer, and, for
+ * a preset, the same stored provider reference), else the stored registration. A record whose reference matches
+ * no configured preset (other options, e.g. origins sent elsewhere) keeps its own client: the tool's secret goes
+ * only where the tool's configuration sends it (review #1).
+ */
 export function configuredClient(
   providers: ReadonlyMap<string, ToolProvider>,
   record: CredentialRecord,
 ): OAuthClient {
   for (const entry of providers.values()) {
-    if (entry.client.clientId === record.clientId && sameIssuer(entry.issuer, record.issuer))
-      return entry.client;
+    if (entry.client.clientId !== record.clientId || !sameIssuer(entry.issuer, record.issuer))
+      continue;
+    const sameSource = entry.preset
+      ? record.provider !== undefined && sameRef(entry.preset.ref, record.provider)
+      : record.provider === undefined;
+    if (sameSource) return entry.client;
   }
   return clientOf(record);
 }
 
-/** The engine's `ProviderResolver`: the configured preset with the same name, options and client, else the catalog. */
+/**
+ * The engine's `ProviderResolver`: the configured preset with the same name, options and client, else the catalog
+ * rebuilt from the stored reference with the STORED client (which `configuredClient` hands over for such a
+ * record). Should a configured client arrive here all the same (a caller passing `client:` to logout), its secret
+ * is dropped rather than handed to a provider the tool did not configure: a confidential client's refresh or
+ * revocation then fails, and the person signs in again.
+ */
 export function configuredResolver(providers: ReadonlyMap<string, ToolProvider>): ProviderResolver {
-  return (ref, client) => configuredPreset(providers, ref, client) ?? resolveProvider(ref, client);
+  return (ref, client) => {
+    const own = configuredPreset(providers, ref, client);
+    if (own) return own;
+    const configured = [...providers.values()].some(
+      (entry) =>
+        entry.client === client ||
+        (entry.client.clientSecret !== undefined &&
+          entry.client.clientSecret.reveal() === client.clientSecret?.reveal()),
+    );
+    return resolveProvider(ref, configured ? { clientId: client.clientId } : client);
+  };
 }
 
 function configuredPreset(
@@ -39,16 +64,15 @@ function configuredPreset(
   client: OAuthClient,
 ): Provider | undefined {
   for (const { preset } of providers.values()) {
-    if (
-      preset &&
-      preset.ref.name === ref.name &&
-      preset.client.clientId === client.clientId &&
-      sameOptions(preset.ref.options, ref.options)
-    ) {
+    if (preset && preset.client.clientId === client.clientId && sameRef(preset.ref, ref)) {
       return preset;
     }
   }
   return undefined;
+}
+
+function sameRef(a: ProviderRef, b: ProviderRef): boolean {
+  return a.name === b.name && sameOptions(a.options, b.options);
 }
 
 function sameOptions(
