@@ -78,7 +78,7 @@ export function github(options: GitHubOptions): Provider {
     revocation: {
       kind: "custom",
       revoke: (context) =>
-        revokeToken(at(`${api}/applications/${context.client.clientId}/token`), context),
+        revokeToken(at(`${api}/applications/${context.client.clientId}/token`), web, context),
     },
     server: staticServer({
       displayName: "GitHub",
@@ -131,6 +131,7 @@ export function github(options: GitHubOptions): Provider {
 /** `DELETE /applications/{client_id}/grant`: revokes every token of the grant, refresh tokens included. */
 async function revokeToken(
   url: string,
+  web: string,
   context: RevokeContext,
 ): Promise<{ refreshToken: RevocationOutcome; accessToken: RevocationOutcome }> {
   const { client } = context;
@@ -167,8 +168,8 @@ async function revokeToken(
     throw new ProviderApiError(
       ACCESS_TOKEN_REJECTED,
       "GitHub no longer accepts this credential's access token, so it could not revoke it, and its refresh token " +
-        "may still work. Remove the app's access at https://github.com/settings/applications (GitHub Apps: " +
-        "https://github.com/settings/apps/authorizations), then delete the credential (agentauth vault delete).",
+        `may still work. Remove the app's access at ${web}/settings/applications (GitHub Apps: ` +
+        `${web}/settings/apps/authorizations), then delete the credential (agentauth vault delete).`,
       { status: answer.status },
     );
   }
@@ -176,7 +177,7 @@ async function revokeToken(
     answer.status === 401 ? "provider_client_refused" : "provider_revocation_failed",
     answer.status === 401
       ? "GitHub refused the app's client credentials for the revocation; check the client id and secret."
-      : `GitHub refused the revocation (HTTP ${answer.status}). Try again, or revoke the app at https://github.com/settings/applications.`,
+      : `GitHub refused the revocation (HTTP ${answer.status}). Try again, or revoke the app at ${web}/settings/applications.`,
     { status: answer.status },
   );
 }
