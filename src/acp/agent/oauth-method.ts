@@ -122,7 +122,12 @@ export function methodProviders(methods: readonly OAuthMethod[]): ProviderResolv
         (m.provider.client.clientSecret !== undefined || client.clientSecret === undefined) &&
         sameRef(m.provider.ref, ref),
     )?.provider;
-    return own ?? resolveProvider(ref, client);
+    if (own) return own;
+    // The kit hands the engine no client, so `client` is the stored one. Should a caller pass a method's
+    // configured client for a reference no method has (review #1), its secret is dropped rather than handed to
+    // a catalogue provider the author did not configure: a confidential client must then sign in again.
+    const configured = methods.some((m) => m.provider?.client === client);
+    return resolveProvider(ref, configured ? { clientId: client.clientId } : client);
   };
 }
 

@@ -48,12 +48,9 @@ export function configuredResolver(providers: ReadonlyMap<string, ToolProvider>)
   return (ref, client) => {
     const own = configuredPreset(providers, ref, client);
     if (own) return own;
-    const configured = [...providers.values()].some(
-      (entry) =>
-        entry.client === client ||
-        (entry.client.clientSecret !== undefined &&
-          entry.client.clientSecret.reveal() === client.clientSecret?.reveal()),
-    );
+    // The very configured client object (not an equal stored secret: the record's own secret already went to
+    // the places its sealed reference names, at sign-in).
+    const configured = [...providers.values()].some((entry) => entry.client === client);
     return resolveProvider(ref, configured ? { clientId: client.clientId } : client);
   };
 }
