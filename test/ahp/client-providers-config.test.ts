@@ -179,3 +179,40 @@ test("[AHP-client-provider-map-microsoft] Entra's https://login.microsoftonline.
     message: /AGENTAUTH_MICROSOFT_CLIENT_ID/,
   });
 });
+
+test("[AHP-client-provider-tenant-mismatch] a configured Microsoft tenant that differs from the advertised one is refused (ahp_provider_option_mismatch), not silently replaced; the same tenant is fine", () => {
+  const advertised = "9188040d-6c67-4c5b-b112-36a304b66dad";
+  const server = `https://login.microsoftonline.com/${advertised}/v2.0`;
+  const env = { AGENTAUTH_MICROSOFT_CLIENT_ID: "00000000-aaaa" };
+  const configured = (tenant: string) => ({
+    env,
+    providers: { microsoft: { options: { tenant } } },
+  });
+  assert.throws(
+    () => providerForServer(server, "Mail", configured("72f988bf-86f1-41af-91ab-2d7cd011db47")),
+    (error: unknown) => {
+      assert.equal((error as { code?: string }).code, "ahp_provider_option_mismatch");
+      assert.match(String((error as Error).message), /tenant/);
+      assert.match(String((error as Error).message), /72f988bf-86f1-41af-91ab-2d7cd011db47/);
+      assert.match(String((error as Error).message), new RegExp(advertised));
+      return true;
+    },
+  );
+  const same = provider(providerForServer(server, "Mail", configured(advertised)));
+  assert.equal(same.ref.options?.tenant, advertised);
+});
+
+test("[AHP-client-provider-bad-host-isolated] one preset's bad host setting (AGENTAUTH_GITLAB_HOST=http://off-loopback) does not break sign-in with another preset; it is refused, naming the setting, only for its own server", () => {
+  const env = {
+    AGENTAUTH_GITHUB_CLIENT_ID: "Iv1.from-env",
+    AGENTAUTH_GITLAB_CLIENT_ID: "gl-client",
+    AGENTAUTH_GITLAB_HOST: "http://gitlab.corp.example",
+  };
+  const gh = provider(providerForServer("https://github.com/login/oauth", "Octo", { env }));
+  assert.equal(gh.name, "github");
+  assert.equal(providerForServer("https://auth.example.net", "Other", { env }).kind, "discovery");
+  assert.throws(() => providerForServer("http://gitlab.corp.example", "Lab", { env }), {
+    name: "AhpServerConfigError",
+    message: /AGENTAUTH_GITLAB_HOST/,
+  });
+});

@@ -23,7 +23,11 @@ export interface ProviderSettings {
   clientId?: string;
   /** A confidential client's secret. Env: `AGENTAUTH_<PRESET>_CLIENT_SECRET` (never a command-line flag). */
   clientSecret?: Secret | string;
-  /** Scopes to ask for instead of the preset's default plus the resource's `scopes_supported`. */
+  /**
+   * Scopes to ask for instead of the preset's default plus the resource's `scopes_supported`. Without it, the
+   * host decides what is added (the person still approves each scope on the provider's consent page); set it to
+   * pin exactly what this client may ask the provider for, whatever a host advertises.
+   */
   scope?: string;
   /** A self-hosted server (GitHub Enterprise, GitLab self-managed): `https://HOST`. Env: `AGENTAUTH_<PRESET>_HOST`. */
   host?: string;
@@ -66,10 +70,21 @@ export function providerForServer(
   }
   // A configured server no preset recognises by URL alone: GitHub Enterprise at HOST/login/oauth (`host`), a
   // generic server given by `options` (`issuer`, `endpoints`).
+  // Each preset is built on its own: one preset's bad setting (an http:// host off loopback) must not break
+  // sign-in with the others; it is reported only for a server at that setting's own origin (review #20).
   for (const preset of PRESETS) {
     const settings = settingsFor(preset.name, options);
     if (!settings.host && Object.keys(settings.options ?? {}).length === 0) continue;
-    if (canonical(build(preset, settings, {}, "unset").issuer) !== wanted) continue;
+    let issuer: string;
+    try {
+      issuer = build(preset, settings, {}, "unset").issuer;
+    } catch (error) {
+      if (settings.host && sameOrigin(settings.host, server)) {
+        throw badSetting(preset, error, resourceLabel);
+      }
+      continue;
+    }
+    if (canonical(issuer) !== wanted) continue;
     return chosen(preset, settings, {}, server, resourceLabel);
   }
   const match = presetForIssuer(server);
@@ -129,11 +144,51 @@ function chosen(
         `providers: { ${preset.name}: { clientId } } to connectAhpHost.`,
     );
   }
+  // What the advertised identifier says (Entra's tenant) must agree with what is configured: a configured tenant
+  // is a decision (sign in only there), so a host advertising another one is refused, not obeyed (review #9).
+  for (const [name, value] of Object.entries(matched)) {
+    const configured = settings.options?.[name];
+    if (configured !== undefined && configured.toLowerCase() !== value.toLowerCase()) {
+      throw new AhpServerConfigError(
+        "ahp_provider_option_mismatch",
+        `${clip(resourceLabel)} signs in at ${clip(server)} (${preset.displayName} ${name} ${clip(value)}), but ` +
+          `providers.${preset.name}.options.${name} is ${clip(configured)}. Nothing was sent. If this host should ` +
+          `sign in there, set ${name} to ${clip(value)} or remove the setting; otherwise do not connect to this host.`,
+      );
+    }
+  }
+  let provider: Provider;
+  try {
+    provider = build(preset, settings, matched, settings.clientId);
+  } catch (error) {
+    throw badSetting(preset, error, resourceLabel);
+  }
   return {
     kind: "provider",
-    provider: build(preset, settings, matched, settings.clientId),
+    provider,
     ...(settings.scope ? { scope: settings.scope } : {}),
   };
+}
+
+/** A preset's settings that do not build (its own message, e.g. "must be an https:// URL"), naming where they come from. */
+function badSetting(
+  preset: PresetEntry,
+  error: unknown,
+  resourceLabel: string,
+): AhpServerConfigError {
+  const why = error instanceof Error ? error.message : String(error);
+  return new AhpServerConfigError(
+    "ahp_provider_settings_invalid",
+    `${clip(resourceLabel)} signs in with ${preset.displayName}, whose settings are not usable: ${clip(why)} ` +
+      `Fix providers.${preset.name} (host: ${envName(preset.name, "HOST")}).`,
+    { cause: error },
+  );
+}
+
+function sameOrigin(a: string, b: string): boolean {
+  const left = URL.parse(a);
+  const right = URL.parse(b);
+  return left !== null && right !== null && left.origin === right.origin;
 }
 
 function build(

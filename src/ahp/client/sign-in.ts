@@ -2,7 +2,10 @@
  * One device sign-in for a host's resource, by provider preset or by discovery. A preset (GitHub, Microsoft, ...)
  * signs in for that resource alone, with the preset's default scope plus the resource's `scopes_supported`: its
  * tokens are not audience-bound (RFC 8707 is not in the providers' docs), so there is no grant to mint sibling
- * tokens from, and each host resource gets the person's explicit approval. A discoverable server keeps the one
+ * tokens from, and each host resource gets the person's explicit approval. The host's `scopes_supported` are added
+ * as advertised (review #9, decided: documented, not allow-listed): a resource names the scopes it needs (RFC 9728
+ * §2), the provider's consent page shows every one of them to the person, and an operator who wants a fixed list
+ * sets `providers.<preset>.scope`, which replaces the sum. A discoverable server keeps the one
  * sign-in per server (every resource named, RFC 8707 §2) with OIDC scopes. A server that is neither fails with
  * `ahp_server_unknown`, naming what to configure.
  */
