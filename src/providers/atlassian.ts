@@ -43,6 +43,8 @@ export function atlassian(options: AtlassianOptions): Provider {
     ref: { name: "atlassian", options: { ...encodeOrigins(options.origins) } },
     client,
     flows: ["authorization_code"],
+    // Its OAuth docs name no RFC 8707 `resource` parameter: never send it (the vault key keeps it).
+    resourceIndicators: false,
     // read:me for the account; offline_access for a refresh token. Product scopes (read:jira-work, ...) are the
     // caller's to add.
     defaultScope: options.scope ?? "read:me offline_access",

@@ -48,6 +48,8 @@ export function gitlab(options: GitLabOptions): Provider {
     },
     client,
     flows: ["authorization_code", "device"],
+    // Its OAuth docs name no RFC 8707 `resource` parameter: never send it (the vault key keeps it).
+    resourceIndicators: false,
     defaultScope: options.scope ?? "read_user",
     refresh: {
       issued: "always",

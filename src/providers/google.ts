@@ -80,6 +80,8 @@ export function google(options: GoogleOptions): Provider {
     },
     client,
     flows: ["authorization_code", "device"],
+    // Its OAuth docs name no RFC 8707 `resource` parameter: never send it (the vault key keeps it).
+    resourceIndicators: false,
     // With hd, openid is always asked for: the domain is checked on the ID token, which only openid brings.
     defaultScope: hd
       ? withOpenid(options.scope ?? DEFAULT_SCOPE)

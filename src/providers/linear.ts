@@ -40,6 +40,8 @@ export function linear(options: LinearOptions): Provider {
     ref: { name: "linear", options: { ...encodeOrigins(options.origins) } },
     client,
     flows: ["authorization_code"],
+    // Its OAuth docs name no RFC 8707 `resource` parameter: never send it (the vault key keeps it).
+    resourceIndicators: false,
     defaultScope: options.scope ?? "read",
     // The authorize request wants a comma-separated list (same page); `read write` given here goes out as `read,write`.
     scopeFormat: { separator: "," },

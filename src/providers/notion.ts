@@ -37,6 +37,8 @@ export function notion(options: NotionOptions): Provider {
     ref: { name: "notion", options: { ...encodeOrigins(options.origins) } },
     client,
     flows: ["authorization_code"],
+    // Its OAuth docs name no RFC 8707 `resource` parameter: never send it (the vault key keeps it).
+    resourceIndicators: false,
     // Notion has no scopes: a connection's capabilities are set when it is created.
     defaultScope: options.scope,
     authorizationParams: { owner: "user" },
