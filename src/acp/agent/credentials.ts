@@ -123,7 +123,7 @@ export class MethodCredentials {
   }
 
   /**
-   * Revokes (RFC 7009, or the provider's own call: GitHub's `DELETE /applications/{client_id}/grant`) and
+   * Revokes (RFC 7009, or the provider's own call: GitHub's `DELETE /applications/{client_id}/token`) and
    * deletes every vault credential of the method. A revocation the server refuses or
    * cannot receive still deletes locally: the user asked to be logged out here. Environment credentials are
    * outside our reach and survive; the next status says so.

@@ -43,7 +43,7 @@ Example: agentauth vault list --json
   revoke: `agentauth vault revoke <id> [--json]
 
 Revokes the credential at its provider, then deletes it: RFC 7009 (refresh token, then access token), or the
-provider's own call (GitHub: DELETE /applications/{client_id}/grant with the client secret stored at login). A
+provider's own call (GitHub: DELETE /applications/{client_id}/token with the client secret stored at login). A
 provider with no revocation API is deleted locally and the output names the page where you remove the app's
 access. If the server cannot be reached the credential is kept (retry, or 'vault delete' it). A credential whose row
 is damaged (it no longer decrypts or parses) cannot be revoked: it is deleted, and the output says it was not

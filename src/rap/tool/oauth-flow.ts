@@ -169,7 +169,7 @@ export class ProviderAuth {
 
   /**
    * Removes a user's connection: revokes the grant at the provider (a preset's own call, e.g. GitHub's
-   * `DELETE /applications/{client_id}/grant` or Slack's `auth.revoke`; RFC 7009 otherwise) with the tool's
+   * `DELETE /applications/{client_id}/token` or Slack's `auth.revoke`; RFC 7009 otherwise) with the tool's
    * configured client (the record's own when it was issued elsewhere), then deletes the credential. A failed revocation keeps it, so the caller can retry.
    */
   async disconnect(provider: string, userId: string): Promise<LogoutResult> {
