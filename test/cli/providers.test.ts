@@ -47,7 +47,7 @@ test(
     assert.deepEqual(github.flows, ["authorization_code", "device"]);
     assert.equal(github.selfHosted, true);
     assert.match(String(github.docs), /^https:\/\/docs\.github\.com\//);
-    assert.match(String(github.revocation), /applications\/\{client_id\}\/grant/);
+    assert.match(String(github.revocation), /applications\/\{client_id\}\/token/);
   },
 );
 
