@@ -6,13 +6,13 @@
 
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
-import { AgentAuthError } from "../../src/core/errors.ts";
 import { login, logout, TokenRefresher } from "../../src/oauth/index.ts";
 import { checkIdToken, GOOGLE_ISSUER } from "../../src/providers/google.ts";
 import { renameField } from "../../src/providers/google-device.ts";
 import { google, presetForIssuer, resolveProvider } from "../../src/providers/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { type GoogleSimulatorOptions, startGoogleSimulator } from "../sims/google.ts";
+import { assertNoneLeaked as assertNoSecret, browser, failure } from "./support.ts";
 
 const GOOGLE_ORIGINS = [
   "https://accounts.google.com",
@@ -21,20 +21,6 @@ const GOOGLE_ORIGINS = [
   "https://www.googleapis.com",
 ];
 
-/** Plays the browser; remembers the authorization URL and the code Google redirected with. */
-function browser() {
-  const seen: { url?: URL; code?: string } = {};
-  const browse = async (url: URL): Promise<void> => {
-    seen.url = url;
-    const consent = await fetch(url, { redirect: "manual" });
-    const location = consent.headers.get("location");
-    assert.ok(location, `the simulator redirected (HTTP ${consent.status})`);
-    seen.code = new URL(location).searchParams.get("code") ?? undefined;
-    await (await fetch(location)).text();
-  };
-  return { browse, seen };
-}
-
 async function startGoogle(options: GoogleSimulatorOptions = {}) {
   const sim = await startGoogleSimulator({ deviceIntervalSeconds: 1, ...options });
   after(() => sim.close());
@@ -42,22 +28,6 @@ async function startGoogle(options: GoogleSimulatorOptions = {}) {
   const provider = (extra: { hd?: string; scope?: string } = {}) =>
     google({ clientId: sim.clientId, clientSecret: sim.clientSecret, origins, ...extra });
   return { sim, provider };
-}
-
-function assertNoSecret(error: unknown, secrets: (string | undefined)[]): void {
-  const text = `${(error as Error).message} ${JSON.stringify(error)} ${String((error as Error).stack)}`;
-  for (const secret of secrets) {
-    if (secret) assert.ok(!text.includes(secret), "a secret leaked into the error");
-  }
-}
-
-async function failure(promise: Promise<unknown>): Promise<AgentAuthError> {
-  const error = await promise.then(
-    () => assert.fail("it succeeded"),
-    (e: unknown) => e,
-  );
-  assert.ok(error instanceof AgentAuthError, String(error));
-  return error;
 }
 
 test("[PROV-google-browser-login] a browser login asks for offline access and stores tokens, refresh token and the ID token's account", async () => {

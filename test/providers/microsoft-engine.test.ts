@@ -6,7 +6,6 @@
 
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
-import { AgentAuthError } from "../../src/core/errors.ts";
 import { login, logout, TokenRefresher } from "../../src/oauth/index.ts";
 import { microsoft, presetForIssuer, resolveProvider } from "../../src/providers/index.ts";
 import {
@@ -17,22 +16,10 @@ import {
 } from "../../src/providers/microsoft-tenant.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { type MicrosoftSimulatorOptions, startMicrosoftSimulator } from "../sims/microsoft.ts";
+import { assertNoneLeaked as assertNoSecret, browser, failure } from "./support.ts";
 
 const TID = "72f988bf-86f1-41af-91ab-2d7cd011db47";
 const OID = "00000000-0000-0000-66f3-3332eca7ea81";
-
-function browser() {
-  const seen: { url?: URL; code?: string } = {};
-  const browse = async (url: URL): Promise<void> => {
-    seen.url = url;
-    const consent = await fetch(url, { redirect: "manual" });
-    const location = consent.headers.get("location");
-    assert.ok(location, `the simulator redirected (HTTP ${consent.status})`);
-    seen.code = new URL(location).searchParams.get("code") ?? undefined;
-    await (await fetch(location)).text();
-  };
-  return { browse, seen };
-}
 
 async function startEntra(options: MicrosoftSimulatorOptions = {}) {
   const sim = await startMicrosoftSimulator({ deviceIntervalSeconds: 1, ...options });
@@ -46,22 +33,6 @@ async function startEntra(options: MicrosoftSimulatorOptions = {}) {
       origins,
     });
   return { sim, provider };
-}
-
-function assertNoSecret(error: unknown, secrets: (string | undefined)[]): void {
-  const text = `${(error as Error).message} ${JSON.stringify(error)} ${String((error as Error).stack)}`;
-  for (const secret of secrets) {
-    if (secret) assert.ok(!text.includes(secret), "a secret leaked into the error");
-  }
-}
-
-async function failure(promise: Promise<unknown>): Promise<AgentAuthError> {
-  const error = await promise.then(
-    () => assert.fail("it succeeded"),
-    (e: unknown) => e,
-  );
-  assert.ok(error instanceof AgentAuthError, String(error));
-  return error;
 }
 
 test("[PROV-microsoft-common-login] a multi-tenant browser login checks the ID token's iss against the {tenantid} template and stores the oid account", async () => {

@@ -25,7 +25,7 @@ async function startEntra() {
 }
 
 test("[REVIEW-2-microsoft-no-resource-browser] a browser login for a resource sends no resource parameter, stores the credential under it, and refreshes without it", async () => {
-  const { sim, provider } = await startEntra();
+  const { provider } = await startEntra();
   assert.equal(provider.resourceIndicators, false);
   const store = new MemoryCredentialStore();
   let authorizeUrl: URL | undefined;

@@ -12,20 +12,7 @@ import { resolveProvider, slack } from "../../src/providers/index.ts";
 import { accountFromAnswer, slackScopes } from "../../src/providers/slack-api.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { type SlackFault, startSlackSimulator } from "../sims/slack.ts";
-
-/** Plays the browser; remembers the authorization URL and the code Slack redirected with. */
-function browser() {
-  const seen: { url?: URL; code?: string } = {};
-  const browse = async (url: URL): Promise<void> => {
-    seen.url = url;
-    const consent = await fetch(url, { redirect: "manual" });
-    const location = consent.headers.get("location");
-    assert.ok(location, `the simulator redirected (HTTP ${consent.status})`);
-    seen.code = new URL(location).searchParams.get("code") ?? undefined;
-    await (await fetch(location)).text();
-  };
-  return { browse, seen };
-}
+import { assertNoneLeaked as assertNoSecret, browser } from "./support.ts";
 
 async function startSlack(options: Parameters<typeof startSlackSimulator>[0] = {}) {
   const sim = await startSlackSimulator(options);
@@ -41,13 +28,6 @@ async function startSlack(options: Parameters<typeof startSlackSimulator>[0] = {
 }
 
 /** No secret of the exchange appears anywhere in the error a caller (or a log line) sees. */
-function assertNoSecret(error: unknown, secrets: (string | undefined)[]): void {
-  const text = `${(error as Error).message} ${JSON.stringify(error)} ${String((error as Error).stack)}`;
-  for (const secret of secrets) {
-    if (secret) assert.ok(!text.includes(secret), "a secret leaked into the error");
-  }
-}
-
 test("[PROV-slack-browser-login] a browser login asks for user_scope, stores the user token and the TEAM:USER account", async () => {
   const { sim, provider } = await startSlack();
   const store = new MemoryCredentialStore();

@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { AgentAuthError } from "../../src/core/errors.ts";
 import { RateLimitedError, TokenEndpointError } from "../../src/oauth/index.ts";
 import { type CredentialStore, MemoryCredentialStore } from "../../src/vault/index.ts";
 
@@ -69,4 +70,39 @@ export async function assertHostileAnswers(options: {
     });
     assert.deepEqual(await store.list(), [], `${fault}: nothing stored`);
   }
+}
+
+/** `browse`, remembering the authorization URL and the code the simulator redirected with. */
+export function browser(): {
+  browse: (url: URL) => Promise<void>;
+  seen: { url?: URL; code?: string };
+} {
+  const seen: { url?: URL; code?: string } = {};
+  const browse = async (url: URL): Promise<void> => {
+    seen.url = url;
+    const consent = await fetch(url, { redirect: "manual" });
+    const location = consent.headers.get("location");
+    assert.ok(location, `the simulator redirected (HTTP ${consent.status})`);
+    seen.code = new URL(location).searchParams.get("code") ?? undefined;
+    await (await fetch(location)).text();
+  };
+  return { browse, seen };
+}
+
+/** None of `secrets` is in the error's message, JSON or stack. */
+export function assertNoneLeaked(error: unknown, secrets: (string | undefined)[]): void {
+  const text = `${(error as Error).message} ${JSON.stringify(error)} ${String((error as Error).stack)}`;
+  for (const secret of secrets) {
+    if (secret) assert.ok(!text.includes(secret), "a secret leaked into the error");
+  }
+}
+
+/** The typed error a promise must reject with. */
+export async function failure(promise: Promise<unknown>): Promise<AgentAuthError> {
+  const error = await promise.then(
+    () => assert.fail("it succeeded"),
+    (e: unknown) => e,
+  );
+  assert.ok(error instanceof AgentAuthError, String(error));
+  return error;
 }
