@@ -3,6 +3,7 @@
  * flow, the provider's account, storage with the provider and client registration.
  */
 
+import { AgentAuthError } from "../core/errors.ts";
 import { type Logger, silentLogger } from "../core/log.ts";
 import type { AccountInfo, CredentialRecord, CredentialStore } from "../vault/types.ts";
 import {
@@ -116,7 +117,20 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
       await listener.close();
     }
   }
-  const account = provider ? await readAccount(provider, tokens, log) : undefined;
+  let account = provider ? await readAccount(provider, tokens, log) : undefined;
+  // Without an ID token the account API is the only source of a stable subject: one retry (a rate limit or a
+  // blip), then refuse rather than file the credential under "default", where another account's login would
+  // overwrite it and this account's next login would land beside it.
+  if (provider && !options.subject && !account?.subject && !tokens.subject) {
+    account = await readAccount(provider, tokens, log);
+    if (provider.account && !account?.subject) {
+      throw new AgentAuthError(
+        "account_unreadable",
+        `Signed in to ${provider.displayName}, but its account API did not say which account this is, so nothing ` +
+          "was stored. Try again in a minute (the API may be rate limiting), or name the account with --subject.",
+      );
+    }
+  }
   const input = credentialFromTokens(
     tokens,
     {

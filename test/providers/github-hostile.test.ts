@@ -155,3 +155,21 @@ test("[PROV-github-device-flow-disabled] an app with Device Flow off is a typed 
   assert.match(error.message, /Enable Device Flow/);
   assert.deepEqual(await store.list(), []);
 });
+
+test("[PROV-account-unreadable] GitHub's account API failing twice fails the login with nothing stored, not a credential under 'default'", async () => {
+  const { sim, store, provider } = await setup();
+  sim.failAccountNext("rate_limit", 2);
+  const error = await login({ provider, flow: "browser", store, openUrl: browse }).catch(
+    (e: unknown) => e,
+  );
+  assert.equal((error as { code?: string }).code, "account_unreadable", String(error));
+  assert.deepEqual(await store.list(), []);
+  // One failure is retried: the login succeeds under the account's id.
+  sim.failAccountNext("rate_limit", 1);
+  const record = await login({ provider, flow: "browser", store, openUrl: browse });
+  assert.equal(record.subject, "1001");
+  // A caller that names the subject needs no account read.
+  sim.failAccountNext("rate_limit", 2);
+  const named = await login({ provider, flow: "browser", store, subject: "me", openUrl: browse });
+  assert.equal(named.subject, "me");
+});
