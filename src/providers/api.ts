@@ -4,6 +4,7 @@
  * errors that never carry the token or the body.
  */
 
+import type { Secret } from "../core/secret.ts";
 import {
   assertSecureUrl,
   RateLimitedError,
@@ -87,4 +88,31 @@ export function str(value: unknown, name: string): string | undefined {
   const member = (value as Record<string, unknown>)[name];
   if (typeof member === "number" && Number.isSafeInteger(member)) return String(member);
   return typeof member === "string" && member !== "" ? member : undefined;
+}
+
+/**
+ * GET a provider's "who am I" endpoint with the access token as Bearer; anything but 200 is
+ * `provider_account_unreadable`, naming `needs` (the scope the call requires) when given.
+ */
+export async function accountLookup(
+  url: string,
+  context: RequestPolicy & { accessToken: Secret },
+  options: { provider: string; headers?: Record<string, string>; needs?: string },
+): Promise<unknown> {
+  const answer = await apiRequest(url, {
+    signal: context.signal,
+    timeoutMs: context.timeoutMs,
+    provider: options.provider,
+    what: "account lookup",
+    headers: { authorization: `Bearer ${context.accessToken.reveal()}`, ...options.headers },
+  });
+  if (answer.status !== 200) {
+    const needs = options.needs ? `; the ${options.needs} scope is needed` : "";
+    throw new ProviderApiError(
+      "provider_account_unreadable",
+      `${options.provider} refused the account lookup (HTTP ${answer.status})${needs}.`,
+      { status: answer.status },
+    );
+  }
+  return answer.json;
 }

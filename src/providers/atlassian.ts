@@ -21,10 +21,9 @@
  */
 
 import type { AccountContext, Provider } from "../oauth/index.ts";
-import { apiRequest, str } from "./api.ts";
+import { accountLookup, apiRequest, str } from "./api.ts";
 import { clientOptions, type PresetEntry } from "./catalog.ts";
 import { type PresetOptions, presetClient, staticServer } from "./define.ts";
-import { ProviderApiError } from "./errors.ts";
 import { decodeOrigins, encodeOrigins, rebase } from "./origins.ts";
 
 export type AtlassianOptions = PresetOptions;
@@ -68,20 +67,10 @@ export function atlassian(options: AtlassianOptions): Provider {
       origins: options.origins,
     }),
     async account(context) {
-      const answer = await apiRequest(at(`${API}/me`), {
-        ...context,
+      const me = await accountLookup(at(`${API}/me`), context, {
         provider: "Atlassian",
-        what: "account lookup",
-        headers: { authorization: `Bearer ${context.accessToken.reveal()}` },
+        needs: "read:me",
       });
-      if (answer.status !== 200) {
-        throw new ProviderApiError(
-          "provider_account_unreadable",
-          `Atlassian refused the account lookup (HTTP ${answer.status}); the read:me scope is needed.`,
-          { status: answer.status },
-        );
-      }
-      const me = answer.json;
       return {
         subject: str(me, "account_id"),
         name: str(me, "name"),

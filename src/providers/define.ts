@@ -8,6 +8,7 @@ import { Secret } from "../core/secret.ts";
 import {
   type AuthorizationServer,
   type HttpQuirks,
+  isLoopback,
   type OAuthClient,
   pkceUndocumented,
   type QuirkyServer,
@@ -95,4 +96,30 @@ export function staticServer(spec: StaticServerSpec): () => Promise<Authorizatio
       expected(result.claims);
   }
   return async () => server;
+}
+
+/**
+ * A self-hosted server's origin (GitHub Enterprise Server, GitLab self-managed): https, or http on loopback only
+ * (`isLoopback`, the engine's rule for every OAuth URL), and the origin alone, without a path.
+ */
+export function selfHostedOrigin(
+  value: string | undefined,
+  product: string,
+  example: string,
+): string | undefined {
+  if (value === undefined || value === "") return undefined;
+  const url = URL.parse(value);
+  if (!url || !(url.protocol === "https:" || (url.protocol === "http:" && isLoopback(url)))) {
+    throw new ProviderConfigError(
+      "provider_host_invalid",
+      `The ${product} host ${JSON.stringify(value)} must be an https:// URL (http:// only on loopback).`,
+    );
+  }
+  if (url.pathname !== "/" || url.search || url.hash) {
+    throw new ProviderConfigError(
+      "provider_host_invalid",
+      `The ${product} host is the server's origin alone (${example}), without a path.`,
+    );
+  }
+  return url.origin;
 }

@@ -26,9 +26,9 @@ import {
   type RevocationOutcome,
   type RevokeContext,
 } from "../oauth/index.ts";
-import { apiRequest, str } from "./api.ts";
+import { accountLookup, apiRequest, str } from "./api.ts";
 import { clientOptions, type PresetEntry } from "./catalog.ts";
-import { type PresetOptions, presetClient, staticServer } from "./define.ts";
+import { type PresetOptions, presetClient, selfHostedOrigin, staticServer } from "./define.ts";
 import { ProviderApiError, ProviderConfigError } from "./errors.ts";
 import { decodeOrigins, encodeOrigins, rebase } from "./origins.ts";
 
@@ -42,7 +42,7 @@ export interface GitHubOptions extends PresetOptions {
 const API_VERSION = "2022-11-28";
 
 export function github(options: GitHubOptions): Provider {
-  const host = hostOf(options.host);
+  const host = selfHostedOrigin(options.host, "GitHub Enterprise", "https://github.example.com");
   const web = host ?? "https://github.com";
   const api = host ? `${host}/api/v3` : "https://api.github.com";
   const app = options.app ?? "oauth_app";
@@ -100,23 +100,10 @@ export function github(options: GitHubOptions): Provider {
       origins: options.origins,
     }),
     async account(context) {
-      const answer = await apiRequest(at(`${api}/user`), {
-        ...context,
+      const user = await accountLookup(at(`${api}/user`), context, {
         provider: "GitHub",
-        what: "account lookup",
-        headers: {
-          authorization: `Bearer ${context.accessToken.reveal()}`,
-          "x-github-api-version": API_VERSION,
-        },
+        headers: { "x-github-api-version": API_VERSION },
       });
-      if (answer.status !== 200) {
-        throw new ProviderApiError(
-          "provider_account_unreadable",
-          `GitHub refused the account lookup (HTTP ${answer.status}).`,
-          { status: answer.status },
-        );
-      }
-      const user = answer.json;
       return {
         subject: str(user, "id"),
         login: str(user, "login"),
@@ -180,25 +167,6 @@ async function revokeToken(
       : `GitHub refused the revocation (HTTP ${answer.status}). Try again, or revoke the app at ${web}/settings/applications.`,
     { status: answer.status },
   );
-}
-
-function hostOf(value: string | undefined): string | undefined {
-  if (value === undefined || value === "") return undefined;
-  const url = URL.parse(value);
-  const loopback = url && /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/.test(url.hostname);
-  if (!url || !(url.protocol === "https:" || (url.protocol === "http:" && loopback))) {
-    throw new ProviderConfigError(
-      "provider_host_invalid",
-      `The GitHub Enterprise host ${JSON.stringify(value)} must be an https:// URL (http:// only on loopback).`,
-    );
-  }
-  if (url.pathname !== "/" || url.search || url.hash) {
-    throw new ProviderConfigError(
-      "provider_host_invalid",
-      "The GitHub Enterprise host is the server's origin alone (https://github.example.com), without a path.",
-    );
-  }
-  return url.origin;
 }
 
 export const githubPreset: PresetEntry = {

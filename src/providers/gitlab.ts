@@ -19,10 +19,9 @@
  */
 
 import type { Provider } from "../oauth/index.ts";
-import { apiRequest, str } from "./api.ts";
+import { accountLookup, str } from "./api.ts";
 import { clientOptions, type PresetEntry } from "./catalog.ts";
-import { type PresetOptions, presetClient, staticServer } from "./define.ts";
-import { ProviderApiError, ProviderConfigError } from "./errors.ts";
+import { type PresetOptions, presetClient, selfHostedOrigin, staticServer } from "./define.ts";
 import { decodeOrigins, encodeOrigins, rebase } from "./origins.ts";
 
 export interface GitLabOptions extends PresetOptions {
@@ -33,7 +32,9 @@ export interface GitLabOptions extends PresetOptions {
 const GITLAB_COM = "https://gitlab.com";
 
 export function gitlab(options: GitLabOptions): Provider {
-  const host = selfManagedHost(options.host);
+  const given = selfHostedOrigin(options.host, "GitLab", "https://gitlab.example.com");
+  // gitlab.com given as a host is simply the default.
+  const host = given === GITLAB_COM ? undefined : given;
   const origin = host ?? GITLAB_COM;
   const client = presetClient("GitLab", options, "client_secret_post");
   const at = (url: string) => rebase(url, options.origins);
@@ -75,20 +76,10 @@ export function gitlab(options: GitLabOptions): Provider {
       origins: options.origins,
     }),
     async account(context) {
-      const answer = await apiRequest(at(`${origin}/api/v4/user`), {
-        ...context,
+      const user = await accountLookup(at(`${origin}/api/v4/user`), context, {
         provider: "GitLab",
-        what: "account lookup",
-        headers: { authorization: `Bearer ${context.accessToken.reveal()}` },
+        needs: "read_user or api",
       });
-      if (answer.status !== 200) {
-        throw new ProviderApiError(
-          "provider_account_unreadable",
-          `GitLab refused the account lookup (HTTP ${answer.status}); the read_user or api scope is needed.`,
-          { status: answer.status },
-        );
-      }
-      const user = answer.json;
       return {
         subject: str(user, "id"),
         login: str(user, "username"),
@@ -98,26 +89,6 @@ export function gitlab(options: GitLabOptions): Provider {
       };
     },
   };
-}
-
-/** A self-managed instance's origin: https (or loopback http), no path. */
-function selfManagedHost(value: string | undefined): string | undefined {
-  if (value === undefined || value === "") return undefined;
-  const url = URL.parse(value);
-  const loopback = url && /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/.test(url.hostname);
-  if (!url || !(url.protocol === "https:" || (url.protocol === "http:" && loopback))) {
-    throw new ProviderConfigError(
-      "provider_host_invalid",
-      `The GitLab host ${JSON.stringify(value)} must be an https:// URL (http:// only on loopback).`,
-    );
-  }
-  if (url.pathname !== "/" || url.search || url.hash) {
-    throw new ProviderConfigError(
-      "provider_host_invalid",
-      "The GitLab host is the instance's origin alone (https://gitlab.example.com), without a path.",
-    );
-  }
-  return url.origin === GITLAB_COM ? undefined : url.origin;
 }
 
 export const gitlabPreset: PresetEntry = {

@@ -33,7 +33,7 @@
  */
 
 import type { AccountContext, Provider, ProviderAccount, RevokeContext } from "../oauth/index.ts";
-import { apiRequest, str } from "./api.ts";
+import { accountLookup, apiRequest, str } from "./api.ts";
 import { clientOptions, type PresetEntry } from "./catalog.ts";
 import { type PresetOptions, presetClient, staticServer } from "./define.ts";
 import { ProviderApiError, ProviderConfigError } from "./errors.ts";
@@ -132,20 +132,10 @@ export async function googleAccount(
 ): Promise<ProviderAccount> {
   let claims = context.claims;
   if (!claims) {
-    const answer = await apiRequest(userinfo, {
-      ...context,
-      provider: "Google",
-      what: "account lookup",
-      headers: { authorization: `Bearer ${context.accessToken.reveal()}` },
-    });
-    if (answer.status !== 200) {
-      throw new ProviderApiError(
-        "provider_account_unreadable",
-        `Google refused the account lookup (HTTP ${answer.status}).`,
-        { status: answer.status },
-      );
-    }
-    claims = answer.json as Record<string, unknown>;
+    claims = (await accountLookup(userinfo, context, { provider: "Google" })) as Record<
+      string,
+      unknown
+    >;
     // userinfo carries `hd` for Workspace accounts too (same page, "Obtaining user profile information").
     if (hd !== undefined && claims?.hd !== hd) checkIdToken(claims ?? {}, hd);
   }

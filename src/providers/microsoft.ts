@@ -27,10 +27,9 @@
  */
 
 import type { AccountContext, Provider, ProviderAccount } from "../oauth/index.ts";
-import { apiRequest, str } from "./api.ts";
+import { accountLookup, str } from "./api.ts";
 import { clientOptions, type PresetEntry } from "./catalog.ts";
 import { type PresetOptions, presetClient, staticServer } from "./define.ts";
-import { ProviderApiError } from "./errors.ts";
 import { checkTenant, expectedIssuer, LOGIN, tenantOfIssuer } from "./microsoft-tenant.ts";
 import { decodeOrigins, encodeOrigins, rebase } from "./origins.ts";
 
@@ -112,24 +111,12 @@ export async function microsoftAccount(
       organization: str(claims, "tid"),
     };
   }
-  const answer = await apiRequest(me, {
-    ...context,
-    provider: "Microsoft",
-    what: "account lookup",
-    headers: { authorization: `Bearer ${context.accessToken.reveal()}` },
-  });
-  if (answer.status !== 200) {
-    throw new ProviderApiError(
-      "provider_account_unreadable",
-      `Microsoft Graph refused the account lookup (HTTP ${answer.status}).`,
-      { status: answer.status },
-    );
-  }
+  const user = await accountLookup(me, context, { provider: "Microsoft Graph" });
   return {
-    subject: str(answer.json, "id"),
-    login: str(answer.json, "userPrincipalName"),
-    name: str(answer.json, "displayName"),
-    email: str(answer.json, "mail"),
+    subject: str(user, "id"),
+    login: str(user, "userPrincipalName"),
+    name: str(user, "displayName"),
+    email: str(user, "mail"),
   };
 }
 
