@@ -19,7 +19,7 @@ export {
   openVault,
 } from "./open-vault.ts";
 export { type VaultLocationOptions, vaultDbPath, vaultKeyFilePath } from "./paths.ts";
-export { credentialId } from "./record.ts";
+export { credentialId, sameProviderRef } from "./record.ts";
 export { SqliteCredentialStore, type SqliteCredentialStoreOptions } from "./sqlite-store.ts";
 export type {
   AccountInfo,

@@ -100,6 +100,16 @@ export function isProviderRef(value: unknown): value is ProviderRef {
   return Object.values(options).every((v) => typeof v === "string");
 }
 
+/** Whether two provider references name the same preset with the same options, whatever their order. */
+export function sameProviderRef(a: ProviderRef, b: ProviderRef): boolean {
+  const left = Object.entries(a.options ?? {});
+  return (
+    a.name === b.name &&
+    left.length === Object.keys(b.options ?? {}).length &&
+    left.every(([name, value]) => b.options?.[name] === value)
+  );
+}
+
 export function copyProviderRef(ref: ProviderRef): ProviderRef {
   return ref.options ? { name: ref.name, options: { ...ref.options } } : { name: ref.name };
 }

@@ -9,6 +9,7 @@
 import { AgentAuthError } from "../../core/errors.ts";
 import type { OAuthClient, Provider, ProviderRef, ProviderResolver } from "../../oauth/index.ts";
 import { resolveProvider } from "../../providers/index.ts";
+import { sameProviderRef } from "../../vault/index.ts";
 import type { OAuthMethod } from "./config.ts";
 
 /** A method configuration that cannot work; thrown by `createAgentAuth`, so the author hears of it at startup. */
@@ -120,7 +121,7 @@ export function methodProviders(methods: readonly OAuthMethod[]): ProviderResolv
         m.provider.client.clientId === client.clientId &&
         // A secret only the vault still has (the author dropped it from the configuration) is still needed.
         (m.provider.client.clientSecret !== undefined || client.clientSecret === undefined) &&
-        sameRef(m.provider.ref, ref),
+        sameProviderRef(m.provider.ref, ref),
     )?.provider;
     if (own) return own;
     // The kit hands the engine no client, so `client` is the stored one. Should a caller pass a method's
@@ -129,11 +130,4 @@ export function methodProviders(methods: readonly OAuthMethod[]): ProviderResolv
     const configured = methods.some((m) => m.provider?.client === client);
     return resolveProvider(ref, configured ? { clientId: client.clientId } : client);
   };
-}
-
-function sameRef(a: ProviderRef, b: ProviderRef): boolean {
-  if (a.name !== b.name) return false;
-  const left = Object.entries(a.options ?? {}).sort(([x], [y]) => x.localeCompare(y));
-  const right = Object.entries(b.options ?? {}).sort(([x], [y]) => x.localeCompare(y));
-  return JSON.stringify(left) === JSON.stringify(right);
 }

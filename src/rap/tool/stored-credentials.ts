@@ -13,7 +13,7 @@ import {
   type ProviderResolver,
 } from "../../oauth/index.ts";
 import { resolveProvider } from "../../providers/index.ts";
-import type { CredentialRecord } from "../../vault/index.ts";
+import { type CredentialRecord, sameProviderRef } from "../../vault/index.ts";
 import type { ToolProvider } from "./providers.ts";
 
 /**
@@ -30,7 +30,7 @@ export function configuredClient(
     if (entry.client.clientId !== record.clientId || !sameIssuer(entry.issuer, record.issuer))
       continue;
     const sameSource = entry.preset
-      ? record.provider !== undefined && sameRef(entry.preset.ref, record.provider)
+      ? record.provider !== undefined && sameProviderRef(entry.preset.ref, record.provider)
       : record.provider === undefined;
     if (sameSource) return entry.client;
   }
@@ -61,23 +61,11 @@ function configuredPreset(
   client: OAuthClient,
 ): Provider | undefined {
   for (const { preset } of providers.values()) {
-    if (preset && preset.client.clientId === client.clientId && sameRef(preset.ref, ref)) {
+    if (preset && preset.client.clientId === client.clientId && sameProviderRef(preset.ref, ref)) {
       return preset;
     }
   }
   return undefined;
-}
-
-function sameRef(a: ProviderRef, b: ProviderRef): boolean {
-  return a.name === b.name && sameOptions(a.options, b.options);
-}
-
-function sameOptions(
-  a: Record<string, string> | undefined,
-  b: Record<string, string> | undefined,
-): boolean {
-  const left = Object.entries(a ?? {});
-  return left.length === Object.keys(b ?? {}).length && left.every(([k, v]) => b?.[k] === v);
 }
 
 function sameIssuer(a: string, b: string): boolean {
