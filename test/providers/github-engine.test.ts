@@ -11,15 +11,9 @@ import { login, logout, TokenRefresher } from "../../src/oauth/index.ts";
 import { github, resolveProvider } from "../../src/providers/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { startGitHubSimulator } from "../sims/github.ts";
+import { browse } from "./support.ts";
 
 /** Plays the browser: follows the authorization URL to the simulator, then its redirect to our loopback listener. */
-async function browse(url: URL): Promise<void> {
-  const consent = await fetch(url, { redirect: "manual" });
-  const location = consent.headers.get("location");
-  assert.ok(location, `the simulator redirected (HTTP ${consent.status})`);
-  await (await fetch(location)).text();
-}
-
 test("[PROV-github-browser-login] a browser login stores the token, the GitHub login and the provider", async () => {
   const sim = await startGitHubSimulator();
   after(() => sim.close());

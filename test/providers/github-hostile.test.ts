@@ -18,13 +18,7 @@ import {
 import { github, resolveProvider } from "../../src/providers/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { type GitHubFault, startGitHubSimulator } from "../sims/github.ts";
-
-async function browse(url: URL): Promise<void> {
-  const consent = await fetch(url, { redirect: "manual" });
-  const location = consent.headers.get("location");
-  assert.ok(location);
-  await (await fetch(location)).text();
-}
+import { browse } from "./support.ts";
 
 async function setup(appKind: "oauth_app" | "github_app" = "oauth_app") {
   const sim = await startGitHubSimulator({ appKind });

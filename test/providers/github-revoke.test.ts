@@ -11,13 +11,7 @@ import { login, logout } from "../../src/oauth/index.ts";
 import { github, resolveProvider } from "../../src/providers/index.ts";
 import { type CredentialKey, MemoryCredentialStore } from "../../src/vault/index.ts";
 import { startGitHubSimulator } from "../sims/github.ts";
-
-async function browse(url: URL): Promise<void> {
-  const consent = await fetch(url, { redirect: "manual" });
-  const location = consent.headers.get("location");
-  assert.ok(location, `the simulator redirected (HTTP ${consent.status})`);
-  await (await fetch(location)).text();
-}
+import { browse } from "./support.ts";
 
 /** Remembers each record's refresh token as it is deleted, so the test can try it at GitHub afterwards. */
 class WatchedStore extends MemoryCredentialStore {

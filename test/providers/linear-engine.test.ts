@@ -19,13 +19,7 @@ import { linear, presetForIssuer, resolveProvider } from "../../src/providers/in
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { type LinearSimulator, startLinearSimulator } from "../sims/linear.ts";
 import { expireAccessToken } from "../support/credentials.ts";
-
-async function browse(url: URL): Promise<void> {
-  const consent = await fetch(url, { redirect: "manual" });
-  const location = consent.headers.get("location");
-  assert.ok(location, `the simulator redirected (HTTP ${consent.status})`);
-  await (await fetch(location)).text();
-}
+import { browse } from "./support.ts";
 
 async function simulator(options = {}): Promise<LinearSimulator> {
   const sim = await startLinearSimulator(options);
