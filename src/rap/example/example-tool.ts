@@ -15,6 +15,8 @@ export interface ExampleToolOptions {
   issuer: string;
   store: CredentialStore;
   port?: number;
+  /** The protected API's port (0 or absent = a free one): a fixed one keeps its resource URL across restarts. */
+  apiPort?: number;
   clientId?: string;
   authorizationTimeoutMs?: number;
   logger?: Logger;
@@ -30,7 +32,7 @@ export interface RunningExampleTool {
 }
 
 export async function startExampleTool(options: ExampleToolOptions): Promise<RunningExampleTool> {
-  const api = await startProtectedApi({ issuer: options.issuer });
+  const api = await startProtectedApi({ issuer: options.issuer, port: options.apiPort });
   try {
     return await startOnApi(options, api);
   } catch (error) {
