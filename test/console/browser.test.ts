@@ -1,0 +1,314 @@
+/**
+ * The console in a real browser: `agentauth demo` as a child process, Debian's Chromium driven by playwright-core,
+ * and only what a person does — select, click, type, Tab, Enter — on the console page, the example RAP tool's
+ * consent page and the embedded authorization server's sign-in and consent pages.
+ *
+ * Screenshots of every step go to test-results/screenshots/ (CI keeps the folder). With
+ * AGENTAUTH_README_SCREENSHOT=1 the journey also writes docs/console.png, the README's picture of the console.
+ */
+
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type TestContext, test } from "node:test";
+import type { BrowserContext, Locator, Page } from "playwright-core";
+import {
+  type LaunchedBrowser,
+  launchBrowser,
+  screenshot,
+  skipWithoutBrowser,
+} from "../support/browser.ts";
+import { REPO_ROOT } from "../support/cli.ts";
+
+const MAIN = join(REPO_ROOT, "src", "cli", "main.ts");
+
+/** How long one browser step may wait for the page (a person's patience, not a performance claim). */
+const STEP_MS = 30_000;
+
+interface DemoUrls {
+  console: string;
+  consoleLogin: string;
+  [name: string]: string;
+}
+
+interface RunningDemoProcess {
+  urls: DemoUrls;
+  output(): { stdout: string; stderr: string };
+  /** Ctrl-C, then waits for the exit; resolves with the exit code (130 expected). */
+  stop(): Promise<number | null>;
+}
+
+/** `agentauth demo --json --data-dir <tmp> --fresh` with its own AGENTAUTH_HOME; resolves on the ready line. */
+async function startDemoProcess(t: TestContext): Promise<RunningDemoProcess> {
+  const home = mkdtempSync(join(tmpdir(), "agentauth-browser-"));
+  const env = { ...process.env };
+  for (const name of Object.keys(env)) {
+    if (name.startsWith("AGENTAUTH_") || name === "NODE_TEST_CONTEXT") delete env[name];
+  }
+  const child = spawn(
+    process.execPath,
+    [MAIN, "demo", "--json", "--data-dir", join(home, "demo"), "--fresh"],
+    { cwd: REPO_ROOT, env: { ...env, AGENTAUTH_HOME: home }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  const text = { stdout: "", stderr: "" };
+  const exited = new Promise<number | null>((resolve) => {
+    child.once("close", (code) => resolve(code));
+  });
+  let stopped: Promise<number | null> | undefined;
+  const stop = () => {
+    stopped ??= stopChild(child, exited).finally(() =>
+      rmSync(home, { recursive: true, force: true }),
+    );
+    return stopped;
+  };
+  t.after(stop);
+  const ready = new Promise<DemoUrls>((resolve, reject) => {
+    for (const stream of ["stdout", "stderr"] as const) {
+      child[stream].setEncoding("utf8");
+      child[stream].on("data", (chunk: string) => {
+        text[stream] += chunk;
+        const line = /^\{"event":"ready".*\}$/m.exec(text.stdout)?.[0];
+        if (line) resolve(readyUrls(line));
+      });
+    }
+    child.once("error", reject);
+    void exited.then((code) =>
+      reject(
+        new Error(
+          `agentauth demo exited (${code}) before its ready line\nstdout: ${text.stdout}\nstderr: ${text.stderr}`,
+        ),
+      ),
+    );
+  });
+  return { urls: await ready, output: () => ({ ...text }), stop };
+}
+
+function readyUrls(line: string): DemoUrls {
+  const ready = JSON.parse(line) as { urls?: Partial<DemoUrls> };
+  const urls = ready.urls;
+  assert.ok(urls, `the ready line has urls: ${line}`);
+  assert.match(String(urls.console), /^http:\/\/127\.0\.0\.1:\d+\/$/);
+  assert.match(String(urls.consoleLogin), /^http:\/\/127\.0\.0\.1:\d+\/\?token=/);
+  return urls as DemoUrls;
+}
+
+/** SIGINT (Ctrl-C) and wait; a demo that does not end after its own grace period is killed so nothing leaks. */
+async function stopChild(
+  child: ChildProcess,
+  exited: Promise<number | null>,
+): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return exited;
+  child.kill("SIGINT");
+  const backstop = setTimeout(() => child.kill("SIGKILL"), 20_000);
+  try {
+    return await exited;
+  } finally {
+    clearTimeout(backstop);
+  }
+}
+
+async function openBrowser(t: TestContext): Promise<LaunchedBrowser> {
+  const browser = await launchBrowser({ viewport: { width: 1100, height: 900 } });
+  t.after(() => browser.close());
+  // A confirm() before Disconnect is a person's "OK".
+  browser.context.on("page", (page) => page.on("dialog", (dialog) => void dialog.accept()));
+  browser.page.on("dialog", (dialog) => void dialog.accept());
+  return browser;
+}
+
+/** The `<section>` whose `<h2>` is `name`. */
+function section(page: Page, name: string): Locator {
+  return page
+    .locator("section")
+    .filter({ has: page.getByRole("heading", { level: 2, name, exact: true }) });
+}
+
+function demoThread(page: Page): Locator {
+  return section(page, "Demo thread (RAP)");
+}
+
+function callsIn(panel: Locator): Locator {
+  return panel.locator("li[data-call-id]");
+}
+
+async function signInToConsole(page: Page, urls: DemoUrls): Promise<void> {
+  await page.goto(urls.consoleLogin);
+  await page
+    .getByRole("heading", { level: 1, name: "agentauth console" })
+    .waitFor({ timeout: STEP_MS });
+  assert.equal(
+    new URL(page.url()).search,
+    "",
+    "the one-time token left the address bar (303 to /)",
+  );
+}
+
+async function invokeAs(page: Page, user: string, operation: string): Promise<void> {
+  const panel = demoThread(page);
+  await panel.getByLabel("User").selectOption(user);
+  await panel.getByLabel("Operation").selectOption(operation);
+  await panel.getByRole("button", { name: "Invoke", exact: true }).click();
+}
+
+/** The tab the Authorize link opens (target=_blank), after the click that opens it. */
+async function followAuthorize(context: BrowserContext, link: Locator): Promise<Page> {
+  const [tab] = await Promise.all([
+    context.waitForEvent("page", { timeout: STEP_MS }),
+    link.click(),
+  ]);
+  await tab.waitForLoadState("domcontentloaded");
+  return tab;
+}
+
+/** Marks the page's window: the mark survives only while the page is never reloaded or left. */
+async function markWindow(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    (globalThis as unknown as { agentauthNoReload: boolean }).agentauthNoReload = true;
+  });
+}
+
+async function windowMarked(page: Page): Promise<boolean> {
+  return page.evaluate(
+    () => (globalThis as unknown as { agentauthNoReload?: boolean }).agentauthNoReload === true,
+  );
+}
+
+test("[CONSOLE-browser-rap-journey] in Chromium, by clicking: invoke as alice, authorize in a new tab (tool consent, IdP sign-in, consent), the result arrives without reload, the account shows, Disconnect removes it, the next call asks again", {
+  timeout: 240_000,
+}, async (t) => {
+  if (skipWithoutBrowser(t)) return;
+  const demo = await startDemoProcess(t);
+  const { context, page } = await openBrowser(t);
+
+  // 1. The printed login link opens the console.
+  await signInToConsole(page, demo.urls);
+  const accounts = section(page, "Connected accounts");
+  await accounts.getByText("No connected accounts yet.").waitFor({ timeout: STEP_MS });
+  assert.equal(await accounts.locator("tr[data-account-id]").count(), 0, "a fresh demo vault");
+  await screenshot(page, "rap-journey-01-console");
+  await markWindow(page);
+
+  // 2. The demo thread: alice invokes whoami; the call waits for her authorization.
+  await invokeAs(page, "alice", "whoami");
+  const panel = demoThread(page);
+  const waiting = callsIn(panel).filter({ hasText: "waiting for authorization" });
+  await waiting.first().waitFor({ timeout: STEP_MS });
+  assert.equal(await waiting.count(), 1, "one call waits");
+  const firstCall = waiting.first();
+  const callId = await firstCall.getAttribute("data-call-id");
+  assert.ok(callId, "the call has an id");
+  const pending = section(page, "Pending authorizations").locator(`li[data-call-id="${callId}"]`);
+  await pending.waitFor({ timeout: STEP_MS });
+  const authorize = firstCall.getByRole("link", { name: "Authorize" });
+  assert.equal(await authorize.getAttribute("target"), "_blank");
+  assert.match(String(await authorize.getAttribute("rel")), /noopener/);
+  await screenshot(page, "rap-journey-02-waiting-for-authorization");
+
+  // 3. Authorize opens the tool's consent page in a new tab: Continue.
+  const tab = await followAuthorize(context, authorize);
+  await tab.getByRole("button", { name: /^Continue/ }).waitFor({ timeout: STEP_MS });
+  await screenshot(tab, "rap-journey-03-tool-consent");
+  await tab.getByRole("button", { name: /^Continue/ }).click();
+
+  // 4. The authorization server's sign-in page: alice / alice.
+  await tab.getByRole("button", { name: "Sign in" }).waitFor({ timeout: STEP_MS });
+  await tab.getByLabel(/^user/i).fill("alice");
+  await tab.getByLabel(/^password/i).fill("alice");
+  await screenshot(tab, "rap-journey-04-idp-sign-in");
+  await tab.getByRole("button", { name: "Sign in" }).click();
+
+  // 5. The authorization server's consent page: Allow.
+  const allow = tab.getByRole("button", { name: "Allow", exact: true });
+  await allow.waitFor({ timeout: STEP_MS });
+  await screenshot(tab, "rap-journey-05-idp-consent");
+  await allow.click();
+
+  // 6. Back at the tool: signed in.
+  await tab.getByRole("heading", { level: 1, name: /signed in/i }).waitFor({ timeout: STEP_MS });
+  await screenshot(tab, "rap-journey-06-tool-signed-in");
+  await tab.close();
+
+  // 7. The console tab, never reloaded: the call completed with its result, alice's account is listed.
+  await page.bringToFront();
+  const sameCall = panel.locator(`li[data-call-id="${callId}"]`);
+  await sameCall.filter({ hasText: "completed" }).waitFor({ timeout: STEP_MS });
+  const result = sameCall.locator("output");
+  await result.filter({ hasText: /alice/i }).waitFor({ timeout: STEP_MS });
+  assert.equal(await sameCall.getByRole("link", { name: "Authorize" }).count(), 0);
+  const aliceRow = accounts.locator("tr[data-account-id]").filter({ hasText: "alice" });
+  await aliceRow.waitFor({ timeout: STEP_MS });
+  assert.equal(await aliceRow.count(), 1, "one account for alice");
+  assert.ok(await windowMarked(page), "the result arrived without a reload");
+  await screenshot(page, "rap-journey-07-result-and-account");
+  if (process.env.AGENTAUTH_README_SCREENSHOT === "1") await readmeScreenshot(page);
+
+  // 8. Disconnect: the row goes away and the live region says so.
+  await aliceRow.getByRole("button", { name: /^Disconnect/ }).click();
+  await aliceRow.waitFor({ state: "detached", timeout: STEP_MS });
+  await page
+    .getByRole("status")
+    .filter({ hasText: /disconnected/i })
+    .waitFor({ timeout: STEP_MS });
+  await accounts.getByText("No connected accounts yet.").waitFor({ timeout: STEP_MS });
+  await screenshot(page, "rap-journey-08-disconnected");
+
+  // 9. The next call asks again.
+  await invokeAs(page, "alice", "whoami");
+  const asksAgain = panel
+    .locator(`li[data-call-id]:not([data-call-id="${callId}"])`)
+    .filter({ hasText: "waiting for authorization" });
+  await asksAgain.first().waitFor({ timeout: STEP_MS });
+  assert.notEqual(await asksAgain.first().getAttribute("data-call-id"), callId);
+  await asksAgain.first().getByRole("link", { name: "Authorize" }).waitFor({ timeout: STEP_MS });
+  assert.ok(await windowMarked(page), "still the same page");
+  await screenshot(page, "rap-journey-09-asks-again");
+
+  // 10. Ctrl-C stops the demo.
+  assert.equal(await demo.stop(), 130, demo.output().stderr);
+});
+
+test("[CONSOLE-browser-keyboard] in Chromium, by keyboard only: Tab reaches Invoke (with a visible focus), Enter invokes, the call waits for authorization", {
+  timeout: 180_000,
+}, async (t) => {
+  if (skipWithoutBrowser(t)) return;
+  const demo = await startDemoProcess(t);
+  const { page } = await openBrowser(t);
+  await signInToConsole(page, demo.urls);
+  const panel = demoThread(page);
+  const invoke = panel.getByRole("button", { name: "Invoke", exact: true });
+  await invoke.waitFor({ timeout: STEP_MS });
+  assert.equal(await callsIn(panel).count(), 0, "no calls yet");
+
+  // Tab from the top of the page until the Invoke button has the focus.
+  await page.locator("body").focus();
+  let focused = false;
+  for (let presses = 0; presses < 200 && !focused; presses++) {
+    await page.keyboard.press("Tab");
+    focused = await invoke.evaluate((button) => button === document.activeElement);
+  }
+  assert.ok(focused, "Tab reaches Invoke");
+  assert.ok(
+    await invoke.evaluate((button) => button.matches(":focus-visible")),
+    "the focus is visible",
+  );
+  await screenshot(page, "keyboard-01-invoke-focused");
+
+  await page.keyboard.press("Enter");
+  const waiting = callsIn(panel).filter({ hasText: "waiting for authorization" });
+  await waiting.first().waitFor({ timeout: STEP_MS });
+  assert.equal(await waiting.count(), 1);
+  await waiting.first().getByRole("link", { name: "Authorize" }).waitFor({ timeout: STEP_MS });
+  await screenshot(page, "keyboard-02-invoked");
+
+  assert.equal(await demo.stop(), 130, demo.output().stderr);
+});
+
+/** docs/console.png: the console's visible part at a README-friendly size (AGENTAUTH_README_SCREENSHOT=1). */
+async function readmeScreenshot(page: Page): Promise<void> {
+  const path = join(REPO_ROOT, "docs", "console.png");
+  await page.screenshot({ path, fullPage: false });
+  const size = statSync(path).size;
+  assert.ok(size < 300_000, `docs/console.png is ${size} bytes; keep it under 300 KB`);
+}
