@@ -1,0 +1,334 @@
+/**
+ * startDemo: the whole system on loopback, in one data folder. Order: the authorization server → the vault → the
+ * protected API and the example RAP tool → the RAP runtime → the example AHP host → the console. Each part that
+ * started is closed again in reverse order, by close() and by a start that fails half-way (no server is left).
+ */
+
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { EXAMPLE_ALPHA, EXAMPLE_BETA, startExampleHost } from "../ahp/host/index.ts";
+import {
+  ActivityLog,
+  type ConnectTarget,
+  type ConsolePanel,
+  hooksFor,
+  PendingBoard,
+  startConsole,
+} from "../console/index.ts";
+import type { Logger } from "../core/log.ts";
+import { silentLogger } from "../core/log.ts";
+import { CONSOLE_CLIENT_ID, EXAMPLE_TOOL_CLIENT_ID, startIdp } from "../idp/index.ts";
+import { startExampleTool } from "../rap/example/index.ts";
+import { DEFAULT_INVOCATION_SECRET_FILE, loadInvocationSecret } from "../rap/invocation-auth.ts";
+import { createRuntime, DB_FILE, type RapRuntime } from "../rap/runtime/index.ts";
+import { openVault } from "../vault/index.ts";
+import type { CredentialStore } from "../vault/types.ts";
+import { prepareDataFolder } from "./data-folder.ts";
+import { createRapPanel } from "./panels/rap.ts";
+import { choosePorts, type DemoPorts, readSavedPorts, savePorts } from "./ports.ts";
+import type { DemoProgress, DemoStep } from "./progress.ts";
+
+export const DEFAULT_AHP_TOKEN_TTL_SECONDS = 120;
+const MAIN_SCRIPT = resolve(import.meta.dirname, "..", "cli", "main.ts");
+
+export interface DemoOptions {
+  /** Everything lives here; `fresh` empties it first (only a folder marked as the demo's). */
+  dataDir: string;
+  fresh?: boolean;
+  /** Script mode: the authorization server signs in and consents as this user. */
+  autoApproveAs?: string;
+  /** The console's port (0 = any free one); default: the saved one, else a free one. */
+  consolePort?: number;
+  onProgress?: (step: DemoProgress) => void;
+  logger?: Logger;
+  /** Short tokens for the AHP resources so expiry and renewal show (default 120). */
+  ahpTokenTtlSeconds?: number;
+}
+
+export interface DemoUrls {
+  issuer: string;
+  api: string;
+  tool: string;
+  runtime: string;
+  ahp: string;
+  console: string;
+  /** The console's one-time login link: printed to the person, never logged. */
+  consoleLogin: string;
+}
+
+export interface RunningDemo {
+  dataDir: string;
+  urls: DemoUrls;
+  ports: DemoPorts;
+  /** Components whose saved port was taken, so they moved this time. */
+  moved: string[];
+  /** The demo vault (dataDir/vault.db). */
+  store: CredentialStore;
+  runtime: RapRuntime;
+  board: PendingBoard;
+  activity: ActivityLog;
+  /** argv that starts the example ACP agent against this demo (run it with AGENTAUTH_HOME=dataDir). */
+  acpAgentCommand: string[];
+  /** What the summary screen prints. */
+  commands: { label: string; command: string }[];
+  close(): Promise<void>;
+}
+
+export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
+  const logger = options.logger ?? silentLogger;
+  const report = options.onProgress ?? (() => {});
+  const closers: { step: string; close: () => Promise<void> }[] = [];
+  const closeAll = async () => {
+    for (const { step, close } of closers.splice(0).reverse()) {
+      try {
+        await close();
+      } catch (error) {
+        logger.warn("demo.close_failed", { step, error });
+      }
+    }
+  };
+  const step = async <T>(name: DemoStep, run: () => Promise<T>, url?: (value: T) => string) => {
+    report({ step: name, phase: "start" });
+    try {
+      const value = await run();
+      report({ step: name, phase: "done", ...(url ? { url: url(value) } : {}) });
+      return value;
+    } catch (error) {
+      report({ step: name, phase: "failed", detail: failureText(error) });
+      throw error;
+    }
+  };
+
+  try {
+    const folder = await step("folder", async () =>
+      prepareDataFolder(options.dataDir, { fresh: options.fresh }),
+    );
+    const dataDir = folder.dir;
+    const { ports, moved } = await choosePorts(
+      readSavedPorts(dataDir),
+      options.consolePort !== undefined ? { console: options.consolePort } : {},
+    );
+    savePorts(dataDir, ports);
+
+    const ttl = options.ahpTokenTtlSeconds ?? DEFAULT_AHP_TOKEN_TTL_SECONDS;
+    const idp = await step(
+      "idp",
+      () =>
+        startIdp({
+          port: ports.idp,
+          dataDir,
+          showDemoAccounts: true,
+          autoApproveAs: options.autoApproveAs,
+          resourceTokenTtlSeconds: { [EXAMPLE_ALPHA]: ttl, [EXAMPLE_BETA]: ttl },
+          deviceIntervalSeconds: 2,
+          logger: logger.child({ component: "idp" }),
+        }),
+      (value) => value.issuer,
+    );
+    closers.push({ step: "idp", close: () => idp.close() });
+
+    const store = await step("vault", async () =>
+      // The folder's own key file, not the person's AGENTAUTH_VAULT_KEY: the demo vault stays self-contained.
+      openVault({ home: dataDir, env: {} }),
+    );
+    closers.push({ step: "vault", close: () => store.close() });
+
+    const secret = await loadInvocationSecret(join(dataDir, DEFAULT_INVOCATION_SECRET_FILE), {
+      create: true,
+    });
+    const invocationAuth = { scheme: "hmac-sha256" as const, secret };
+    const tool = await step(
+      "tool",
+      () =>
+        startExampleTool({
+          issuer: idp.issuer,
+          store,
+          port: ports.tool,
+          apiPort: ports.api,
+          clientId: EXAMPLE_TOOL_CLIENT_ID,
+          invocationAuth,
+          logger: logger.child({ component: "rap-tool" }),
+        }),
+      (value) => value.url,
+    );
+    closers.push({ step: "tool", close: () => tool.close() });
+
+    const board = new PendingBoard();
+    const activity = new ActivityLog();
+    let runtime: RapRuntime | undefined;
+    const rapPanel = createRapPanel({ runtime: () => runtime, board });
+    closers.push({ step: "rap-panel", close: () => rapPanel.close() });
+    const started = await step(
+      "runtime",
+      async () => {
+        const created = await createRuntime({
+          toolsets: [{ url: tool.url, auth: invocationAuth }],
+          dbPath: join(dataDir, DB_FILE),
+          hooks: hooksFor(board, activity, rapPanel.hooks),
+          logger: logger.child({ component: "rap-runtime" }),
+        });
+        try {
+          const listening = await created.listen({ port: ports.runtime, host: "127.0.0.1" });
+          return { created, listening };
+        } catch (error) {
+          await created.close();
+          throw error;
+        }
+      },
+      (value) => value.listening.url,
+    );
+    runtime = started.created;
+    closers.push({ step: "runtime", close: () => started.created.close() });
+
+    const ahp = await step(
+      "ahp",
+      () =>
+        startExampleHost({
+          issuer: idp.issuer,
+          port: ports.ahp,
+          logger: logger.child({ component: "ahp-host" }),
+        }),
+      (value) => value.url,
+    );
+    closers.push({ step: "ahp", close: () => ahp.close() });
+
+    const peerPanels = await createPeerPanels({
+      issuer: idp.issuer,
+      ahpUrl: ahp.url,
+      dataDir,
+      store,
+      activity,
+      logger,
+    });
+    for (const panel of peerPanels) {
+      if (panel.close)
+        closers.push({
+          step: `${panel.id}-panel`,
+          close: () => panel.close?.() ?? Promise.resolve(),
+        });
+    }
+
+    const connectTarget: ConnectTarget = {
+      id: "demo-idp",
+      label: "Demo authorization server (OpenID profile)",
+      issuer: idp.issuer,
+      clientId: CONSOLE_CLIENT_ID,
+      scope: "openid profile email offline_access",
+    };
+    const consoleServer = await step(
+      "console",
+      () =>
+        startConsole({
+          store,
+          board,
+          activity,
+          connectTargets: [connectTarget],
+          panels: [rapPanel as ConsolePanel, ...peerPanels],
+          port: ports.console,
+          logger: logger.child({ component: "console" }),
+        }),
+      (value) => value.url,
+    );
+    closers.push({ step: "console", close: () => consoleServer.close() });
+
+    const urls: DemoUrls = {
+      issuer: idp.issuer,
+      api: tool.api.url,
+      tool: tool.url,
+      runtime: started.listening.url,
+      ahp: ahp.url,
+      console: consoleServer.url,
+      consoleLogin: consoleServer.loginUrl,
+    };
+    const acpAgentCommand = [
+      process.execPath,
+      MAIN_SCRIPT,
+      "acp",
+      "example-agent",
+      "--issuer",
+      idp.issuer,
+    ];
+    return {
+      dataDir,
+      urls,
+      ports,
+      moved,
+      store,
+      runtime: started.created,
+      board,
+      activity,
+      acpAgentCommand,
+      commands: demoCommands(dataDir, urls),
+      close: closeAll,
+    };
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+}
+
+/** Pure: the commands the summary prints, one per protocol, each against this demo's folder and addresses. */
+export function demoCommands(
+  dataDir: string,
+  urls: DemoUrls,
+): { label: string; command: string }[] {
+  const prefix = `AGENTAUTH_HOME=${shellWord(dataDir)} npm run agentauth --`;
+  const agent = `node src/cli/main.ts acp example-agent --issuer ${urls.issuer}`;
+  return [
+    { label: "the accounts in the demo vault", command: `${prefix} vault list` },
+    {
+      label: "ACP: the example agent's sign-in state",
+      command: `${prefix} acp status -- ${agent}`,
+    },
+    { label: "ACP: sign in to the example agent", command: `${prefix} acp login -- ${agent}` },
+    { label: "AHP: what the example host protects", command: `${prefix} ahp status ${urls.ahp}` },
+    { label: "AHP: authenticate to the example host", command: `${prefix} ahp login ${urls.ahp}` },
+    { label: "RAP: the example tool's operations", command: `${prefix} rap inspect ${urls.tool}` },
+    {
+      label: "RAP: a runtime of your own against the example tool",
+      command: `${prefix} rap runtime serve --toolset ${urls.tool} --db ${shellWord(join(dataDir, "cli-rap-runtime.db"))}`,
+    },
+  ];
+}
+
+export interface PeerPanelContext {
+  issuer: string;
+  ahpUrl: string;
+  dataDir: string;
+  store: CredentialStore;
+  activity: ActivityLog;
+  logger: Logger;
+}
+
+/**
+ * HOOK (Part D): the ACP and AHP panels, from src/demo/panels/acp.ts and ahp.ts (`createAcpPanel(ctx)`,
+ * `createAhpPanel(ctx)`), loaded when those files exist so the demo runs with the RAP panel alone until then.
+ */
+async function createPeerPanels(context: PeerPanelContext): Promise<ConsolePanel[]> {
+  const panels: ConsolePanel[] = [];
+  for (const [file, factory] of [
+    ["acp.ts", "createAcpPanel"],
+    ["ahp.ts", "createAhpPanel"],
+  ] as const) {
+    const url = new URL(`./panels/${file}`, import.meta.url);
+    if (!existsSync(url)) continue;
+    const module = (await import(url.href)) as Record<string, unknown>;
+    const create = module[factory];
+    if (typeof create !== "function") continue;
+    panels.push((await create(context)) as ConsolePanel);
+  }
+  return panels;
+}
+
+/** A path as one shell word: single-quoted when it holds anything but safe characters. */
+function shellWord(value: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+function failureText(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return typeof code === "string" ? `${error.message} (${code})` : error.message;
+  }
+  return String(error);
+}
