@@ -8,6 +8,7 @@ import type {
   KoaContextWithOIDC,
 } from "oidc-provider";
 import { errors } from "oidc-provider";
+import { AgentAuthError } from "../core/errors.ts";
 import { deviceConfirmPage, deviceInputResponse, deviceSuccessPage, errorPage } from "./pages.ts";
 import { demoClaims, findDemoUser } from "./users.ts";
 
@@ -18,6 +19,13 @@ export const CLI_CLIENT_ID = "agentauth-cli";
  * tokens and revocations never touch the CLI's (issue 8 §4.5).
  */
 export const EXAMPLE_AGENT_CLIENT_ID = "agentauth-example-agent";
+/**
+ * The example RAP tool's public client (`startExampleTool({ clientId })`), so the demo need not register one per
+ * start: its OAuth redirect `http://127.0.0.1:PORT/oauth/callback` on any port (RFC 8252 §7.3).
+ */
+export const EXAMPLE_TOOL_CLIENT_ID = "agentauth-example-tool";
+/** The console's public client: "Connect" comes back to `http://127.0.0.1:PORT/connect/callback`, any port. */
+export const CONSOLE_CLIENT_ID = "agentauth-console";
 
 export const SUPPORTED_SCOPES = [
   "openid",
@@ -33,11 +41,14 @@ export const SUPPORTED_SCOPES = [
 export const RESOURCE_SCOPES = ["read", "write", "admin"];
 
 export interface IdpConfigOptions {
-  signingKey: JWK;
+  /** The first signs; all are published in the JWKS. */
+  signingKeys: JWK[];
   cookieKeys: string[];
   /** Extra clients (confidential ones for tests, say) next to the built-in CLI client. */
   clients?: ClientMetadata[];
   accessTokenTtlSeconds?: number;
+  /** Access token lifetimes for particular resources (RFC 8707 indicators, compared as URLs); others get the default. */
+  resourceTokenTtlSeconds?: Record<string, number>;
   refreshTokenTtlSeconds?: number;
   deviceCodeTtlSeconds?: number;
   /** Resources that get opaque access tokens (checked by introspection) instead of RFC 9068 JWTs. */
@@ -47,14 +58,17 @@ export interface IdpConfigOptions {
 
 export function buildConfiguration(options: IdpConfigOptions): Configuration {
   const accessTokenTtl = options.accessTokenTtlSeconds ?? 3600;
+  const resourceTtl = resourceTtls(options.resourceTokenTtlSeconds ?? {});
   return {
     adapter: options.adapter,
     clients: [
       cliClient(),
       nativeClient(EXAMPLE_AGENT_CLIENT_ID, "agentauth example ACP agent"),
+      codeClient(EXAMPLE_TOOL_CLIENT_ID, "agentauth example RAP tool", "/oauth/callback"),
+      codeClient(CONSOLE_CLIENT_ID, "agentauth console", "/connect/callback"),
       ...(options.clients ?? []),
     ],
-    jwks: { keys: [options.signingKey] },
+    jwks: { keys: options.signingKeys },
     // One ES256 key signs everything; clients (static or registered) default to it.
     clientDefaults: {
       id_token_signed_response_alg: "ES256",
@@ -136,7 +150,7 @@ export function buildConfiguration(options: IdpConfigOptions): Configuration {
           return {
             scope: RESOURCE_SCOPES.join(" "),
             audience: resource,
-            accessTokenTTL: accessTokenTtl,
+            accessTokenTTL: resourceTtl(resource) ?? accessTokenTtl,
             // RFC 9068 JWT access tokens, so resource servers verify offline against the JWKS; opaque on request.
             ...(options.opaqueResources?.includes(resource)
               ? { accessTokenFormat: "opaque" as const }
@@ -150,6 +164,7 @@ export function buildConfiguration(options: IdpConfigOptions): Configuration {
       ctx.body = errorPage(
         String(out.error),
         out.error_description ? String(out.error_description) : undefined,
+        ctx.oidc?.client?.clientName ?? ctx.oidc?.client?.clientId,
       );
     },
   };
@@ -184,6 +199,42 @@ function nativeClient(clientId: string, name: string): ClientMetadata {
     ],
     response_types: ["code"],
     redirect_uris: ["http://127.0.0.1/callback"],
+  };
+}
+
+/**
+ * A public browser-flow client (code + PKCE + refresh, no device flow) with one loopback redirect path. Native, so
+ * oidc-provider matches a loopback IP redirect URI on any port (RFC 8252 §7.3), like the CLI's.
+ */
+function codeClient(clientId: string, name: string, callbackPath: string): ClientMetadata {
+  return {
+    client_id: clientId,
+    client_name: name,
+    application_type: "native",
+    token_endpoint_auth_method: "none",
+    grant_types: ["authorization_code", "refresh_token"],
+    response_types: ["code"],
+    redirect_uris: [`http://127.0.0.1${callbackPath}`],
+  };
+}
+
+/** Per-resource TTLs looked up by normalized URL, so `https://a.test` and `https://a.test/` are one resource. */
+export function resourceTtls(
+  ttls: Record<string, number>,
+): (resource: string) => number | undefined {
+  const byUrl = new Map<string, number>();
+  for (const [resource, seconds] of Object.entries(ttls)) {
+    const url = URL.parse(resource);
+    if (!url || !Number.isInteger(seconds) || seconds < 1)
+      throw new AgentAuthError(
+        "idp_invalid_option",
+        `resourceTokenTtlSeconds: "${resource}" needs an absolute URL and a whole number of seconds (at least 1)`,
+      );
+    byUrl.set(url.href, seconds);
+  }
+  return (resource) => {
+    const url = URL.parse(resource);
+    return url ? byUrl.get(url.href) : undefined;
   };
 }
 

@@ -1,7 +1,9 @@
 /** The embedded authorization server: oidc-provider configured strictly, for tests, demos and local development. */
 export {
   CLI_CLIENT_ID,
+  CONSOLE_CLIENT_ID,
   EXAMPLE_AGENT_CLIENT_ID,
+  EXAMPLE_TOOL_CLIENT_ID,
   RESOURCE_SCOPES,
   SUPPORTED_SCOPES,
 } from "./config.ts";
@@ -13,4 +15,5 @@ export {
   startIdp,
   type TokenEndpointStats,
 } from "./server.ts";
+export { IdpStateError, KEYS_FILE, STATE_FILE } from "./state-file.ts";
 export { DEMO_USERS, type DemoUser, findDemoUser } from "./users.ts";

@@ -14,7 +14,7 @@ type Details = Awaited<ReturnType<Provider["interactionDetails"]>>;
 
 export function interactionRoutes(
   provider: Provider,
-  options: { autoApproveAs?: string; logger: Logger },
+  options: { autoApproveAs?: string; showDemoAccounts: boolean; logger: Logger },
 ): Middleware {
   return async (ctx, next) => {
     const match = ROUTE.exec(ctx.path);
@@ -57,7 +57,11 @@ export function interactionRoutes(
       }
       ctx.type = "html";
       if (details.prompt.name === "login") {
-        ctx.body = loginPage(details.uid, clientName);
+        ctx.body = loginPage({
+          uid: details.uid,
+          clientName,
+          showDemoAccounts: options.showDemoAccounts,
+        });
       } else {
         const scopes = String(details.params.scope ?? "")
           .split(" ")
@@ -68,7 +72,14 @@ export function interactionRoutes(
           : resource
             ? [String(resource)]
             : [];
-        ctx.body = consentPage(details.uid, clientName, scopes, resources);
+        const user = findDemoUser(String(details.session?.accountId ?? ""));
+        ctx.body = consentPage({
+          uid: details.uid,
+          clientName,
+          user: user ? `${user.name} (${user.sub})` : undefined,
+          scopes,
+          resources,
+        });
       }
       return;
     }
@@ -82,7 +93,12 @@ export function interactionRoutes(
       if (!user || !form || form.get("password") !== user.password) {
         ctx.type = "html";
         ctx.status = 401;
-        ctx.body = loginPage(details.uid, clientName, "Unknown user or wrong password.");
+        ctx.body = loginPage({
+          uid: details.uid,
+          clientName,
+          error: "Unknown user or wrong password.",
+          showDemoAccounts: options.showDemoAccounts,
+        });
         return;
       }
       return finish({ login: { accountId: user.sub } });

@@ -19,6 +19,15 @@ export interface MemoryStorageOptions {
   registrationTtlSeconds?: number;
   /** At most this many dynamically registered clients; the least recently used goes first. Default 1,000. */
   maxRegistrations?: number;
+  /** Called after every write (upsert, consume, destroy, revoke): persistence schedules a snapshot from here. */
+  onChange?: () => void;
+}
+
+/** One stored entry as persistence sees it: `expiresAt` in ms since the epoch, Infinity for never. */
+export interface StoredEntry {
+  key: string;
+  payload: AdapterPayload;
+  expiresAt: number;
 }
 
 export const DEFAULT_REGISTRATION_TTL_SECONDS = 24 * 3600;
@@ -40,6 +49,7 @@ export class MemoryStorage {
   readonly clientTokens = new Map<string, Set<string>>();
   readonly registrationTtlMs: number;
   readonly maxRegistrations: number;
+  readonly onChange: () => void;
   #writes = 0;
   #lastSweep = Date.now();
 
@@ -47,6 +57,45 @@ export class MemoryStorage {
     this.registrationTtlMs =
       (options.registrationTtlSeconds ?? DEFAULT_REGISTRATION_TTL_SECONDS) * 1000;
     this.maxRegistrations = options.maxRegistrations ?? DEFAULT_MAX_REGISTRATIONS;
+    this.onChange = options.onChange ?? (() => {});
+  }
+
+  /** Adds an entry to the lookup indexes its model and payload call for. */
+  index(key: string, payload: AdapterPayload): void {
+    if (key.startsWith(`${REGISTRATION_TOKEN_MODEL}:`) && typeof payload.clientId === "string") {
+      const client = `${CLIENT_MODEL}:${payload.clientId}`;
+      const tokens = this.clientTokens.get(client) ?? new Set<string>();
+      tokens.add(key);
+      this.clientTokens.set(client, tokens);
+    }
+    if (payload.grantId) {
+      const members = this.grants.get(payload.grantId) ?? new Set<string>();
+      members.add(key);
+      this.grants.set(payload.grantId, members);
+    }
+    if (payload.userCode) this.userCodes.set(payload.userCode, key);
+    if (payload.uid) this.uids.set(payload.uid, key);
+  }
+
+  /** The live entries, in insertion order (registered clients oldest-used first), for a snapshot. */
+  live(now = Date.now()): StoredEntry[] {
+    const out: StoredEntry[] = [];
+    for (const [key, entry] of this.entries)
+      if (entry.expiresAt > now)
+        out.push({ key, payload: entry.payload, expiresAt: entry.expiresAt });
+    return out;
+  }
+
+  /** Loads a snapshot into an empty storage: entries, indexes and the registrations' use order (TTLs kept). */
+  restore(entries: readonly StoredEntry[], now = Date.now()): void {
+    for (const { key, payload, expiresAt } of entries) {
+      if (expiresAt <= now) continue;
+      this.entries.set(key, { payload, expiresAt });
+      this.index(key, payload);
+      if (key.startsWith(`${CLIENT_MODEL}:`)) this.clients.set(key, true);
+    }
+    while (this.clients.size > this.maxRegistrations)
+      this.remove(this.clients.keys().next().value as string);
   }
 
   /** Sweeps when enough writes or time have passed since the last sweep. */
@@ -120,19 +169,8 @@ export function memoryAdapterFactory(storage: MemoryStorage): new (name: string)
       });
       // Static clients never come through the adapter; these are RFC 7591 registrations.
       if (this.#model === CLIENT_MODEL) storage.touchClient(key, now);
-      if (this.#model === REGISTRATION_TOKEN_MODEL && typeof payload.clientId === "string") {
-        const client = `${CLIENT_MODEL}:${payload.clientId}`;
-        const tokens = storage.clientTokens.get(client) ?? new Set<string>();
-        tokens.add(key);
-        storage.clientTokens.set(client, tokens);
-      }
-      if (payload.grantId) {
-        const members = storage.grants.get(payload.grantId) ?? new Set<string>();
-        members.add(key);
-        storage.grants.set(payload.grantId, members);
-      }
-      if (payload.userCode) storage.userCodes.set(payload.userCode, key);
-      if (payload.uid) storage.uids.set(payload.uid, key);
+      storage.index(key, payload);
+      storage.onChange();
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
@@ -167,15 +205,18 @@ export function memoryAdapterFactory(storage: MemoryStorage): new (name: string)
     async consume(id: string): Promise<void> {
       const entry = storage.entries.get(this.#key(id));
       if (entry) entry.payload.consumed = Math.floor(Date.now() / 1000);
+      storage.onChange();
     }
 
     async destroy(id: string): Promise<void> {
       storage.remove(this.#key(id));
+      storage.onChange();
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
       for (const key of storage.grants.get(grantId) ?? []) storage.remove(key);
       storage.grants.delete(grantId);
+      storage.onChange();
     }
   };
 }

@@ -3,13 +3,19 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { exportJWK, generateKeyPair } from "jose";
-import Provider, { type ClientMetadata, type JWK } from "oidc-provider";
+import Provider, { type ClientMetadata } from "oidc-provider";
 import { AgentAuthError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { silentLogger } from "../core/log.ts";
 import { emulateBrowser, shouldEmulate } from "./auto-approve.ts";
-import { buildConfiguration } from "./config.ts";
+import { buildConfiguration, resourceTtls } from "./config.ts";
+import {
+  generateKeys,
+  loadOrCreateKeys,
+  loadState,
+  type StateWriter,
+  stateWriter,
+} from "./data-dir.ts";
 import { devicePolling } from "./device-polling.ts";
 import { interactionRoutes } from "./interactions.ts";
 import { MemoryStorage, memoryAdapterFactory } from "./memory-adapter.ts";
@@ -24,6 +30,11 @@ export interface IdpOptions {
   autoApproveAs?: string;
   clients?: ClientMetadata[];
   accessTokenTtlSeconds?: number;
+  /**
+   * Access token lifetimes for particular resources (RFC 8707 indicator → seconds, URLs compared normalized), e.g.
+   * `{ "https://alpha.example.test/": 6 }` so a demo shows expiry and renewal; other resources keep the default.
+   */
+  resourceTokenTtlSeconds?: Record<string, number>;
   refreshTokenTtlSeconds?: number;
   deviceCodeTtlSeconds?: number;
   /** Resources that get opaque access tokens (for introspection) instead of RFC 9068 JWTs. */
@@ -36,6 +47,15 @@ export interface IdpOptions {
   registrationTtlSeconds?: number;
   /** At most this many registered clients are kept; the least recently used is evicted. Default 1,000. */
   maxRegistrations?: number;
+  /**
+   * Keep keys and state in this folder (made 0700 when missing): `idp-keys.json` (signing and cookie keys) and
+   * `idp-state.json` (grants, refresh tokens, sessions, registrations), both 0600, the state saved at most
+   * 200 ms after a change and on close(). A second start with the same folder and port keeps users signed in.
+   * Unreadable files fail the start with `IdpStateError` (code `idp_state_unreadable`). Default: memory only.
+   */
+  dataDir?: string;
+  /** The login page lists the demo accounts and their passwords. Default false; demos and `idp serve` say true. */
+  showDemoAccounts?: boolean;
   logger?: Logger;
 }
 
@@ -83,6 +103,9 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
       `Unknown demo user "${options.autoApproveAs}"; choose one of ${known}.`,
     );
   }
+  // Checked before listening, so a bad option leaves no server behind.
+  resourceTtls(options.resourceTokenTtlSeconds ?? {});
+  const keys = options.dataDir ? await loadOrCreateKeys(options.dataDir) : await generateKeys();
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -91,24 +114,30 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
   const port = (server.address() as AddressInfo).port;
   const issuer = `http://127.0.0.1:${port}`;
 
-  const { privateKey } = await generateKeyPair("ES256", { extractable: true });
-  const signingKey = {
-    ...(await exportJWK(privateKey)),
-    alg: "ES256",
-    use: "sig",
-    kid: randomBytes(8).toString("hex"),
-  } as JWK;
+  let writer: StateWriter | undefined;
   const storage = new MemoryStorage({
     registrationTtlSeconds: options.registrationTtlSeconds,
     maxRegistrations: options.maxRegistrations,
+    onChange: () => writer?.schedule(),
   });
+  if (options.dataDir) {
+    const dir = options.dataDir;
+    try {
+      storage.restore(await loadState(dir, issuer, logger));
+    } catch (error) {
+      await new Promise((resolve) => server.close(resolve));
+      throw error;
+    }
+    writer = stateWriter({ dir, logger, snapshot: () => ({ issuer, entries: storage.live() }) });
+  }
   const provider = new Provider(
     issuer,
     buildConfiguration({
-      signingKey,
-      cookieKeys: [randomBytes(32).toString("base64url")],
+      signingKeys: keys.signingKeys,
+      cookieKeys: keys.cookieKeys,
       clients: options.clients,
       accessTokenTtlSeconds: options.accessTokenTtlSeconds,
+      resourceTokenTtlSeconds: options.resourceTokenTtlSeconds,
       refreshTokenTtlSeconds: options.refreshTokenTtlSeconds,
       deviceCodeTtlSeconds: options.deviceCodeTtlSeconds,
       opaqueResources: options.opaqueResources,
@@ -140,7 +169,13 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
     onSlowDown: () => stats.slowDowns++,
   });
   provider.use(polling.middleware);
-  provider.use(interactionRoutes(provider, { autoApproveAs: options.autoApproveAs, logger }));
+  provider.use(
+    interactionRoutes(provider, {
+      autoApproveAs: options.autoApproveAs,
+      showDemoAccounts: options.showDemoAccounts ?? false,
+      logger,
+    }),
+  );
 
   const marker = randomBytes(32).toString("base64url");
   const handler = provider.callback();
@@ -161,7 +196,11 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
     }
     handler(req, res);
   });
-  logger.info("idp.listening", { issuer, autoApproveAs: options.autoApproveAs ?? null });
+  logger.info("idp.listening", {
+    issuer,
+    autoApproveAs: options.autoApproveAs ?? null,
+    dataDir: options.dataDir ?? null,
+  });
 
   return {
     issuer,
@@ -178,11 +217,13 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
       devicePolls: polling.size(),
       errorStats: stats.errors.length,
     }),
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+      await writer?.flush();
+    },
   };
 }
 

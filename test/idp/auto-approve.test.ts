@@ -51,7 +51,7 @@ test("[IDP-auto-approve-emulator] forms a person must type into are refused", ()
     );
   }
   assert.equal(
-    autoSubmittableForm(loginPage("uid123", "client")),
+    autoSubmittableForm(loginPage({ uid: "uid123", clientName: "client" })),
     undefined,
     "the real login page",
   );
@@ -76,7 +76,9 @@ test("[IDP-auto-approve-emulator] GET forms, forms without an action and pages w
 });
 
 test("[IDP-auto-approve-emulator] on the consent page it presses Allow, not Deny", () => {
-  const form = autoSubmittableForm(consentPage("uid123", "client", ["openid"], []));
+  const form = autoSubmittableForm(
+    consentPage({ uid: "uid123", clientName: "client", scopes: ["openid"], resources: [] }),
+  );
   assert.equal(form?.action, "/interaction/uid123/confirm");
 });
 

@@ -55,8 +55,13 @@ test("[IDP-auto-approve-off] /auth shows a login form instead of redirecting wit
   assert.equal(page.status, 200);
   assert.equal(page.location, undefined, "no redirect to the client");
   assert.match(page.html, /<form method="post" action="\/interaction\/[\w-]+\/login"/);
-  assert.match(page.html, /<input name="login"/);
-  assert.match(page.html, /<input name="password" type="password"/);
+  assert.match(page.html, /<label for="login">Username<\/label>\s*<input id="login" name="login"/);
+  assert.match(
+    page.html,
+    /<label for="password">Password<\/label>\s*<input id="password" name="password" type="password"/,
+  );
+  assert.match(page.html, /Sign in to continue to <strong>agentauth CLI<\/strong>/);
+  assert.match(page.html, /<button type="submit">Sign in<\/button>/);
 });
 
 test("[IDP-auto-approve-off] a full browser journey: wrong password, then alice/alice, then consent, then a code", async () => {
@@ -79,8 +84,8 @@ test("[IDP-auto-approve-off] a full browser journey: wrong password, then alice/
     password: "alice",
   });
   assert.equal(consent.status, 200);
-  assert.match(consent.html, /<h1>Authorize<\/h1>/);
-  assert.match(consent.html, /scope profile/);
+  assert.match(consent.html, /<h1>Allow access\?<\/h1>/);
+  assert.match(consent.html, /<li>your name<\/li>/);
   const allow = formAction(consent.html, /<form method="post" action="([^"]+\/confirm)"/);
 
   const done = await browser.visit(allow, idp.issuer, {});

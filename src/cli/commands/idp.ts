@@ -13,7 +13,7 @@ export const IDP_USAGE = `agentauth idp serve [--port N] [--auto-approve-as USER
 
 const SERVE_HELP = `agentauth idp serve [options]
   Runs the embedded OAuth 2.0 / OpenID Connect authorization server (oidc-provider) on 127.0.0.1, with demo users
-  alice, bob and carol (password = name). Prints one JSON ready line on stdout,
+  alice, bob and carol (password = name; its login page lists them: a demo server). Prints one JSON ready line on stdout,
   {"event":"ready","issuer":"http://127.0.0.1:PORT"}, logs JSON lines on stderr, and exits on SIGTERM (0) or
   Ctrl-C (130).
 
@@ -50,6 +50,8 @@ export async function idpCommand(argv: string[], io: CliIo): Promise<number> {
     deviceIntervalSeconds: values["device-interval"]
       ? parseInteger(values["device-interval"], "--device-interval", 1, 60)
       : undefined,
+    // The demo server: its login page lists the demo accounts.
+    showDemoAccounts: true,
     logger: createLogger({ fields: { component: "idp" } }),
   });
   // Listen for the end before saying ready: whoever reads the ready line may stop us at once.
