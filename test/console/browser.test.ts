@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { type TestContext, test } from "node:test";
 import type { BrowserContext, Locator, Page } from "playwright-core";
 import {
+  CHROMIUM_PATH,
   type LaunchedBrowser,
   launchBrowser,
   screenshot,
@@ -303,6 +304,36 @@ test("[CONSOLE-browser-keyboard] in Chromium, by keyboard only: Tab reaches Invo
   await screenshot(page, "keyboard-02-invoked");
 
   assert.equal(await demo.stop(), 130, demo.output().stderr);
+});
+
+test("[CONSOLE-browser-skip-rule] without Chromium the browser tests skip with a notice, unless AGENTAUTH_REQUIRE_BROWSER=1 makes that a failure", () => {
+  const missing = join(tmpdir(), "agentauth-no-such-chromium", "chromium");
+  const skipped: string[] = [];
+  const notices: string[] = [];
+  const context = { skip: (message?: string) => void skipped.push(String(message)) };
+  const notice = (line: string) => void notices.push(line);
+
+  assert.equal(skipWithoutBrowser(context, { path: missing, env: {}, notice }), true);
+  assert.equal(skipped.length, 1);
+  assert.match(skipped[0] ?? "", /not found: the console's browser test is skipped/);
+  assert.match(notices[0] ?? "", /^notice: .*bash scripts\/ensure-chromium\.sh/);
+
+  assert.throws(
+    () =>
+      skipWithoutBrowser(context, {
+        path: missing,
+        env: { AGENTAUTH_REQUIRE_BROWSER: "1" },
+        notice,
+      }),
+    /not found and AGENTAUTH_REQUIRE_BROWSER=1: the browser test must run here/,
+  );
+  assert.equal(skipped.length, 1, "a required browser is never skipped");
+
+  // Chromium present: nothing skipped, nothing printed.
+  const present = { path: process.execPath, env: { AGENTAUTH_REQUIRE_BROWSER: "1" }, notice };
+  assert.equal(skipWithoutBrowser(context, present), false);
+  assert.equal(notices.length, 1);
+  assert.equal(CHROMIUM_PATH, "/usr/bin/chromium");
 });
 
 /** docs/console.png: the console's visible part at a README-friendly size (AGENTAUTH_README_SCREENSHOT=1). */

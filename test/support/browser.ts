@@ -30,32 +30,48 @@ export const CHROMIUM_ARGS: readonly string[] = [
   "--disable-sync",
 ];
 
-export function browserAvailable(): boolean {
-  return existsSync(CHROMIUM_PATH);
+export function browserAvailable(path: string = CHROMIUM_PATH): boolean {
+  return existsSync(path);
 }
 
 export function browserRequired(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.AGENTAUTH_REQUIRE_BROWSER === "1";
 }
 
-export const MISSING_BROWSER_NOTICE =
-  `${CHROMIUM_PATH} not found: the console's browser test is skipped. ` +
-  "Install Chromium with `bash scripts/ensure-chromium.sh` to run it.";
+export function missingBrowserNotice(path: string = CHROMIUM_PATH): string {
+  return (
+    `${path} not found: the console's browser test is skipped. ` +
+    "Install Chromium with `bash scripts/ensure-chromium.sh` to run it."
+  );
+}
+
+export interface SkipRuleOptions {
+  /** Where Chromium must be (default /usr/bin/chromium); tests of the rule itself pass another path. */
+  path?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Where the notice goes (default stderr). */
+  notice?: (line: string) => void;
+}
 
 /**
  * The skip rule. Returns true when the test was skipped (the caller returns at once). Without Chromium: skip with
  * a notice on stderr, or throw (a failure) when AGENTAUTH_REQUIRE_BROWSER=1.
  */
-export function skipWithoutBrowser(t: TestContext): boolean {
-  if (browserAvailable()) return false;
-  if (browserRequired()) {
+export function skipWithoutBrowser(
+  t: Pick<TestContext, "skip">,
+  options: SkipRuleOptions = {},
+): boolean {
+  const path = options.path ?? CHROMIUM_PATH;
+  if (browserAvailable(path)) return false;
+  if (browserRequired(options.env)) {
     throw new Error(
-      `${CHROMIUM_PATH} not found and AGENTAUTH_REQUIRE_BROWSER=1: the browser test must run here. ` +
+      `${path} not found and AGENTAUTH_REQUIRE_BROWSER=1: the browser test must run here. ` +
         "Install Chromium with `bash scripts/ensure-chromium.sh`.",
     );
   }
-  console.error(`notice: ${MISSING_BROWSER_NOTICE}`);
-  t.skip(MISSING_BROWSER_NOTICE);
+  const notice = missingBrowserNotice(path);
+  (options.notice ?? ((line) => console.error(line)))(`notice: ${notice}`);
+  t.skip(notice);
   return true;
 }
 
