@@ -20,6 +20,7 @@ import {
   type IdpStateSnapshot,
   KEYS_FILE,
   STATE_FILE,
+  unreadable,
 } from "./state-file.ts";
 
 export const DEFAULT_SAVE_DELAY_MS = 200;
@@ -38,7 +39,15 @@ export async function generateKeys(): Promise<IdpKeys> {
 
 /** The keys in `dir`, made and saved on the first start. */
 export async function loadOrCreateKeys(dir: string): Promise<IdpKeys> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "unknown error";
+    throw new IdpStateError(
+      dir,
+      `The authorization server cannot use the data folder ${dir} (${code}). Choose another folder.`,
+    );
+  }
   const file = join(dir, KEYS_FILE);
   const text = await readIfExists(file);
   if (text === undefined) {
@@ -51,7 +60,10 @@ export async function loadOrCreateKeys(dir: string): Promise<IdpKeys> {
     try {
       await importJWK(key as Parameters<typeof importJWK>[0], "ES256");
     } catch {
-      throw new IdpStateError(file, `signing key ${String(key.kid)} is not a valid ES256 key`);
+      throw unreadable(
+        file,
+        `signing key ${String(key.kid).slice(0, 64)} is not a valid ES256 key`,
+      );
     }
   }
   await tighten(file);
@@ -156,7 +168,7 @@ async function readIfExists(file: string): Promise<string | undefined> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return undefined;
-    throw new IdpStateError(file, `reading it failed: ${code ?? "unknown error"}`);
+    throw unreadable(file, `reading it failed: ${code ?? "unknown error"}`);
   }
 }
 

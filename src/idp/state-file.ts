@@ -18,15 +18,19 @@ export class IdpStateError extends AgentAuthError {
   declare readonly code: "idp_state_unreadable";
   readonly file: string;
 
-  constructor(file: string, why: string, options?: { cause?: unknown }) {
-    super(
-      "idp_state_unreadable",
-      `The authorization server cannot read ${file} (${why}). Delete that file (users then sign in again), ` +
-        "or start over with --fresh.",
-      options,
-    );
+  constructor(file: string, message: string) {
+    super("idp_state_unreadable", message);
     this.file = file;
   }
+}
+
+/** The one wording for a file of the data folder that cannot be used. */
+export function unreadable(file: string, why: string): IdpStateError {
+  return new IdpStateError(
+    file,
+    `The authorization server cannot read ${file} (${why}). Delete that file (users then sign in again), ` +
+      "or start over with --fresh.",
+  );
 }
 
 export interface IdpKeys {
@@ -50,13 +54,13 @@ export function decodeKeys(text: string, file: string): IdpKeys {
   const value = parseObject(text, file);
   const { signingKeys, cookieKeys } = value;
   if (!Array.isArray(signingKeys) || signingKeys.length === 0 || !signingKeys.every(isSigningKey))
-    throw new IdpStateError(file, "no usable ES256 signing key in it");
+    throw unreadable(file, "no usable ES256 signing key in it");
   if (
     !Array.isArray(cookieKeys) ||
     cookieKeys.length === 0 ||
     !cookieKeys.every((k) => typeof k === "string" && k.length >= MIN_COOKIE_KEY_CHARS)
   )
-    throw new IdpStateError(file, "no usable cookie key in it");
+    throw unreadable(file, "no usable cookie key in it");
   return { signingKeys: signingKeys as JWK[], cookieKeys: cookieKeys as string[] };
 }
 
@@ -76,18 +80,18 @@ export function encodeState(snapshot: IdpStateSnapshot): string {
 /** Never echoes the text: it holds refresh tokens and session ids. */
 export function decodeState(text: string, file: string): IdpStateSnapshot {
   const value = parseObject(text, file);
-  if (typeof value.issuer !== "string") throw new IdpStateError(file, "no issuer in it");
-  if (!Array.isArray(value.entries)) throw new IdpStateError(file, "no entries in it");
+  if (typeof value.issuer !== "string") throw unreadable(file, "no issuer in it");
+  if (!Array.isArray(value.entries)) throw unreadable(file, "no entries in it");
   const entries: StoredEntry[] = [];
   for (const [i, row] of value.entries.entries()) {
     if (!Array.isArray(row) || row.length !== 3)
-      throw new IdpStateError(file, `entry ${i} is not [key, payload, expiresAt]`);
+      throw unreadable(file, `entry ${i} is not [key, payload, expiresAt]`);
     const [key, payload, expiresAt] = row as unknown[];
     if (typeof key !== "string" || !/^[A-Za-z]+:./.test(key))
-      throw new IdpStateError(file, `entry ${i} has no model:id key`);
-    if (!isRecord(payload)) throw new IdpStateError(file, `entry ${i} has no payload object`);
+      throw unreadable(file, `entry ${i} has no model:id key`);
+    if (!isRecord(payload)) throw unreadable(file, `entry ${i} has no payload object`);
     if (expiresAt !== null && (typeof expiresAt !== "number" || !Number.isFinite(expiresAt)))
-      throw new IdpStateError(file, `entry ${i} has no valid expiry`);
+      throw unreadable(file, `entry ${i} has no valid expiry`);
     entries.push({
       key,
       payload: payload as AdapterPayload,
@@ -103,11 +107,11 @@ function parseObject(text: string, file: string): Record<string, unknown> {
     value = JSON.parse(text);
   } catch {
     // V8's message quotes the text around the fault, and the text holds secrets: say only that it is not JSON.
-    throw new IdpStateError(file, "it is not valid JSON");
+    throw unreadable(file, "it is not valid JSON");
   }
-  if (!isRecord(value)) throw new IdpStateError(file, "it is not a JSON object");
+  if (!isRecord(value)) throw unreadable(file, "it is not a JSON object");
   if (value.version !== VERSION)
-    throw new IdpStateError(
+    throw unreadable(
       file,
       `format version ${typeof value.version === "number" ? value.version : "missing"}, this agentauth reads ${VERSION}`,
     );

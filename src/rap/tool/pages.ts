@@ -102,12 +102,13 @@ export function forbiddenPage(): Page {
   );
 }
 
+/** The provider sent error=access_denied: the person pressed Deny, so say so, and what to do next. */
 export function deniedPage(provider: string): Page {
   return page(
     200,
-    "Access not granted",
-    `Access to ${provider} was not granted.`,
-    "Return to your conversation. To use this tool, ask again and approve the requested access.",
+    "Access denied",
+    "You denied access",
+    `Access to ${provider} was not granted, and the request that needed it has stopped. You can close this tab and return to your conversation; if you meant to allow it, try again from there and choose Allow.`,
   );
 }
 
