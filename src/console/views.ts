@@ -1,0 +1,63 @@
+/** The page's view of the vault: summaries (never tokens) flattened for display, and the whole `ConsoleState`. */
+
+import { peerText } from "../core/display.ts";
+import type { CredentialSummary, UnreadableCredential } from "../vault/types.ts";
+import type { AccountView, ConsoleState, UnreadableView } from "./wire.ts";
+
+/** "github", "github (via HOST)" for a self-hosted preset, or the issuer URL for a plain OAuth server. */
+export function providerText(summary: Pick<CredentialSummary, "provider" | "issuer">): string {
+  const ref = summary.provider;
+  if (!ref) return summary.issuer;
+  const host = ref.options?.host;
+  return host ? `${ref.name} (via ${host})` : ref.name;
+}
+
+export function accountView(summary: CredentialSummary, now = Date.now()): AccountView {
+  const account = summary.account ?? {};
+  const status: AccountView["status"] =
+    summary.status === "login_required"
+      ? "login_required"
+      : typeof summary.expiresAt === "number" && summary.expiresAt <= now
+        ? "expired"
+        : "active";
+  return {
+    id: summary.id,
+    subject: peerText(summary.subject),
+    provider: peerText(providerText(summary)),
+    issuer: peerText(summary.issuer, { max: 500 }),
+    resource: peerText(summary.resource, { max: 500 }),
+    account: peerText(account.label ?? account.login ?? account.email ?? account.name ?? ""),
+    scopes: summary.scopes.map((scope) => peerText(scope, { max: 100 })),
+    expiresAt: typeof summary.expiresAt === "number" ? summary.expiresAt : null,
+    status,
+    updatedAt: summary.updatedAt,
+    createdAt: summary.createdAt,
+    canRefresh: summary.has.refreshToken && summary.status !== "login_required",
+  };
+}
+
+export function unreadableView(row: UnreadableCredential): UnreadableView {
+  return {
+    id: row.id,
+    subject: row.subject === undefined ? null : peerText(row.subject),
+    issuer: row.issuer === undefined ? null : peerText(row.issuer, { max: 500 }),
+    message: peerText(row.message, { max: 500 }),
+  };
+}
+
+/** The accounts in a stable order: subject, then provider. */
+export function accountViews(
+  summaries: readonly CredentialSummary[],
+  now = Date.now(),
+): AccountView[] {
+  return summaries
+    .map((summary) => accountView(summary, now))
+    .sort(
+      (a, b) =>
+        a.subject.localeCompare(b.subject) ||
+        a.provider.localeCompare(b.provider) ||
+        a.id.localeCompare(b.id),
+    );
+}
+
+export type { ConsoleState };
