@@ -133,10 +133,17 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     );
     closers.push({ step: "vault", close: () => store.close() });
 
-    const secret = await loadInvocationSecret(join(dataDir, DEFAULT_INVOCATION_SECRET_FILE), {
-      create: true,
-    });
-    const invocationAuth = { scheme: "hmac-sha256" as const, secret };
+    // HMAC invocation auth (what `rap tool serve` defaults to), one secret file shared by the tool and the runtime.
+    const invocationAuth = {
+      scheme: "hmac-sha256" as const,
+      secret: await loadInvocationSecret(join(dataDir, DEFAULT_INVOCATION_SECRET_FILE), {
+        create: true,
+      }).catch((error: unknown) => {
+        report({ step: "tool", phase: "start" });
+        report({ step: "tool", phase: "failed", detail: failureText(error) });
+        throw error;
+      }),
+    };
     const tool = await step(
       "tool",
       () =>

@@ -1,74 +1,157 @@
 /**
- * `agentauth demo` (what `npm start` runs): starts the embedded authorization server and signs in against it with
- * the device flow. With --auto-approve the command also plays the person, so it completes unattended.
+ * `agentauth demo` (what `npm start` runs): the whole system on loopback behind the console (startDemo), or with
+ * --script every protocol's journey unattended (runDemoScript). Thin: flags → the library; progress on stderr, the
+ * summary (or with --json one ready line) on stdout; Ctrl-C or SIGTERM closes everything.
  */
 
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { createLogger } from "../../core/log.ts";
-import { CLI_CLIENT_ID, type RunningIdp, startIdp } from "../../idp/index.ts";
-import { type CliIo, EXIT } from "../io.ts";
+import { createLogger, type Logger } from "../../core/log.ts";
+import { defaultDemoDir } from "../../demo/data-folder.ts";
+import { progressText, readyLine, summaryText } from "../../demo/progress.ts";
+import { startDemo } from "../../demo/start.ts";
+import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { parseInteger } from "./idp.ts";
-import { printAccount, runLogin } from "./login.ts";
 
-export const DEMO_USAGE = `agentauth demo [--auto-approve] [--port N] [--json]
-  Starts the embedded authorization server (default port 4444, or a free one) and logs in with the device
-  flow. Sign in as alice/alice in your browser, or pass --auto-approve to let the command do it.`;
+export const DEMO_USAGE = `agentauth demo [--data-dir DIR] [--fresh] [--port N] [--json]
+  Starts the whole system on loopback (authorization server, example RAP tool and runtime, example AHP host)
+  with the console in front of it, and prints the console's link. What \`npm start\` runs.
+agentauth demo [--script | --auto-approve]
+  Runs every protocol's journey unattended (ACP, AHP, RAP) and prints a transcript; exit 1 when a step fails.`;
 
 export const DEMO_HELP: Record<string, string> = {
-  "": `agentauth demo [--auto-approve] [--port N] [--json]
-  Starts the embedded authorization server and signs in against it with the device flow, storing the tokens in
-  the vault (what \`npm start\` runs). Open the printed URL and sign in as alice/alice, or let --auto-approve do it.
+  "": `agentauth demo [--data-dir DIR] [--fresh] [--port N] [--json] [--script]
+  Starts the whole system on loopback with the console in front of it (what \`npm start\` runs): the embedded
+  authorization server, the protected API and the example RAP tool, a RAP runtime, the example AHP host, and the
+  console with the ACP, AHP and RAP panels. Progress goes to stderr; then the summary on stdout: the console's
+  link (open it in your browser; it works once), every address, and commands to try each protocol. Everything
+  (vault, keys, the server's state, ports) lives in one folder, so a second start keeps users signed in and the
+  same addresses. Ctrl-C stops everything.
 
-  --auto-approve   sign in and consent as alice automatically (unattended runs, CI)
-  --port N         the authorization server's port (default 4444, or a free one when 4444 is taken; 0 = any)
-  --json           print the stored credential (never a token) as JSON on stdout; errors as JSON too
+  --data-dir DIR     the demo's folder (default $AGENTAUTH_HOME/demo); a non-empty folder must be a demo folder
+  --fresh            empty the demo folder first (only one marked as a demo folder: demo.json)
+  --port N           the console's port (default: the one saved in the folder, else a free one; 0 = any)
+  --json             print one line {"event":"ready","urls":{…},"dataDir":…} on stdout instead of the summary
+  --script           run every protocol's journey unattended in a temporary folder and print a transcript
+  --auto-approve     the same as --script
 
-  Example:
-    agentauth demo --auto-approve`,
+  Examples:
+    agentauth demo
+    agentauth demo --fresh --data-dir /tmp/agentauth-demo
+    agentauth demo --script`,
 };
 
-const DEFAULT_PORT = 4444;
-
 export async function demoCommand(argv: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: argv,
     options: {
-      "auto-approve": { type: "boolean", default: false },
+      "data-dir": { type: "string" },
+      fresh: { type: "boolean", default: false },
       port: { type: "string" },
       json: { type: "boolean", default: false },
+      script: { type: "boolean", default: false },
+      "auto-approve": { type: "boolean", default: false },
     },
+    allowPositionals: true,
     strict: true,
   });
-  const autoApprove = values["auto-approve"];
-  const logger = createLogger({ level: "warn", fields: { component: "idp" } });
-  const options = {
-    autoApproveAs: autoApprove ? "alice" : undefined,
-    logger,
-    deviceIntervalSeconds: 2,
-  };
-  let idp: RunningIdp;
-  if (values.port) {
-    idp = await startIdp({ ...options, port: parseInteger(values.port, "--port", 0, 65535) });
-  } else {
-    // A stable port keeps the vault entry stable across runs; fall back to any free port when it is taken.
-    idp = await startIdp({ ...options, port: DEFAULT_PORT }).catch(() =>
-      startIdp({ ...options, port: 0 }),
-    );
+  if (positionals.length > 0) {
+    throw new UsageError(`agentauth demo takes no arguments (got "${positionals[0]}")`);
   }
+  const logger = createLogger({ level: "warn", fields: { component: "demo" } });
+  if (values.script || values["auto-approve"]) {
+    if (values.fresh || values.port !== undefined || values["data-dir"] !== undefined) {
+      throw new UsageError(
+        "--script runs in a temporary folder of its own; --data-dir, --fresh and --port do not apply",
+      );
+    }
+    return runScript(io, logger);
+  }
+  if (values["data-dir"] === "") throw new UsageError("--data-dir needs a folder");
+  const dataDir = resolve(values["data-dir"] ?? defaultDemoDir(io.env));
+  const consolePort =
+    values.port === undefined ? undefined : parseInteger(values.port, "--port", 0, 65535);
+
+  // Listen for the end before starting: a Ctrl-C during the start closes what started, then ends.
+  const termination = terminationSignal();
   try {
-    io.stderr(
-      `Embedded authorization server running at ${idp.issuer}${autoApprove ? " (auto-approving as alice)" : ""}.\n`,
-    );
-    const record = await runLogin(io, {
-      issuer: idp.issuer,
-      client: { clientId: CLI_CLIENT_ID },
-      flow: "device",
-      scope: "openid profile email org offline_access",
-      autoApprove,
+    const demo = await startDemo({
+      dataDir,
+      fresh: values.fresh,
+      consolePort,
+      logger,
+      onProgress: (event) => io.stderr(progressText(event)),
     });
-    printAccount(io, record, values.json);
-    return EXIT.ok;
+    try {
+      if (!termination.received) {
+        const summary = {
+          dataDir: demo.dataDir,
+          urls: demo.urls,
+          commands: demo.commands,
+          moved: demo.moved,
+        };
+        io.stdout(values.json ? readyLine(summary) : summaryText(summary));
+        await termination.promise;
+      }
+      io.stderr("Stopping the demo…\n");
+    } finally {
+      await demo.close();
+    }
+    return EXIT.interrupted;
   } finally {
-    await idp.close();
+    termination.dispose();
   }
+}
+
+/** HOOK (Part D): src/demo/script.ts `runDemoScript({ write, logger })`, loaded only when asked for. */
+async function runScript(io: CliIo, logger: Logger): Promise<number> {
+  const specifier = "../../demo/script.ts";
+  const module = (await import(specifier).catch((error: unknown) => {
+    if ((error as { code?: unknown }).code === "ERR_MODULE_NOT_FOUND") return {};
+    throw error;
+  })) as {
+    runDemoScript?: (options: {
+      write: (text: string) => void;
+      logger: Logger;
+    }) => Promise<unknown>;
+  };
+  if (typeof module.runDemoScript !== "function") {
+    io.stderr("agentauth: the demo script is not available in this build.\n");
+    return EXIT.failure;
+  }
+  const outcome = await module.runDemoScript({ write: io.stdout, logger });
+  if (typeof outcome === "number") return outcome;
+  if (typeof outcome === "boolean") return outcome ? EXIT.ok : EXIT.failure;
+  const ok = (outcome as { ok?: unknown } | undefined)?.ok;
+  return ok === false ? EXIT.failure : EXIT.ok;
+}
+
+interface Termination {
+  promise: Promise<NodeJS.Signals>;
+  readonly received: NodeJS.Signals | undefined;
+  dispose(): void;
+}
+
+/** The first SIGINT or SIGTERM, with a way to stop listening (so a failed start leaves no handler behind). */
+function terminationSignal(): Termination {
+  let received: NodeJS.Signals | undefined;
+  let done: (signal: NodeJS.Signals) => void = () => {};
+  const promise = new Promise<NodeJS.Signals>((resolve) => {
+    done = (signal) => {
+      received ??= signal;
+      resolve(signal);
+    };
+  });
+  process.on("SIGINT", done);
+  process.on("SIGTERM", done);
+  return {
+    promise,
+    get received() {
+      return received;
+    },
+    dispose() {
+      process.off("SIGINT", done);
+      process.off("SIGTERM", done);
+    },
+  };
 }

@@ -1,0 +1,216 @@
+/**
+ * startDemo as a whole, in a temp folder: every part real (embedded IdP, example tool and protected API, SQLite
+ * runtime and vault, AHP host, console), driven through the console's HTTP API as the page would, and the RAP auth
+ * link followed with plain fetch (the tool's consent page, the auto-approving IdP).
+ */
+
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import WebSocket from "ws";
+import type { ConsoleState, RapPanelState } from "../../src/console/wire.ts";
+import { createLogger } from "../../src/core/log.ts";
+import { DemoFolderError } from "../../src/demo/data-folder.ts";
+import { isPortFree } from "../../src/demo/ports.ts";
+import { type RunningDemo, startDemo } from "../../src/demo/start.ts";
+import { authorize } from "../rap/tool-oauth-fixture.ts";
+import { tempDir } from "../support/tmp.ts";
+
+/** Waits (no deadline of its own: the test's timeout ends a hang) until `read` returns a value. */
+async function until<T>(read: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** A console session as the page holds it: the cookie from the one-time link and the page's CSRF token. */
+async function consoleSession(demo: RunningDemo) {
+  const login = await fetch(demo.urls.consoleLogin, { redirect: "manual" });
+  await login.arrayBuffer();
+  assert.equal(login.status, 303);
+  const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+  assert.match(cookie, /^agentauth_console=/);
+  const page = await fetch(demo.urls.console, { headers: { cookie } });
+  const html = await page.text();
+  assert.equal(page.status, 200);
+  const csrf = /<meta name="csrf-token" content="([^"]+)"/.exec(html)?.[1];
+  assert.ok(csrf, "the page carries its CSRF token");
+  const origin = new URL(demo.urls.console).origin;
+  const post = async (path: string, body: unknown) => {
+    const response = await fetch(new URL(path, demo.urls.console), {
+      method: "POST",
+      headers: { cookie, origin, "content-type": "application/json", "x-csrf-token": csrf },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+  const state = async () => {
+    const response = await fetch(new URL("/api/state", demo.urls.console), { headers: { cookie } });
+    assert.equal(response.status, 200);
+    return (await response.json()) as ConsoleState;
+  };
+  const rap = async () =>
+    (await state()).panels.find((panel) => panel.id === "rap")?.state as RapPanelState;
+  return { post, state, rap };
+}
+
+type Session = Awaited<ReturnType<typeof consoleSession>>;
+
+async function invokeWhoami(session: Session) {
+  const answer = await session.post("/api/panels/rap/invoke", {
+    user: "alice",
+    operation: "whoami",
+  });
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  const id = JSON.stringify(answer.body).match(/"id":"([^"]+)"/)?.[1];
+  assert.ok(id, `the action names the call: ${JSON.stringify(answer.body)}`);
+  return id;
+}
+
+function callIn(state: RapPanelState, id: string) {
+  return state.calls.find((call) => call.id === id);
+}
+
+test("[DEMO-start-journey] startDemo: every URL answers; invoke as alice in the RAP panel → Authorize link on the board → followed → result in the panel → alice's credential in the vault; a restart keeps it and the ports; disconnect → the next call asks again; --fresh empties", {
+  timeout: 180_000,
+}, async () => {
+  const dataDir = join(tempDir(), "demo");
+  const logs: string[] = [];
+  const logger = createLogger({ level: "debug", write: (line) => logs.push(line) });
+  const progress: string[] = [];
+  let demo = await startDemo({
+    dataDir,
+    autoApproveAs: "alice",
+    logger,
+    onProgress: (event) => progress.push(`${event.step}:${event.phase}`),
+  });
+  try {
+    assert.ok(progress.includes("idp:done") && progress.includes("console:done"), progress.join());
+    assert.equal(demo.dataDir, dataDir);
+    assert.ok(demo.acpAgentCommand.includes("example-agent"));
+    assert.ok(demo.commands.some((c) => c.command.includes("vault list")));
+    // Every URL answers.
+    const discovery = await fetch(`${demo.urls.issuer}/.well-known/openid-configuration`);
+    assert.equal(((await discovery.json()) as { issuer: string }).issuer, demo.urls.issuer);
+    const metadata = await fetch(`${demo.urls.api}/.well-known/oauth-protected-resource/api`);
+    assert.equal(metadata.status, 200);
+    await metadata.arrayBuffer();
+    for (const url of [demo.urls.tool, demo.urls.runtime, demo.urls.console]) {
+      const response = await fetch(url);
+      await response.arrayBuffer();
+      assert.ok(response.status < 500, `${url} answers (${response.status})`);
+    }
+    await new Promise<void>((resolve, reject) => {
+      const socket = new WebSocket(demo.urls.ahp);
+      socket.once("open", () => {
+        socket.close();
+        resolve();
+      });
+      socket.once("error", reject);
+    });
+
+    // Invoke as alice through the panel action; the call waits with the tool's link.
+    const session = await consoleSession(demo);
+    const first = await invokeWhoami(session);
+    const authUrl = await until(async () => {
+      const call = callIn(await session.rap(), first);
+      return call?.status === "authorizing" && call.authUrl ? call.authUrl : undefined;
+    });
+    const pending = (await session.state()).pending.find((p) => p.id === first);
+    assert.equal(pending?.authUrl, authUrl, "the board shows the same link");
+    assert.equal(pending?.userId ?? "alice", "alice");
+    const followed = await authorize(authUrl);
+    assert.equal(followed.status, 200, followed.page);
+    const done = await until(async () => {
+      const call = callIn(await session.rap(), first);
+      return call && call.status !== "authorizing" && call.status !== "pending" ? call : undefined;
+    });
+    assert.equal(done.status, "completed");
+    assert.match(String(done.result), /You are alice at the demo API/);
+    assert.equal(done.authUrl, null, "the link is gone once the call ended");
+    const [credential] = await demo.store.list({ subject: "alice" });
+    assert.ok(credential, "alice's credential is in the demo vault");
+  } finally {
+    await demo.close();
+  }
+  for (const line of logs) {
+    assert.ok(!line.includes("token="), "the console's login link is never logged");
+  }
+
+  // A second start on the same folder: same ports, alice still connected (no new authorization).
+  const before = demo.ports;
+  demo = await startDemo({ dataDir, autoApproveAs: "alice", logger });
+  try {
+    assert.deepEqual(demo.ports, before, "the same ports again");
+    assert.equal(demo.urls.issuer, `http://127.0.0.1:${before.idp}`);
+    const [credential] = await demo.store.list({ subject: "alice" });
+    assert.ok(credential, "the credential survived the restart");
+    const session = await consoleSession(demo);
+    const second = await invokeWhoami(session);
+    const done = await until(async () => {
+      const call = callIn(await session.rap(), second);
+      return call && call.status !== "authorizing" && call.status !== "pending" ? call : undefined;
+    });
+    assert.equal(done.status, "completed", "no authorization needed after the restart");
+    assert.match(String(done.result), /You are alice/);
+
+    // Disconnect through the console API: the credential goes, the next call asks again.
+    const account = (await session.state()).accounts.find((a) => a.subject === "alice");
+    assert.ok(account);
+    const disconnected = await session.post("/api/accounts/disconnect", { id: account.id });
+    assert.equal(disconnected.status, 200, JSON.stringify(disconnected.body));
+    assert.equal((await demo.store.list({ subject: "alice" })).length, 0);
+    const third = await invokeWhoami(session);
+    await until(async () => {
+      const call = callIn(await session.rap(), third);
+      return call?.status === "authorizing" && call.authUrl ? call : undefined;
+    });
+  } finally {
+    await demo.close();
+  }
+
+  // --fresh: an empty vault (and the folder still the demo's).
+  demo = await startDemo({ dataDir, fresh: true, logger });
+  try {
+    assert.equal((await demo.store.list()).length, 0);
+  } finally {
+    await demo.close();
+  }
+  for (const port of Object.values(demo.ports)) {
+    assert.equal(await isPortFree(port), true, `port ${port} released by close()`);
+  }
+});
+
+test("[DEMO-start-foreign] a non-empty folder that is not the demo's is refused before anything starts", async () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, "notes.txt"), "mine");
+  await assert.rejects(
+    startDemo({ dataDir: dir, fresh: true }),
+    (error: unknown) => error instanceof DemoFolderError && error.code === "demo_folder_foreign",
+  );
+});
+
+test("[DEMO-start-cleanup] a start that fails half-way closes what had started (the IdP's port is free again)", {
+  timeout: 60_000,
+}, async () => {
+  const dataDir = join(tempDir(), "demo");
+  const demo = await startDemo({ dataDir });
+  const ports = demo.ports;
+  await demo.close();
+  // A damaged invocation secret: the IdP and the vault start, the tool's step fails.
+  writeFileSync(join(dataDir, "rap-invocation.secret"), "not a secret", { mode: 0o600 });
+  const steps: string[] = [];
+  await assert.rejects(
+    startDemo({ dataDir, onProgress: (event) => steps.push(`${event.step}:${event.phase}`) }),
+  );
+  assert.ok(steps.includes("idp:done") && steps.includes("vault:done"), steps.join());
+  assert.ok(steps.includes("tool:failed"), steps.join());
+  assert.ok(
+    steps.some((s) => s.endsWith(":failed")),
+    steps.join(),
+  );
+  assert.equal(await isPortFree(ports.idp), true, "the IdP was closed");
+});
