@@ -1,0 +1,93 @@
+/** `agentauth demo` as a real child process: the ready line, the console link, Ctrl-C/SIGTERM, flags, refusals. */
+
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { isPortFree } from "../../src/demo/ports.ts";
+import { runCli, startCli } from "../support/cli.ts";
+import { tempDir } from "../support/tmp.ts";
+
+async function assertReleased(urls: Record<string, string>): Promise<void> {
+  for (const [name, url] of Object.entries(urls)) {
+    const port = Number(new URL(url).port);
+    assert.equal(await isPortFree(port), true, `${name} (${port}) closed`);
+  }
+}
+
+test("[DEMO-cli-json] demo --json --data-dir --fresh: one ready line, the console link works, Ctrl-C closes everything and exits 130", {
+  timeout: 120_000,
+}, async () => {
+  const home = tempDir();
+  const dataDir = join(home, "demo");
+  const demo = startCli(["demo", "--json", "--data-dir", dataDir, "--fresh"], {
+    AGENTAUTH_HOME: home,
+  });
+  const [line] = await demo.waitFor("stdout", /^\{"event":"ready".*\}$/m);
+  const ready = JSON.parse(line) as { urls: Record<string, string>; dataDir: string };
+  assert.equal(ready.dataDir, dataDir);
+  for (const name of ["issuer", "api", "tool", "runtime", "ahp", "console", "consoleLogin"]) {
+    assert.ok(ready.urls[name], `urls.${name}`);
+  }
+  const login = await fetch(ready.urls.consoleLogin, { redirect: "manual" });
+  await login.arrayBuffer();
+  assert.equal(login.status, 303, "the one-time link signs in to the console");
+  assert.match(login.headers.get("set-cookie") ?? "", /^agentauth_console=/);
+  demo.kill("SIGINT");
+  const result = await demo.exited;
+  assert.equal(result.code, 130, result.stderr);
+  assert.equal(result.stdout.trim().split("\n").length, 1, "stdout holds the ready line only");
+  const token = new URL(ready.urls.consoleLogin).searchParams.get("token") ?? "";
+  assert.ok(token.length > 20);
+  assert.ok(!result.stderr.includes(token), "the login token is not on stderr (progress, logs)");
+  assert.match(
+    result.stderr,
+    /Starting the authorization server… ok \(http:\/\/127\.0\.0\.1:\d+\)/,
+  );
+  await assertReleased(
+    Object.fromEntries(Object.entries(ready.urls).filter(([name]) => name !== "consoleLogin")),
+  );
+});
+
+test("[DEMO-cli-summary] demo without --json: the default folder under AGENTAUTH_HOME, the summary on stdout, SIGTERM exits 130", {
+  timeout: 120_000,
+}, async () => {
+  const home = tempDir();
+  const demo = startCli(["demo", "--port", "0"], { AGENTAUTH_HOME: home });
+  await demo.waitFor("stdout", /Ctrl-C stops everything\./);
+  const { stdout } = demo.output();
+  assert.match(stdout, /Open this in your browser/);
+  assert.match(stdout, /http:\/\/127\.0\.0\.1:\d+\/\?token=/);
+  assert.ok(stdout.includes(join(home, "demo")), "the default data folder is $AGENTAUTH_HOME/demo");
+  assert.match(stdout, /acp status -- /);
+  assert.match(stdout, /ahp login ws:\/\/127\.0\.0\.1:\d+/);
+  demo.kill("SIGTERM");
+  const result = await demo.exited;
+  assert.equal(result.code, 130, result.stderr);
+});
+
+test("[DEMO-cli-usage] --help, stray arguments, bad flags and a foreign folder", {
+  timeout: 60_000,
+}, async () => {
+  const help = await runCli(["demo", "--help"]);
+  assert.equal(help.code, 0);
+  for (const flag of ["--data-dir", "--fresh", "--port", "--json", "--script", "--auto-approve"]) {
+    assert.ok(help.stdout.includes(flag), flag);
+  }
+  for (const args of [
+    ["demo", "extra"],
+    ["demo", "--port", "http"],
+    ["demo", "--port", "70000"],
+    ["demo", "--bogus"],
+    ["demo", "--script", "--fresh"],
+    ["demo", "--data-dir", ""],
+  ]) {
+    const result = await runCli(args, { AGENTAUTH_HOME: tempDir() });
+    assert.equal(result.code, 2, `${args.join(" ")}: ${result.stderr}`);
+  }
+  const foreign = tempDir();
+  writeFileSync(join(foreign, "thesis.tex"), "precious");
+  const refused = await runCli(["demo", "--json", "--fresh", "--data-dir", foreign]);
+  assert.equal(refused.code, 1);
+  assert.equal(JSON.parse(refused.stdout).error.code, "demo_folder_foreign");
+});
