@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { createLogger } from "../core/log.ts";
 import * as acp from "./commands/acp.ts";
 import * as ahp from "./commands/ahp.ts";
+import { CONSOLE_HELP, CONSOLE_USAGE, consoleCommand } from "./commands/console.ts";
 import { DEMO_HELP, DEMO_USAGE, demoCommand } from "./commands/demo.ts";
 import { IDP_HELP, IDP_USAGE, idpCommand } from "./commands/idp.ts";
 import { LOGIN_HELP, LOGIN_USAGE, loginCommand } from "./commands/login.ts";
@@ -25,6 +26,7 @@ import { watchInterrupt } from "./lifecycle.ts";
 
 const AREAS: Area[] = [
   { name: "demo", usage: DEMO_USAGE, help: DEMO_HELP, run: demoCommand },
+  { name: "console", usage: CONSOLE_USAGE, help: CONSOLE_HELP, run: consoleCommand },
   { name: "login", usage: LOGIN_USAGE, help: LOGIN_HELP, run: loginCommand },
   { name: "providers", usage: PROVIDERS_USAGE, help: PROVIDERS_HELP, run: providersCommand },
   {
