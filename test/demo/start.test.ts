@@ -214,3 +214,41 @@ test("[DEMO-start-cleanup] a start that fails half-way closes what had started (
   );
   assert.equal(await isPortFree(ports.idp), true, "the IdP was closed");
 });
+
+test("[DEMO-rap-panel-hostile-http] hostile bodies to POST /api/panels/rap/invoke answer 400 with a typed code and start no call", {
+  timeout: 60_000,
+}, async () => {
+  const demo = await startDemo({ dataDir: join(tempDir(), "demo") });
+  try {
+    const session = await consoleSession(demo);
+    const cases: [unknown, string][] = [
+      [{ user: "mallory", operation: "whoami" }, "demo_unknown_user"],
+      [{ user: "alice", operation: "../../admin" }, "demo_unknown_operation"],
+      [{ user: "alice", operation: "echo", text: { nested: true } }, "demo_invalid_text"],
+      [{ user: { toString: "alice" }, operation: "whoami" }, "demo_unknown_user"],
+    ];
+    for (const [body, code] of cases) {
+      const answer = await session.post("/api/panels/rap/invoke", body);
+      assert.equal(answer.status, 400, JSON.stringify(answer.body));
+      assert.equal((answer.body.error as { code: string }).code, code);
+    }
+    assert.deepEqual((await session.rap()).calls, [], "no call was started");
+    const echo = await session.post("/api/panels/rap/invoke", {
+      user: "bob",
+      operation: "echo",
+      text: "\u001b[31mred\u202e",
+    });
+    assert.equal(echo.status, 200);
+    const done = await until(async () =>
+      (await session.rap()).calls.find((call) => call.status === "completed"),
+    );
+    assert.equal(done.userId, "bob");
+    const shown = String(done.result);
+    assert.ok(
+      !shown.includes("\u001b") && !shown.includes("\u202e"),
+      "the result is shown sanitised",
+    );
+  } finally {
+    await demo.close();
+  }
+});
