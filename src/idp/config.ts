@@ -96,7 +96,8 @@ export function buildConfiguration(options: IdpConfigOptions): Configuration {
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token"),
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     ttl: {
-      AccessToken: accessTokenTtl,
+      // A function, not a number: a number would override the resource server's accessTokenTTL (per-resource TTLs).
+      AccessToken: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? accessTokenTtl,
       AuthorizationCode: 60,
       DeviceCode: options.deviceCodeTtlSeconds ?? 600,
       Grant: 14 * 24 * 3600,
