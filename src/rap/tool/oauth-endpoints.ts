@@ -55,6 +55,10 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
         "set-cookie": cookie,
         // Continue redirects to the provider: form-action must allow its origin too (browsers check redirects).
         "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; form-action 'self' ${entry.authorizationUrl.origin}`,
+        // With no-referrer, Chromium sends `Origin: null` on the form's POST (Fetch: a request's origin is serialized
+        // as null under that policy), which the origin check below refuses. same-origin still sends nothing to other
+        // origins; the 303 to the provider carries no-referrer itself.
+        "referrer-policy": "same-origin",
       },
     );
   }
