@@ -15,8 +15,9 @@ import {
   STATE_FILE,
   startIdp,
 } from "../../src/idp/index.ts";
-import { authorizeAndRedeem, tokenRequest } from "../support/authorize.ts";
+import { authorizationUrl, authorizeAndRedeem, pkce, tokenRequest } from "../support/authorize.ts";
 import { tempDir } from "../support/tmp.ts";
+import { Browser } from "./browser.ts";
 
 const RESOURCE = "https://api.example.test/";
 
@@ -108,6 +109,40 @@ test("[IDP-persistence-restart] without a data folder nothing survives: a new se
       refresh_token: refreshToken,
     });
     assert.equal(answer.body.error, "invalid_grant");
+  } finally {
+    await second.close();
+  }
+});
+
+test("[IDP-persistence-session] a browser signed in before the restart is still signed in after it (cookie keys and session kept)", async () => {
+  const dir = tempDir();
+  const first = await startIdp({ dataDir: dir });
+  const { issuer, port } = first;
+  const browser = new Browser();
+  const authorize = async () =>
+    authorizationUrl(issuer, (await pkce()).challenge, { scope: "openid profile" });
+  const login = await browser.visit(await authorize(), issuer);
+  const loginAction = /<form method="post" action="([^"]+\/login)"/.exec(login.html)?.[1];
+  assert.ok(loginAction, login.html);
+  const consent = await browser.visit(new URL(loginAction, issuer), issuer, {
+    login: "carol",
+    password: "carol",
+  });
+  const allow = /<form method="post" action="([^"]+\/confirm)"/.exec(consent.html)?.[1];
+  assert.ok(allow, consent.html);
+  const done = await browser.visit(new URL(allow, issuer), issuer, {});
+  assert.ok(done.location?.searchParams.get("code"));
+  await first.close();
+
+  const second = await startIdp({ dataDir: dir, port });
+  try {
+    // Native clients are asked for consent every time (oidc-provider's policy), but the sign-in is remembered.
+    const again = await browser.visit(await authorize(), issuer);
+    assert.equal(again.status, 200);
+    assert.match(again.html, /You are signed in as <strong>Carol Danvers \(carol\)<\/strong>/);
+    assert.doesNotMatch(again.html, /action="[^"]+\/login"/, "no sign-in form");
+    const stranger = await new Browser().visit(await authorize(), issuer);
+    assert.match(stranger.html, /action="[^"]+\/login"/, "another browser still has to sign in");
   } finally {
     await second.close();
   }
