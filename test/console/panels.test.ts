@@ -69,7 +69,7 @@ test("[CONSOLE-panels-action] a panel's state is in ConsoleState; its action run
   let answer: Awaited<ReturnType<typeof postJson>> | undefined;
   const state = await nextState<ConsoleState>(
     signedIn,
-    (s) => (s.panels[0]?.state as RapPanelState).calls.length === 1,
+    (s) => (s.panels[0]?.state as RapPanelState | undefined)?.calls.length === 1,
     async () => {
       answer = await postJson(signedIn, "/api/panels/rap/invoke", {
         user: "alice",
