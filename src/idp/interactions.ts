@@ -66,6 +66,10 @@ export function interactionRoutes(
         const scopes = String(details.params.scope ?? "")
           .split(" ")
           .filter(Boolean);
+        // oidc-provider drops offline_access from the request unless prompt=consent (OIDC Core §11), yet this server
+        // issues refresh tokens to every client allowed the grant: tell the person what really happens.
+        if (client?.grantTypeAllowed("refresh_token") && !scopes.includes("offline_access"))
+          scopes.push("offline_access");
         const resource = details.params.resource;
         const resources = Array.isArray(resource)
           ? resource.map(String)

@@ -16,7 +16,7 @@ export function page(title: string, body: string): string {
 <style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;line-height:1.5}
 label{display:block;margin-top:.6rem;font-weight:600}input,button{font-size:1rem;padding:.4rem;margin:.2rem 0;width:100%;box-sizing:border-box}
 button{cursor:pointer}:focus-visible{outline:3px solid #1a5fb4;outline-offset:2px}code{font-size:1.4rem}
-li code,p code{font-size:1rem}.actions form{margin:.4rem 0}[role=alert]{color:#a51d2d;font-weight:600}</style>
+li code,p code{font-size:1rem}.actions form{margin:.4rem 0}.primary{background:#1a5fb4;color:#fff;border:1px solid #1a5fb4}[role=alert]{color:#a51d2d;font-weight:600}</style>
 </head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
 }
 
@@ -79,7 +79,7 @@ ${scopes.length ? list(scopes) : "<p>Nothing beyond signing you in.</p>"}
 ${resources.length ? `<h2>For use at</h2>\n${list(resources)}` : ""}
 <p>Allow only if you started this from ${client}.</p>
 <div class="actions">
-<form method="post" action="/interaction/${escapeHtml(view.uid)}/confirm"><button type="submit">Allow</button></form>
+<form method="post" action="/interaction/${escapeHtml(view.uid)}/confirm"><button type="submit" class="primary">Allow</button></form>
 <form method="post" action="/interaction/${escapeHtml(view.uid)}/abort"><button type="submit">Deny</button></form>
 </div>`,
   );

@@ -74,8 +74,8 @@ test("[IDP-consent-page] the login page names the client and has labelled fields
     client_id: EXAMPLE_TOOL_CLIENT_ID,
     redirect_uri: redirect,
     scope: "openid profile email offline_access read",
+    // No prompt=consent: oidc-provider then drops offline_access, but a refresh token is issued all the same.
     resource: ALPHA,
-    prompt: "consent",
   });
   assert.match(login.html, /Sign in to continue to <strong>agentauth example RAP tool<\/strong>/);
   assert.match(login.html, /<label for="login">Username<\/label>/);
@@ -98,7 +98,7 @@ test("[IDP-consent-page] the login page names the client and has labelled fields
     html,
     /<h2>For use at<\/h2>\s*<ul><li><code>https:\/\/alpha\.example\.test\/<\/code>/,
   );
-  assert.match(html, /<button type="submit">Allow<\/button>/);
+  assert.match(html, /<button type="submit" class="primary">Allow<\/button>/);
   assert.match(html, /<button type="submit">Deny<\/button>/);
   assert.doesNotMatch(html, /scope openid/, "no raw 'scope x' lines any more");
 });
@@ -122,6 +122,7 @@ test("[IDP-consent-page] a hostile client name (dynamic registration) is escaped
     client_id,
     scope: "openid",
   });
+  assert.doesNotMatch(consent.html, /stay signed in/, "a client without refresh_token gets none");
   for (const html of [login.html, consent.html]) {
     assert.doesNotMatch(html, /<img/);
     assert.ok(html.includes("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&amp;&#39;"));
