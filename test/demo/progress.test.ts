@@ -53,3 +53,27 @@ test("[DEMO-progress-ready] --json: one ready line with every URL and the data f
   assert.deepEqual(parsed.urls, urls);
   assert.equal(parsed.dataDir, "/tmp/demo");
 });
+
+test("[DEMO-commands] the printed commands name the demo folder (quoted when needed) and this demo's addresses", async () => {
+  const { demoCommands } = await import("../../src/demo/start.ts");
+  const commands = demoCommands("/tmp/my demo's folder", urls);
+  const text = commands.map((c) => c.command).join("\n");
+  for (const line of text.split("\n")) {
+    assert.ok(
+      line.startsWith(`AGENTAUTH_HOME='/tmp/my demo'\\''s folder' npm run agentauth -- `),
+      line,
+    );
+  }
+  assert.match(text, /vault list/);
+  assert.match(
+    text,
+    /acp status -- node src\/cli\/main\.ts acp example-agent --issuer http:\/\/127\.0\.0\.1:4444/,
+  );
+  assert.match(text, /ahp login ws:\/\/127\.0\.0\.1:5004/);
+  assert.match(text, /rap inspect http:\/\/127\.0\.0\.1:5002/);
+  assert.ok(!text.includes("ONE-TIME"), "no console token in the commands");
+  assert.equal(
+    demoCommands("/tmp/demo", urls)[0]?.command,
+    "AGENTAUTH_HOME=/tmp/demo npm run agentauth -- vault list",
+  );
+});
