@@ -24,7 +24,10 @@ test("[DEMO-cli-json] demo --json --data-dir --fresh: one ready line, the consol
     AGENTAUTH_HOME: home,
   });
   const [line] = await demo.waitFor("stdout", /^\{"event":"ready".*\}$/m);
-  const ready = JSON.parse(line) as { urls: Record<string, string>; dataDir: string };
+  const ready = JSON.parse(line) as {
+    urls: Record<string, string> & { consoleLogin: string };
+    dataDir: string;
+  };
   assert.equal(ready.dataDir, dataDir);
   for (const name of ["issuer", "api", "tool", "runtime", "ahp", "console", "consoleLogin"]) {
     assert.ok(ready.urls[name], `urls.${name}`);
