@@ -1,12 +1,29 @@
 /** `agentauth demo` as a real child process: the ready line, the console link, Ctrl-C/SIGTERM, flags, refusals. */
 
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { isPortFree } from "../../src/demo/ports.ts";
 import { runCli, startCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
+
+/** Linux: the pids whose parent is `pid` (from /proc), e.g. an example ACP agent a panel started. */
+function childrenOf(pid: number | undefined): number[] {
+  if (pid === undefined || !existsSync("/proc")) return [];
+  const out: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) out.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return out;
+}
 
 async function assertReleased(urls: Record<string, string>): Promise<void> {
   for (const [name, url] of Object.entries(urls)) {
@@ -36,9 +53,13 @@ test("[DEMO-cli-json] demo --json --data-dir --fresh: one ready line, the consol
   await login.arrayBuffer();
   assert.equal(login.status, 303, "the one-time link signs in to the console");
   assert.match(login.headers.get("set-cookie") ?? "", /^agentauth_console=/);
+  const children = childrenOf(demo.pid);
   demo.kill("SIGINT");
   const result = await demo.exited;
   assert.equal(result.code, 130, result.stderr);
+  for (const child of children) {
+    assert.equal(existsSync(`/proc/${child}`), false, `child process ${child} ended with the demo`);
+  }
   assert.equal(result.stdout.trim().split("\n").length, 1, "stdout holds the ready line only");
   const token = new URL(ready.urls.consoleLogin).searchParams.get("token") ?? "";
   assert.ok(token.length > 20);
