@@ -8,6 +8,9 @@ import { chmodSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync }
 import { join } from "node:path";
 import { test } from "node:test";
 import { createRemoteJWKSet, jwtVerify } from "jose";
+import type { Logger } from "../../src/core/log.ts";
+import { silentLogger } from "../../src/core/log.ts";
+import { stateWriter } from "../../src/idp/data-dir.ts";
 import {
   IdpStateError,
   KEYS_FILE,
@@ -15,6 +18,7 @@ import {
   STATE_FILE,
   startIdp,
 } from "../../src/idp/index.ts";
+import { MemoryStorage, memoryAdapterFactory } from "../../src/idp/memory-adapter.ts";
 import { authorizationUrl, authorizeAndRedeem, pkce, tokenRequest } from "../support/authorize.ts";
 import { tempDir } from "../support/tmp.ts";
 import { Browser } from "./browser.ts";
@@ -271,4 +275,76 @@ test("[IDP-persistence-corrupt] a data folder path that is a file is refused wit
     assert.match(error.message, /cannot use the data folder .*Choose another folder/);
     return true;
   });
+});
+
+// --- The pieces: the debounced writer and the storage restore ---
+
+test("[IDP-persistence-writer] many changes, one snapshot: flush writes the latest state once; a failed write is logged, not thrown", async () => {
+  const dir = tempDir();
+  let snapshots = 0;
+  const logs: { event: string; fields: unknown }[] = [];
+  const logger = {
+    ...silentLogger,
+    error: (event: string, fields?: unknown) => void logs.push({ event, fields }),
+  } as Logger;
+  let counter = 0;
+  // A delay no test waits for: only flush() writes here.
+  const writer = stateWriter({
+    dir,
+    logger,
+    delayMs: 3_600_000,
+    snapshot: () => {
+      snapshots++;
+      return {
+        issuer: "http://127.0.0.1:1",
+        entries: [{ key: "Grant:g", payload: { counter }, expiresAt: Number.POSITIVE_INFINITY }],
+      };
+    },
+  });
+  for (counter = 1; counter <= 50; counter++) writer.schedule();
+  await writer.flush();
+  assert.equal(snapshots, 1);
+  const saved = JSON.parse(readFileSync(join(dir, STATE_FILE), "utf8"));
+  assert.deepEqual(
+    saved.entries,
+    [["Grant:g", { counter: 51 }, null]],
+    "Infinity is saved as null",
+  );
+  await writer.flush();
+  assert.equal(snapshots, 1, "nothing new, nothing written");
+
+  rmSync(dir, { recursive: true });
+  writer.schedule();
+  await writer.flush();
+  assert.equal(logs.length, 1);
+  assert.equal(logs[0]?.event, "idp.state_write_failed");
+  assert.deepEqual(Object.keys(logs[0]?.fields as object).sort(), ["code", "file"]);
+});
+
+test("[IDP-persistence-restore] a restored storage drops expired entries, rebuilds its indexes and keeps the registration cap", async () => {
+  const now = Date.now();
+  const storage = new MemoryStorage({ maxRegistrations: 1 });
+  storage.restore([
+    { key: "DeviceCode:d1", payload: { userCode: "ABCD", grantId: "g1" }, expiresAt: now + 60_000 },
+    { key: "RefreshToken:r1", payload: { grantId: "g1" }, expiresAt: now + 60_000 },
+    { key: "RefreshToken:old", payload: { grantId: "g2" }, expiresAt: now - 1 },
+    { key: "Client:c1", payload: { client_id: "c1" }, expiresAt: now + 60_000 },
+    { key: "Client:c2", payload: { client_id: "c2" }, expiresAt: now + 60_000 },
+  ]);
+  assert.deepEqual(
+    storage.live().map((e) => e.key),
+    ["DeviceCode:d1", "RefreshToken:r1", "Client:c2"],
+    "expired and over-cap entries are gone",
+  );
+  const Adapter = memoryAdapterFactory(storage);
+  assert.deepEqual(await new Adapter("DeviceCode").findByUserCode("ABCD"), {
+    userCode: "ABCD",
+    grantId: "g1",
+  });
+  await new Adapter("RefreshToken").revokeByGrantId("g1");
+  assert.deepEqual(
+    storage.live().map((e) => e.key),
+    ["Client:c2"],
+    "the grant index was rebuilt",
+  );
 });
