@@ -21,6 +21,7 @@ function document(title: string, body: string, head = ""): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/console.css">
 ${head}</head>
 <body>

@@ -350,15 +350,22 @@ export function consoleScript(): void {
       connection.textContent = `${state.connected ? "Connected to" : "Not connected to"} ${state.url}`;
     byId("ahp-resources")?.replaceChildren(
       ...state.resources.map((resource) => {
-        const parts = [
-          `${resource.name} (${resource.resource}):`,
-          resource.authenticated ? "signed in" : "not signed in",
-        ];
-        if (resource.subject) parts.push(`as ${resource.subject}`);
-        if (resource.expiresAt !== null)
-          parts.push(`expires ${expiresText(resource.expiresAt, now)}`);
-        parts.push(`${resource.renewals} renewal${resource.renewals === 1 ? "" : "s"}`);
-        return el("li", parts.join(", "), { "data-resource": resource.resource });
+        const signed = resource.authenticated ? "signed in" : "not signed in";
+        const item = el("li", `${resource.name} (${resource.resource}): ${signed}`, {
+          "data-resource": resource.resource,
+        });
+        if (resource.subject) item.append(`, as ${resource.subject}`);
+        if (resource.expiresAt !== null) {
+          item.append(", ");
+          item.append(
+            el("span", `expires ${expiresText(resource.expiresAt, now)}`, {
+              "data-expires-at": String(resource.expiresAt),
+              "data-expires-prefix": "expires ",
+            }),
+          );
+        }
+        item.append(`, ${resource.renewals} renewal${resource.renewals === 1 ? "" : "s"}`);
+        return item;
       }),
     );
     byId("ahp-prompt")?.replaceChildren(...promptNode(state.prompt));
@@ -471,7 +478,7 @@ export function consoleScript(): void {
       const prefix = node.getAttribute("data-expires-prefix") ?? "";
       if (Number.isFinite(at)) node.textContent = `${prefix}${expiresText(at, now)}`;
     }
-  }, 5000);
+  }, 1000);
 
   void refresh().catch(() => {});
   follow();

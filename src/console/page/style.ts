@@ -11,6 +11,7 @@ export const CONSOLE_CSS = `
     --bad: #ff8a8a; --focus: #8ab4ff; }
 }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 body { margin: 0 auto; padding: 1rem; max-width: 70rem; font: 1rem/1.5 system-ui, sans-serif; color: var(--fg);
   background: var(--bg); overflow-wrap: anywhere; }
 h1 { font-size: 1.6rem; margin: 0 0 1rem; }
