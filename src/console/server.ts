@@ -309,6 +309,8 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     const drop = () => streams.delete(response);
     request.on("close", drop);
     response.on("close", drop);
+    // A browser that went away mid-write is not the server's failure.
+    response.on("error", drop);
   }
 
   await new Promise<void>((resolve, reject) => {
