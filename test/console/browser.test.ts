@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type TestContext, test } from "node:test";
@@ -305,6 +306,126 @@ test("[CONSOLE-browser-keyboard] in Chromium, by keyboard only: Tab reaches Invo
 
   assert.equal(await demo.stop(), 130, demo.output().stderr);
 });
+
+test("[CONSOLE-browser-session] in Chromium: no session → the sign-in-needed page; the printed link works once and sets an HttpOnly SameSite=Strict cookie the page cannot read; another site's page cannot invoke", {
+  timeout: 180_000,
+}, async (t) => {
+  if (skipWithoutBrowser(t)) return;
+  const demo = await startDemoProcess(t);
+  const { context, page } = await openBrowser(t);
+
+  // Without the link: 401 and how to get a fresh one.
+  const bare = await page.goto(demo.urls.console);
+  assert.equal(bare?.status(), 401);
+  await page.getByText(/no console session/i).waitFor({ timeout: STEP_MS });
+  await screenshot(page, "session-01-no-session");
+
+  // The link: a session cookie the page's script cannot read.
+  await signInToConsole(page, demo.urls);
+  const cookies = await context.cookies(demo.urls.console);
+  const session = cookies.find((cookie) => cookie.name === "agentauth_console");
+  assert.ok(session, "the session cookie is set");
+  assert.equal(session.httpOnly, true);
+  assert.equal(session.sameSite, "Strict");
+  assert.equal(session.path, "/");
+  assert.doesNotMatch(await page.evaluate(() => document.cookie), /agentauth_console/);
+
+  // Pages of other origins, served by a plain loopback server of this test, send what a browser lets them: a
+  // cookie-carrying no-cors POST, and a JSON POST that needs a CORS preflight. Nothing may happen.
+  const attacker = await startAttackerPage(t);
+  const attack = async (origin: string): Promise<string[]> => {
+    const tab = await context.newPage();
+    try {
+      await tab.goto(`${origin}/`);
+      await tab.getByRole("heading", { name: "Another site" }).waitFor({ timeout: STEP_MS });
+      return await tab.evaluate(async (target) => {
+        const outcomes: string[] = [];
+        const body = JSON.stringify({ user: "alice", operation: "echo", input: { text: "csrf" } });
+        try {
+          await fetch(target, {
+            method: "POST",
+            mode: "no-cors",
+            credentials: "include",
+            headers: { "content-type": "text/plain" },
+            body,
+          });
+          outcomes.push("no-cors: sent, answer opaque");
+        } catch (error) {
+          outcomes.push(`no-cors: ${(error as Error).name}`);
+        }
+        try {
+          const answer = await fetch(target, {
+            method: "POST",
+            credentials: "include",
+            headers: { "content-type": "application/json" },
+            body,
+          });
+          outcomes.push(`cors: readable ${answer.status}`);
+        } catch (error) {
+          outcomes.push(`cors: ${(error as Error).name}`);
+        }
+        return outcomes;
+      }, `${demo.urls.console}api/panels/rap/invoke`);
+    } finally {
+      await tab.close();
+    }
+  };
+  // Another port of 127.0.0.1 is the same site (the SameSite=Strict cookie goes along): the console itself must
+  // refuse (foreign Origin, not JSON, no CSRF token). localhost is another site (no cookie, Sec-Fetch-Site).
+  for (const origin of [`http://127.0.0.1:${attacker.port}`, `http://localhost:${attacker.port}`]) {
+    assert.deepEqual(
+      await attack(origin),
+      ["no-cors: sent, answer opaque", "cors: TypeError"],
+      `from ${origin}: the simple request is answered (opaquely), the preflighted one never leaves the browser`,
+    );
+  }
+  // Every attacking request was answered before fetch resolved; the console's own state shows none was run.
+  const state = await page.evaluate(async () => {
+    const answer = await fetch("/api/state");
+    return (await answer.json()) as ConsoleStateShape;
+  });
+  const rap = state.panels.find((panel) => panel.id === "rap");
+  assert.ok(rap, "the demo has the RAP panel");
+  assert.deepEqual(rap.state.calls, [], "no call was invoked from another site");
+  assert.equal(state.pending.length, 0);
+  await screenshot(page, "session-02-signed-in-nothing-invoked");
+
+  // The link worked once: a browser without the cookie cannot use it again.
+  await context.clearCookies();
+  const again = await page.goto(demo.urls.consoleLogin);
+  assert.equal(again?.status(), 401, "the one-time token is spent");
+  await page.getByText(/no console session/i).waitFor({ timeout: STEP_MS });
+  await screenshot(page, "session-03-link-spent");
+
+  assert.equal(await demo.stop(), 130, demo.output().stderr);
+});
+
+/** A page of another origin on loopback ("Another site"), closed when the test ends. */
+async function startAttackerPage(t: TestContext): Promise<{ port: number }> {
+  const server = createServer((_request, response) => {
+    response.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+    response.end(
+      '<!doctype html><html lang="en"><title>Another site</title><h1>Another site</h1></html>',
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  const address = server.address();
+  assert.ok(address && typeof address === "object");
+  return { port: address.port };
+}
+
+/** The part of ConsoleState (src/console/wire.ts) this file reads. */
+interface ConsoleStateShape {
+  pending: unknown[];
+  panels: { id: string; state: { calls?: unknown[] } }[];
+}
 
 test("[CONSOLE-browser-skip-rule] without Chromium the browser tests skip with a notice, unless AGENTAUTH_REQUIRE_BROWSER=1 makes that a failure", () => {
   const missing = join(tmpdir(), "agentauth-no-such-chromium", "chromium");
