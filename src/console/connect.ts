@@ -177,7 +177,9 @@ export async function disconnect(
     );
   }
   const who = record.account.label ?? record.subject;
-  const where = providerText(record);
+  const where = record.resource
+    ? `${providerText(record)} (for ${record.resource})`
+    : providerText(record);
   const result = await logout({
     store,
     key: { subject: record.subject, issuer: record.issuer, resource: record.resource },

@@ -307,7 +307,8 @@ export function consoleScript(): void {
           }
         }
         if (call.result !== null) {
-          const output = el("output", call.result);
+          // role none: an <output> is a status region by default, and the page keeps exactly one (the status line).
+          const output = el("output", call.result, { role: "none" });
           if (call.isError) output.className = "status-failed";
           item.append(output);
         }
