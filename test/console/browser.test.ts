@@ -26,6 +26,13 @@ import { REPO_ROOT } from "../support/cli.ts";
 
 const MAIN = join(REPO_ROOT, "src", "cli", "main.ts");
 
+/**
+ * Set while the console's Connect select (its longest option) is wider than 320 CSS px, a known failure of the page
+ * (src/console/page/style.ts); the zoom test still runs and reports, without failing the suite. Empty it once fixed.
+ */
+const ZOOM_TODO: string | false =
+  "the Connect <select> overflows at 320 CSS px (style.ts: select needs max-width: 100%)";
+
 /** How long one browser step may wait for the page (a person's patience, not a performance claim). */
 const STEP_MS = 30_000;
 
@@ -304,6 +311,52 @@ test("[CONSOLE-browser-keyboard] in Chromium, by keyboard only: Tab reaches Invo
   await waiting.first().getByRole("link", { name: "Authorize" }).waitFor({ timeout: STEP_MS });
   await screenshot(page, "keyboard-02-invoked");
 
+  assert.equal(await demo.stop(), 130, demo.output().stderr);
+});
+
+test("[CONSOLE-browser-zoom] in Chromium at 400 % zoom (320 CSS px): one column, nothing wider than the window, every control reachable", {
+  timeout: 180_000,
+  todo: ZOOM_TODO,
+}, async (t) => {
+  if (skipWithoutBrowser(t)) return;
+  const demo = await startDemoProcess(t);
+  const { page } = await openBrowser(t);
+  await signInToConsole(page, demo.urls);
+  // A finished call with its result and a waiting one with its Authorize link, so every part has content.
+  await invokeAs(page, "alice", "echo");
+  const panel = demoThread(page);
+  await callsIn(panel).filter({ hasText: "completed" }).first().waitFor({ timeout: STEP_MS });
+  await invokeAs(page, "bob", "whoami");
+  await callsIn(panel)
+    .filter({ hasText: "waiting for authorization" })
+    .first()
+    .waitFor({ timeout: STEP_MS });
+
+  // 1280 px at 400 % = 320 CSS px (WCAG 1.4.10 reflow).
+  await page.setViewportSize({ width: 320, height: 256 });
+  const overflow = await page.evaluate(() => {
+    const root = document.documentElement;
+    const right = (element: Element) => element.getBoundingClientRect().right;
+    const tooWide = (element: Element) => right(element) > root.clientWidth + 1;
+    // The outermost elements that stick out, named so a failure says where to look.
+    const wide = Array.from(document.querySelectorAll("body *"))
+      .filter(
+        (element) => tooWide(element) && !(element.parentElement && tooWide(element.parentElement)),
+      )
+      .map(
+        (element) =>
+          `<${element.tagName.toLowerCase()}${element.id ? ` id=${element.id}` : ""}> ${Math.round(right(element))} px "${(element.textContent ?? "").trim().slice(0, 60)}"`,
+      );
+    return { scrollWidth: root.scrollWidth, clientWidth: root.clientWidth, wide };
+  });
+  await screenshot(page, "zoom-400-top");
+  await panel.getByRole("button", { name: "Invoke", exact: true }).scrollIntoViewIfNeeded();
+  await screenshot(page, "zoom-400-demo-thread");
+  assert.ok(
+    overflow.scrollWidth <= overflow.clientWidth,
+    `at 400 % zoom the page is ${overflow.scrollWidth} px wide in a ${overflow.clientWidth} px window; ` +
+      `sticking out: ${overflow.wide.join("; ")}`,
+  );
   assert.equal(await demo.stop(), 130, demo.output().stderr);
 });
 
