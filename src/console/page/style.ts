@@ -23,8 +23,11 @@ th, td { text-align: start; vertical-align: top; padding: .25rem .5rem .25rem 0;
 .table-wrap { overflow-x: auto; }
 ul, ol { padding-inline-start: 1.25rem; }
 li { margin: .25rem 0; }
-label { display: inline-block; margin: .25rem 1rem .25rem 0; }
+label { display: inline-block; margin: .25rem 1rem .25rem 0; max-width: 100%; }
 select, button, input { font: inherit; padding: .3rem .6rem; max-width: 100%; }
+/* A select is as wide as its longest option unless told otherwise: it may shrink with the window. */
+label select { min-width: 0; width: auto; }
+form { max-width: 100%; }
 button { cursor: pointer; }
 a, button, select, input, summary { outline-offset: 2px; }
 a:focus-visible, button:focus-visible, select:focus-visible, input:focus-visible, summary:focus-visible {
@@ -42,5 +45,7 @@ code { font-family: ui-monospace, monospace; }
   tr { border-bottom: 1px solid var(--line); padding: .5rem 0; }
   td { border: 0; padding: .1rem 0; }
   td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; }
+  label { display: block; margin-right: 0; }
+  label select { display: block; width: 100%; }
 }
 `;
