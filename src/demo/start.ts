@@ -186,6 +186,9 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     );
     runtime = started.created;
     closers.push({ step: "runtime", close: () => started.created.close() });
+    await rapPanel
+      .load()
+      .catch((error: unknown) => logger.warn("demo.rap_panel_load_failed", { error }));
 
     const ahp = await step(
       "ahp",

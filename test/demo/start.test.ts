@@ -172,6 +172,24 @@ test("[DEMO-start-journey] startDemo: every URL answers; invoke as alice in the 
     await demo.close();
   }
 
+  // A third start: the panel lists the earlier calls; the one left waiting was cancelled (its link is gone).
+  demo = await startDemo({ dataDir, logger });
+  try {
+    const session = await consoleSession(demo);
+    const calls = (await session.rap()).calls;
+    assert.ok(calls.length >= 3, JSON.stringify(calls));
+    assert.ok(
+      calls.some(
+        (call) => call.status === "completed" && /You are alice/.test(String(call.result)),
+      ),
+    );
+    const last = calls.at(-1);
+    assert.equal(last?.status, "cancelled", JSON.stringify(last));
+    assert.equal(last?.authUrl, null);
+  } finally {
+    await demo.close();
+  }
+
   // --fresh: an empty vault (and the folder still the demo's).
   demo = await startDemo({ dataDir, fresh: true, logger });
   try {

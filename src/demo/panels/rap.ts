@@ -28,7 +28,7 @@ export interface AuthLinks {
 
 export interface RapPanelOptions {
   /** The runtime, once it exists: the panel's hooks go into createRuntime, so it is created after the panel. */
-  runtime: () => Pick<RapRuntime, "invoke" | "getCall"> | undefined;
+  runtime: () => Pick<RapRuntime, "invoke" | "getCall" | "thread" | "cancelCall"> | undefined;
   board: AuthLinks;
   users?: readonly string[];
   operations?: readonly string[];
@@ -47,6 +47,11 @@ export interface RapPanel {
   close(): Promise<void>;
   /** Pass to hooksFor(board, activity, panel.hooks): the panel follows its own calls' authorization and result. */
   hooks: RuntimeHooks;
+  /**
+   * Shows the demo threads' latest calls from the runtime's database (after a restart); calls the last run left
+   * waiting are cancelled (their tool-side sign-in and link did not survive).
+   */
+  load(): Promise<void>;
 }
 
 /** Pure: checks the invoke action's input; throws DemoPanelInputError naming what is wrong (never echoing much). */
@@ -186,10 +191,51 @@ export function createRapPanel(options: RapPanelOptions): RapPanel {
     return { groupId: outcome.groupId, id: outcome.id, accepted: outcome.accepted };
   };
 
+  const load = async () => {
+    const runtime = options.runtime();
+    if (!runtime) return;
+    const found: CallView[] = [];
+    for (const user of users) {
+      const thread = await runtime.thread(`${DEMO_THREAD_PREFIX}${user}`);
+      for (const call of thread.calls) {
+        found.push({
+          groupId: call.groupId,
+          id: call.id,
+          userId: call.userId ?? user,
+          operation: call.operation,
+          status: call.status,
+          authUrl: null,
+          result: call.result ? peerText(call.result.text, { max: 2000, multiline: true }) : null,
+          isError: call.result?.isError ?? false,
+          at: call.createdAt,
+        });
+      }
+    }
+    // A call the last run left waiting cannot finish: the tool kept its sign-in in memory and the link is gone.
+    for (const call of found) {
+      if (terminal(call.status)) continue;
+      const cancelled = await runtime.cancelCall(call.groupId, call.id);
+      if (cancelled) {
+        call.status = cancelled.status;
+        call.result = cancelled.result
+          ? peerText(cancelled.result.text, { max: 2000, multiline: true })
+          : null;
+        call.isError = cancelled.result?.isError ?? true;
+      }
+    }
+    found.sort((a, b) => a.at - b.at);
+    for (const call of found.slice(-MAX_CALLS)) {
+      // The cancellation's result hook may have listed the call already: list it again in time order.
+      calls.delete(keyOf(call.groupId, call.id));
+      upsert(call.groupId, call.id, call, call);
+    }
+  };
+
   return {
     id: "rap",
     title: "Demo thread (RAP)",
     hooks,
+    load,
     state: () => ({
       users: [...users],
       operations: [...operations],
