@@ -201,7 +201,7 @@ export function hooksFor(
   return hooks as RuntimeHooks;
 }
 
-/** The user the call is for: the authorization event names none, so it comes from the call's thread when known. */
+/** The user the call is for (the runtime passes the call's `user_id`). */
 function userOf(event: AuthorizationRequiredEvent): string | null {
-  return (event as AuthorizationRequiredEvent & { userId?: string | null }).userId ?? null;
+  return event.userId ?? null;
 }

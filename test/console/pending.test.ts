@@ -40,6 +40,7 @@ test("[CONSOLE-pending-hooks] onAuthorizationRequired shows the call with its li
     operation: "whoami",
     toolset: "example",
     provider: "demo",
+    userId: "alice",
     authUrl: AUTH_URL,
   });
   const [waiting] = board.list();
@@ -85,6 +86,7 @@ test("[CONSOLE-pending-hooks] a failing call shows failed; a call that never nee
     operation: "echo",
     toolset: "example",
     provider: null,
+    userId: "alice",
     authUrl: AUTH_URL,
   });
   await hooks.onToolResult?.({
@@ -126,6 +128,7 @@ test("[CONSOLE-pending-chain] the embedder's own hooks still run, after ours, fo
     operation: "echo",
     toolset: "t",
     provider: null,
+    userId: "alice",
     authUrl: AUTH_URL,
   });
   await hooks.onToolResult?.({
@@ -158,6 +161,7 @@ test("[CONSOLE-pending-hostile] a javascript:, data: or unparsable link is never
       operation: "op\u001b[2J\u202e",
       toolset: "t",
       provider: null,
+      userId: "alice",
       authUrl: "javascript:alert(document.cookie)",
     });
   }

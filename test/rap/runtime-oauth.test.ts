@@ -14,7 +14,7 @@ const ghTool = {
 const AUTH_URL =
   "https://github.example/login/oauth/authorize?client_id=abc&state=Zq1-unique-state-7f3a9c&redirect_uri=https%3A%2F%2Ftool.example%2Fcb";
 
-test("[RAP-runtime-oauth-pending] oauth keeps the call pending, surfaces auth_url once, adds a status entry, never re-invokes", async () => {
+test("[RAP-runtime-oauth-pending][RAP-runtime-oauth-user] oauth keeps the call pending, surfaces auth_url once, adds a status entry, never re-invokes", async () => {
   const tool = await standInTool({ name: "github-tools", tools: [ghTool] });
   const { runtime, recorded } = await testRuntime({ toolsetUrls: [tool.origin] });
   await runtime.invoke({
@@ -35,6 +35,7 @@ test("[RAP-runtime-oauth-pending] oauth keeps the call pending, surfaces auth_ur
       operation: "list_repos",
       toolset: "github-tools",
       provider: "github",
+      userId: "u1",
       authUrl: AUTH_URL,
     },
   ]);

@@ -177,6 +177,7 @@ async function onOAuth(ctx: CallbackContext, message: OAuthMessage, respond: Res
     operation: call.operation,
     toolset: call.toolset,
     provider: call.requiresAuth,
+    userId: call.userId,
     authUrl: message.auth_url,
   });
   // RAP §OAuth: SHOULD tell the model authorization is in progress. Once per call: a re-issued URL is shown to the

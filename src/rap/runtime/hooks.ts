@@ -20,6 +20,8 @@ export interface AuthorizationRequiredEvent {
   toolset: string;
   /** The tool's `annotations.requiresAuth`, when it declared one. */
   provider: string | null;
+  /** The `user_id` the call was invoked for: the person the authorization will belong to. */
+  userId: string | null;
   /**
    * The URL the user must visit. Handed over once and never stored by the runtime (RAP §OAuth): show it now (print
    * it, render a link), do not persist it.
