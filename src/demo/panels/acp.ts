@@ -1,0 +1,215 @@
+/**
+ * The console's ACP panel: the example agent as the demo's own ACP client sees it (journeys/acp.ts). Actions
+ * "refresh" (ask the agent its state), "login" (its device flow: the link and code go to the panel for the person,
+ * the action answers as soon as they are there) and "logout". Every step starts the agent and ends it. The state
+ * holds no token; the device code is the one the person types.
+ */
+
+import type { ActivityLog, ConsolePanel } from "../../console/index.ts";
+import type { AcpPanelState } from "../../console/wire.ts";
+import { peerText } from "../../core/display.ts";
+import { AgentAuthError } from "../../core/errors.ts";
+import { type Logger, silentLogger } from "../../core/log.ts";
+import type { CredentialStore } from "../../vault/index.ts";
+import {
+  type AcpJourneyContext,
+  type AcpStatusView,
+  acpLogin,
+  acpLogout,
+  acpStatus,
+  exampleAgentCommand,
+} from "../journeys/acp.ts";
+
+export interface AcpPanelContext {
+  issuer: string;
+  dataDir: string;
+  store?: CredentialStore;
+  activity: ActivityLog;
+  logger?: Logger;
+  /** argv that starts the agent (RunningDemo.acpAgentCommand); default the example agent against `issuer`. */
+  agentCommand?: readonly string[];
+  /** Script-like use: open the device link itself (the demo IdP auto-approves). Default false: a person does. */
+  autoApprove?: boolean;
+  /** Ask the agent its state once at start. Default true. */
+  checkOnStart?: boolean;
+}
+
+/** An action asked for while another runs. */
+export class DemoPanelBusyError extends AgentAuthError {
+  constructor(panel: string, busy: string) {
+    super(
+      "demo_panel_busy",
+      `The ${panel} panel is busy (${busy}); try again when it has finished.`,
+    );
+  }
+}
+
+export function createAcpPanel(ctx: AcpPanelContext): ConsolePanel {
+  const logger = ctx.logger ?? silentLogger;
+  const controller = new AbortController();
+  const command = ctx.agentCommand ?? exampleAgentCommand(ctx.issuer);
+  const journey: AcpJourneyContext = {
+    issuer: ctx.issuer,
+    dataDir: ctx.dataDir,
+    agentCommand: command,
+    logger,
+    signal: controller.signal,
+  };
+  const state: AcpPanelState = {
+    agentCommand: displayCommand(command),
+    signedIn: null,
+    accounts: [],
+    methods: [],
+    prompt: null,
+    busy: null,
+    lastError: null,
+    checkedAt: null,
+  };
+  const listeners = new Set<() => void>();
+  const changed = () => {
+    for (const listener of [...listeners]) {
+      try {
+        listener();
+      } catch (error) {
+        logger.warn("demo.acp_panel.listener_failed", { error });
+      }
+    }
+  };
+  const running = new Set<Promise<unknown>>();
+  let closed = false;
+
+  const apply = (view: AcpStatusView) => {
+    state.signedIn = view.signedIn;
+    state.accounts = view.accounts;
+    state.methods = view.methods;
+    state.checkedAt = Date.now();
+  };
+
+  /** Runs one step in the background (tracked for close); `busy` names it while it runs. */
+  const start = (name: string, step: () => Promise<void>): Promise<void> => {
+    if (closed) throw new AgentAuthError("demo_panel_closed", "The demo is shutting down.");
+    if (state.busy) throw new DemoPanelBusyError("ACP", state.busy);
+    state.busy = name;
+    state.lastError = null;
+    changed();
+    const done = step()
+      .catch((error: unknown) => {
+        if (closed) return;
+        state.lastError = errorText(error);
+        ctx.activity.record({
+          component: "acp",
+          kind: "error",
+          summary: `ACP ${name} failed: ${state.lastError}`,
+        });
+        logger.warn("demo.acp_panel.failed", { step: name, error });
+      })
+      .finally(() => {
+        state.busy = null;
+        state.prompt = null;
+        running.delete(done);
+        if (!closed) changed();
+      });
+    running.add(done);
+    return done;
+  };
+
+  const refresh = () =>
+    start("status", async () => {
+      apply(await acpStatus(journey));
+    });
+
+  const login = async (): Promise<AcpPanelState> => {
+    let shown: () => void = () => {};
+    const promptShown = new Promise<void>((resolve) => {
+      shown = resolve;
+    });
+    const done = start("login", async () => {
+      const result = await acpLogin(journey, {
+        autoApprove: ctx.autoApprove === true,
+        onPrompt: (prompt) => {
+          state.prompt = prompt;
+          ctx.activity.record({
+            component: "acp",
+            kind: "authorization_requested",
+            summary: `The example agent asks you to sign in at ${prompt.verificationUri}`,
+          });
+          changed();
+          shown();
+        },
+      });
+      apply(result);
+      const who = result.accounts[0]?.label;
+      if (result.outcome === "signed_in") {
+        ctx.activity.record({
+          component: "acp",
+          kind: "sign_in",
+          ...(who ? { subject: who } : {}),
+          summary: `The example agent signed in${who ? ` as ${who}` : ""} (ACP, ${result.method})`,
+        });
+      } else {
+        state.lastError = `The login finished but the agent reports: ${result.state}.`;
+      }
+    });
+    // Answer once the person has something to do (the link and code), or when the login is over.
+    await Promise.race([promptShown, done]);
+    return snapshot();
+  };
+
+  const logout = async (): Promise<AcpPanelState> => {
+    await start("logout", async () => {
+      apply(await acpLogout(journey));
+      ctx.activity.record({
+        component: "acp",
+        kind: "logout",
+        summary: "The example agent signed out (ACP logout)",
+      });
+    });
+    return snapshot();
+  };
+
+  const snapshot = (): AcpPanelState => structuredClone(state);
+
+  if (ctx.checkOnStart !== false) {
+    refresh().catch(() => {});
+  }
+
+  return {
+    id: "acp",
+    title: "ACP",
+    state: snapshot,
+    actions: {
+      refresh: async () => {
+        await refresh();
+        return snapshot();
+      },
+      login,
+      logout,
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+    async close() {
+      closed = true;
+      controller.abort();
+      listeners.clear();
+      await Promise.allSettled([...running]);
+    },
+  };
+}
+
+/** The argv as a person would type it (quoted where needed), for the panel's "try it in a terminal" line. */
+function displayCommand(argv: readonly string[]): string {
+  return argv
+    .map((word) =>
+      /^[A-Za-z0-9_./:@%+=,-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`,
+    )
+    .join(" ");
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) return peerText(error.message, { max: 300 });
+  return "unexpected failure";
+}
