@@ -220,7 +220,7 @@ async function ahpJourney(demo: RunningDemo, step: Step, logger: Logger): Promis
       const who = [...new Set(views.map((v) => v.subject).filter(Boolean))].join(", ");
       const left = Math.min(...views.map((v) => (v.expiresAt ?? Date.now()) - Date.now()));
       return {
-        value: outcomes,
+        value: new Map(views.map((v) => [v.resource, v.expiresAt])),
         detail: `${outcomes.length} resources as ${who || "?"}; tokens expire in ~${Math.max(0, Math.round(left / 1000))} s`,
       };
     });
@@ -229,16 +229,23 @@ async function ahpJourney(demo: RunningDemo, step: Step, logger: Logger): Promis
       "renewal",
       async (signal) => {
         if (!journey || !authenticated) throw new Skipped();
-        const first = journey.renewals()[0];
-        const event = first ?? (await journey.nextRenewal({ signal }));
-        const after = (await journey.resources()).find((r) => r.resource === event.resource);
+        const seen = journey.renewals()[0] ?? {
+          ...(await journey.nextRenewal({ signal })),
+          at: Date.now(),
+        };
+        const old = authenticated.get(seen.resource);
+        const ahead =
+          old != null && old > seen.at
+            ? `${((old - seen.at) / 1000).toFixed(1)} s before the old token expired`
+            : "after the old token expired";
+        const after = (await journey.resources()).find((r) => r.resource === seen.resource);
         const left =
           after?.expiresAt != null
-            ? `; new token for ${Math.max(0, Math.round((after.expiresAt - Date.now()) / 1000))} s`
+            ? `; the new one lasts ${Math.max(0, Math.round((after.expiresAt - Date.now()) / 1000))} s`
             : "";
         return {
-          value: event,
-          detail: `${event.resource} renewed before expiry (${event.trigger})${left}`,
+          value: seen,
+          detail: `${seen.resource} renewed ${ahead} (${seen.trigger})${left}`,
         };
       },
       SCRIPT_AHP_TOKEN_TTL_SECONDS * 5_000,
@@ -288,7 +295,7 @@ async function rapJourney(demo: RunningDemo, step: Step): Promise<void> {
         `the sign-in ended at ${page.where} (HTTP ${page.status}): ${page.text.slice(0, 120)}`,
       );
     }
-    return { value: page, detail: `consent → IdP → callback: "${page.text.slice(0, 80)}"` };
+    return { value: page, detail: `consent → IdP → callback: "${clip(page.text, 90)}"` };
   });
   await guarded("result", async (signal) => {
     if (!first) throw new Skipped();
@@ -343,6 +350,13 @@ async function rapCredentials(demo: RunningDemo): Promise<CredentialSummary[]> {
   const api = new URL(demo.urls.api).origin;
   const all = await demo.store.list({ subject: SCRIPT_USER });
   return all.filter((c) => c.resource !== "" && new URL(c.resource, "http://x").origin === api);
+}
+
+/** The first words of `text`, cut at a word boundary. */
+function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max);
+  return `${cut.slice(0, Math.max(cut.lastIndexOf(" "), max / 2))}…`;
 }
 
 function origin(url: string): string {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "node:test";
 import { runDemoScript, transcriptText } from "../../src/demo/script.ts";
 import { openVault } from "../../src/vault/index.ts";
@@ -113,4 +114,22 @@ test("[DEMO-script-redaction] transcriptText keeps a URL's origin and path only,
     "open http://127.0.0.1:1/oauth/start now please",
   );
   assert.equal(transcriptText("ws://127.0.0.1:2/x#frag"), "ws://127.0.0.1:2/x");
+});
+
+test("[DEMO-script-start-refused] a folder that is not the demo's is refused: ✗ start, ok false, nothing in it deleted", {
+  timeout: 60_000,
+}, async () => {
+  const dataDir = tempDir("agentauth-demo-script-foreign-");
+  writeFileSync(join(dataDir, "notes.txt"), "mine");
+  let text = "";
+  const result = await runDemoScript({
+    dataDir,
+    write: (line) => {
+      text += line;
+    },
+  });
+  assert.equal(result.ok, false);
+  assert.match(text, /^✗ DEMO\s+start/m);
+  assert.match(text, /^1 of 1 steps failed/m);
+  assert.equal(readFileSync(join(dataDir, "notes.txt"), "utf8"), "mine");
 });
