@@ -38,6 +38,8 @@ export interface DemoScriptOptions {
   /** Receives each transcript line, newline included. */
   write: (line: string) => void;
   logger?: Logger;
+  /** Ctrl-C: the running step is abandoned, the rest are skipped, the demo is closed (and the folder removed). */
+  signal?: AbortSignal;
   /** Called after each step (tests use it to break the demo mid-way). */
   afterStep?: (step: string, demo: RunningDemo) => void | Promise<void>;
 }
@@ -51,6 +53,8 @@ type Protocol = "DEMO" | "ACP" | "AHP" | "RAP";
 
 /** Thrown by a step that cannot run because an earlier one of its journey failed. */
 class Skipped extends Error {}
+/** The caller's signal ended the script. */
+class Cancelled extends Error {}
 
 export async function runDemoScript(options: DemoScriptOptions): Promise<DemoScriptResult> {
   const logger = options.logger ?? silentLogger;
@@ -58,6 +62,8 @@ export async function runDemoScript(options: DemoScriptOptions): Promise<DemoScr
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "agentauth-demo-script-"));
   const steps: DemoScriptResult["steps"] = [];
   let demo: RunningDemo | undefined;
+  /** The closing step runs whatever the signal says. */
+  let closing = false;
 
   const step = async <T>(
     protocol: Protocol,
@@ -68,11 +74,18 @@ export async function runDemoScript(options: DemoScriptOptions): Promise<DemoScr
     const started = performance.now();
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
+    let onCancel: (() => void) | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         controller.abort();
         reject(new Error(`no answer within ${Math.round(timeoutMs / 1000)} s`));
       }, timeoutMs);
+      onCancel = () => {
+        controller.abort();
+        reject(new Cancelled());
+      };
+      if (options.signal?.aborted && !closing) onCancel();
+      else if (!closing) options.signal?.addEventListener("abort", onCancel, { once: true });
     });
     let value: T | undefined;
     let ok = false;
@@ -84,13 +97,16 @@ export async function runDemoScript(options: DemoScriptOptions): Promise<DemoScr
       ok = true;
     } catch (error) {
       detail =
-        error instanceof Skipped
-          ? "skipped (an earlier step failed)"
-          : transcriptText(error instanceof Error ? error.message : String(error));
+        error instanceof Cancelled
+          ? "cancelled"
+          : error instanceof Skipped
+            ? "skipped (an earlier step failed)"
+            : transcriptText(error instanceof Error ? error.message : String(error));
       if (!(error instanceof Skipped))
         logger.warn("demo.script.step_failed", { protocol, name, error });
     } finally {
       clearTimeout(timer);
+      if (onCancel) options.signal?.removeEventListener("abort", onCancel);
       controller.abort();
     }
     const ms = Math.round(performance.now() - started);
@@ -118,16 +134,16 @@ export async function runDemoScript(options: DemoScriptOptions): Promise<DemoScr
       });
       return { value: started, detail: `every part on loopback; IdP ${started.urls.issuer}` };
     });
-    if (demo) {
-      await acpJourney(demo, step);
-      await ahpJourney(demo, step, logger);
-      await rapJourney(demo, step);
+    for (const journey of [acpJourney, ahpJourney, rapJourney]) {
+      if (!demo || options.signal?.aborted) break;
+      await journey(demo, step, logger);
     }
   } finally {
     if (demo) {
-      const closing = demo;
+      const running = demo;
+      closing = true;
       await step("DEMO", "close", async () => {
-        await closing.close();
+        await running.close();
         return { value: undefined, detail: "every part stopped" };
       });
     }
@@ -151,7 +167,7 @@ type Step = <T>(
   timeoutMs?: number,
 ) => Promise<T | undefined>;
 
-async function acpJourney(demo: RunningDemo, step: Step): Promise<void> {
+async function acpJourney(demo: RunningDemo, step: Step, _logger: Logger): Promise<void> {
   const base = (signal: AbortSignal): AcpJourneyContext => ({
     issuer: demo.urls.issuer,
     dataDir: demo.dataDir,
@@ -255,7 +271,7 @@ async function ahpJourney(demo: RunningDemo, step: Step, logger: Logger): Promis
   }
 }
 
-async function rapJourney(demo: RunningDemo, step: Step): Promise<void> {
+async function rapJourney(demo: RunningDemo, step: Step, _logger: Logger): Promise<void> {
   const groupId = `script-${randomUUID()}`;
   const invokeWaiting = async (signal: AbortSignal) => {
     const outcome = await demo.runtime.invoke({

@@ -133,3 +133,30 @@ test("[DEMO-script-start-refused] a folder that is not the demo's is refused: �
   assert.match(text, /^1 of 1 steps failed/m);
   assert.equal(readFileSync(join(dataDir, "notes.txt"), "utf8"), "mine");
 });
+
+test("[DEMO-script-cancel] a cancelled script (Ctrl-C) stops after the running step, skips the rest, closes the demo and leaves no agent running", {
+  timeout: 120_000,
+}, async () => {
+  const dataDir = tempDir("agentauth-demo-script-cancel-");
+  const controller = new AbortController();
+  let text = "";
+  let issuer = "";
+  const result = await runDemoScript({
+    dataDir,
+    signal: controller.signal,
+    write: (line) => {
+      text += line;
+    },
+    afterStep: (step, demo) => {
+      issuer = demo.urls.issuer;
+      if (step === "ACP status") controller.abort();
+    },
+  });
+  assert.equal(result.ok, false);
+  assert.match(text, /^✓ ACP\s+status/m);
+  assert.doesNotMatch(text, /^✓ ACP\s+login/m);
+  assert.doesNotMatch(text, /AHP|RAP/);
+  assert.match(text, /^✓ DEMO\s+close/m);
+  await assert.rejects(fetch(`${issuer}/.well-known/openid-configuration`));
+  assert.deepEqual(processesUsing(dataDir), []);
+});
