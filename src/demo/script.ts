@@ -306,9 +306,11 @@ async function rapJourney(demo: RunningDemo, step: Step, _logger: Logger): Promi
   await guarded("authorize", async (signal) => {
     if (!first) throw new Skipped();
     const page = await followLink(first.link, { signal });
-    if (page.status !== 200 || page.consentsGiven !== 1) {
+    // The journey ends on the tool's own page (its callback); anywhere else (an IdP sign-in form) it stopped.
+    const back = page.where.startsWith(new URL(demo.urls.tool).origin);
+    if (page.status !== 200 || page.consentsGiven !== 1 || !back) {
       throw new Error(
-        `the sign-in ended at ${page.where} (HTTP ${page.status}): ${page.text.slice(0, 120)}`,
+        `the sign-in ended at ${page.where} (HTTP ${page.status}): ${clip(page.text, 120)}`,
       );
     }
     return { value: page, detail: `consent → IdP → callback: "${clip(page.text, 90)}"` };
