@@ -4,7 +4,8 @@
  * consent page and the embedded authorization server's sign-in and consent pages.
  *
  * Screenshots of every step go to test-results/screenshots/ (CI keeps the folder). With
- * AGENTAUTH_README_SCREENSHOT=1 the journey also writes docs/console.png, the README's picture of the console.
+ * AGENTAUTH_README_SCREENSHOT=1 the ACP/AHP test also writes docs/console.png, the README's picture of the console
+ * (every panel busy: ACP and AHP signed in, a finished RAP call).
  */
 
 import assert from "node:assert/strict";
@@ -164,6 +165,42 @@ async function followAuthorize(context: BrowserContext, link: Locator): Promise<
   return tab;
 }
 
+/**
+ * Plays the person on the authorization server's pages in `tab`, whatever the order they come in: confirm the
+ * device code (Continue), sign in, Allow; done at "Signed in". Each step waits for the next page's heading.
+ */
+async function signInAtIdp(tab: Page, user: string, shots: string): Promise<void> {
+  const heading = tab.getByRole("heading", { level: 1 });
+  let title = "";
+  for (let step = 1; step <= 6; step++) {
+    const next = title
+      ? heading.filter({ hasNotText: new RegExp(`^${escapeRegExp(title)}$`) })
+      : heading;
+    await next.waitFor({ timeout: STEP_MS });
+    title = (await heading.textContent())?.trim() ?? "";
+    await screenshot(tab, `${shots}-idp-${step}`);
+    if (/^signed in$/i.test(title)) return tab.close();
+    if (/confirm device|connect a device/i.test(title)) {
+      await tab.getByRole("button", { name: "Continue" }).click();
+    } else if (/^sign in$/i.test(title)) {
+      await tab.getByLabel(/^user/i).fill(user);
+      await tab.getByLabel(/^password/i).fill(user);
+      await tab.getByRole("button", { name: "Sign in" }).click();
+    } else if (await tab.getByRole("button", { name: "Allow", exact: true }).count()) {
+      await tab.getByRole("button", { name: "Allow", exact: true }).click();
+    } else {
+      throw new Error(
+        `unexpected page at the authorization server: ${title}: ${await tab.textContent("body")}`,
+      );
+    }
+  }
+  throw new Error(`the sign-in did not finish: last page ${title}`);
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
 /** Marks the page's window: the mark survives only while the page is never reloaded or left. */
 async function markWindow(page: Page): Promise<void> {
   await page.evaluate(() => {
@@ -244,7 +281,6 @@ test("[CONSOLE-browser-rap-journey] in Chromium, by clicking: invoke as alice, a
   assert.equal(await aliceRow.count(), 1, "one account for alice");
   assert.ok(await windowMarked(page), "the result arrived without a reload");
   await screenshot(page, "rap-journey-07-result-and-account");
-  if (process.env.AGENTAUTH_README_SCREENSHOT === "1") await readmeScreenshot(page);
 
   // 8. Disconnect: the row goes away and the live region says so.
   await aliceRow.getByRole("button", { name: /^Disconnect/ }).click();
@@ -268,6 +304,65 @@ test("[CONSOLE-browser-rap-journey] in Chromium, by clicking: invoke as alice, a
   await screenshot(page, "rap-journey-09-asks-again");
 
   // 10. Ctrl-C stops the demo.
+  assert.equal(await demo.stop(), 130, demo.output().stderr);
+});
+
+test("[CONSOLE-browser-acp-ahp] in Chromium, by clicking: Sign in (ACP) and Authenticate (AHP) show a device prompt whose link signs in at the authorization server, the panels then say signed in; Sign out (ACP) signs out", {
+  timeout: 240_000,
+}, async (t) => {
+  if (skipWithoutBrowser(t)) return;
+  const demo = await startDemoProcess(t);
+  const { context, page } = await openBrowser(t);
+  await signInToConsole(page, demo.urls);
+  await markWindow(page);
+
+  // ACP: the demo's own ACP client signs in to the example agent with the device flow.
+  // The panel checks the agent's status first (a click meanwhile is refused as busy): wait for its answer.
+  const acp = section(page, "ACP");
+  await acp.getByText("Not signed in.", { exact: true }).waitFor({ timeout: STEP_MS });
+  await acp.getByRole("button", { name: "Sign in (ACP)" }).click();
+  const acpLink = acp.getByRole("link");
+  await acpLink.waitFor({ timeout: STEP_MS });
+  assert.match(String(await acp.textContent()), /enter the code [A-Z0-9-]+/);
+  await screenshot(page, "acp-ahp-01-acp-device-prompt");
+  await signInAtIdp(await followAuthorize(context, acpLink), "alice", "acp-ahp-02-acp");
+  await acp.getByText("Signed in.", { exact: true }).waitFor({ timeout: STEP_MS });
+  await acpLink.waitFor({ state: "detached", timeout: STEP_MS });
+  await screenshot(page, "acp-ahp-03-acp-signed-in");
+
+  // AHP: the demo's AHP client authenticates to the example host's resources (the browser's IdP session stays).
+  const ahp = section(page, "AHP");
+  await ahp.getByRole("button", { name: "Authenticate (AHP)" }).click();
+  const ahpLink = ahp.getByRole("link");
+  await ahpLink.waitFor({ timeout: STEP_MS });
+  await signInAtIdp(await followAuthorize(context, ahpLink), "alice", "acp-ahp-04-ahp");
+  const resources = ahp.locator("li[data-resource]");
+  await resources.first().waitFor({ timeout: STEP_MS });
+  const count = await resources.count();
+  assert.ok(count >= 1, "the example host protects resources");
+  await ahp
+    .locator("li[data-resource]")
+    .filter({ hasText: /: signed in, as / })
+    .nth(count - 1)
+    .waitFor({ timeout: STEP_MS });
+  assert.equal(await resources.filter({ hasText: "not signed in" }).count(), 0);
+  assert.ok(await windowMarked(page), "the panels changed without a reload");
+  await screenshot(page, "acp-ahp-05-ahp-signed-in");
+  if (process.env.AGENTAUTH_README_SCREENSHOT === "1") {
+    // The RAP panel with a finished call too, for the README's picture of every protocol at once.
+    await invokeAs(page, "alice", "echo");
+    await callsIn(demoThread(page))
+      .filter({ hasText: "completed" })
+      .first()
+      .waitFor({ timeout: STEP_MS });
+    await readmeScreenshot(page);
+  }
+
+  // Sign out (ACP).
+  await acp.getByRole("button", { name: "Sign out (ACP)" }).click();
+  await acp.getByText("Not signed in.", { exact: true }).waitFor({ timeout: STEP_MS });
+  await screenshot(page, "acp-ahp-06-acp-signed-out");
+
   assert.equal(await demo.stop(), 130, demo.output().stderr);
 });
 
@@ -502,10 +597,11 @@ test("[CONSOLE-browser-skip-rule] without Chromium the browser tests skip with a
   assert.equal(CHROMIUM_PATH, "/usr/bin/chromium");
 });
 
-/** docs/console.png: the console's visible part at a README-friendly size (AGENTAUTH_README_SCREENSHOT=1). */
+/** docs/console.png: the whole console page, 1280 px wide (AGENTAUTH_README_SCREENSHOT=1). */
 async function readmeScreenshot(page: Page): Promise<void> {
   const path = join(REPO_ROOT, "docs", "console.png");
-  await page.screenshot({ path, fullPage: false });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.screenshot({ path, fullPage: true });
   const size = statSync(path).size;
   assert.ok(size < 300_000, `docs/console.png is ${size} bytes; keep it under 300 KB`);
 }
