@@ -28,7 +28,6 @@ export {
   type DemoOptions,
   type DemoUrls,
   demoCommands,
-  type PeerPanelContext,
   type RunningDemo,
   startDemo,
 } from "./start.ts";

@@ -4,7 +4,6 @@
  * started is closed again in reverse order, by close() and by a start that fails half-way (no server is left).
  */
 
-import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { EXAMPLE_ALPHA, EXAMPLE_BETA, startExampleHost } from "../ahp/host/index.ts";
 import {
@@ -24,6 +23,8 @@ import { createRuntime, DB_FILE, type RapRuntime } from "../rap/runtime/index.ts
 import { openVault } from "../vault/index.ts";
 import type { CredentialStore } from "../vault/types.ts";
 import { prepareDataFolder } from "./data-folder.ts";
+import { createAcpPanel } from "./panels/acp.ts";
+import { createAhpPanel } from "./panels/ahp.ts";
 import { createRapPanel } from "./panels/rap.ts";
 import { choosePorts, type DemoPorts, readSavedPorts, savePorts } from "./ports.ts";
 import type { DemoProgress, DemoStep } from "./progress.ts";
@@ -202,21 +203,39 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     );
     closers.push({ step: "ahp", close: () => ahp.close() });
 
-    const peerPanels = await createPeerPanels({
+    // The ACP and AHP panels (src/demo/panels): each closes what it started (agent processes, connections).
+    const acpAgentCommand = [
+      process.execPath,
+      MAIN_SCRIPT,
+      "acp",
+      "example-agent",
+      "--issuer",
+      idp.issuer,
+    ];
+    const autoApprove = options.autoApproveAs !== undefined;
+    const peerPanels: ConsolePanel[] = [];
+    const acpPanel = createAcpPanel({
       issuer: idp.issuer,
-      ahpUrl: ahp.url,
       dataDir,
       store,
       activity,
-      logger,
+      logger: logger.child({ component: "acp-panel" }),
+      agentCommand: acpAgentCommand,
+      autoApprove,
     });
-    for (const panel of peerPanels) {
-      if (panel.close)
-        closers.push({
-          step: `${panel.id}-panel`,
-          close: () => panel.close?.() ?? Promise.resolve(),
-        });
-    }
+    peerPanels.push(acpPanel);
+    closers.push({ step: "acp-panel", close: async () => acpPanel.close?.() });
+    const ahpPanel = createAhpPanel({
+      ahpUrl: ahp.url,
+      issuer: idp.issuer,
+      dataDir,
+      store,
+      activity,
+      logger: logger.child({ component: "ahp-panel" }),
+      autoApprove,
+    });
+    peerPanels.push(ahpPanel);
+    closers.push({ step: "ahp-panel", close: async () => ahpPanel.close?.() });
 
     const connectTarget: ConnectTarget = {
       id: "demo-idp",
@@ -250,14 +269,6 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
       console: consoleServer.url,
       consoleLogin: consoleServer.loginUrl,
     };
-    const acpAgentCommand = [
-      process.execPath,
-      MAIN_SCRIPT,
-      "acp",
-      "example-agent",
-      "--issuer",
-      idp.issuer,
-    ];
     return {
       dataDir,
       urls,
@@ -299,35 +310,6 @@ export function demoCommands(
       command: `${prefix} rap runtime serve --toolset ${urls.tool} --db ${shellWord(join(dataDir, "cli-rap-runtime.db"))}`,
     },
   ];
-}
-
-export interface PeerPanelContext {
-  issuer: string;
-  ahpUrl: string;
-  dataDir: string;
-  store: CredentialStore;
-  activity: ActivityLog;
-  logger: Logger;
-}
-
-/**
- * HOOK (Part D): the ACP and AHP panels, from src/demo/panels/acp.ts and ahp.ts (`createAcpPanel(ctx)`,
- * `createAhpPanel(ctx)`), loaded when those files exist so the demo runs with the RAP panel alone until then.
- */
-async function createPeerPanels(context: PeerPanelContext): Promise<ConsolePanel[]> {
-  const panels: ConsolePanel[] = [];
-  for (const [file, factory] of [
-    ["acp.ts", "createAcpPanel"],
-    ["ahp.ts", "createAhpPanel"],
-  ] as const) {
-    const url = new URL(`./panels/${file}`, import.meta.url);
-    if (!existsSync(url)) continue;
-    const module = (await import(url.href)) as Record<string, unknown>;
-    const create = module[factory];
-    if (typeof create !== "function") continue;
-    panels.push((await create(context)) as ConsolePanel);
-  }
-  return panels;
 }
 
 /** A path as one shell word: single-quoted when it holds anything but safe characters. */

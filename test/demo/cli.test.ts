@@ -115,3 +115,16 @@ test("[DEMO-cli-usage] --help, stray arguments, bad flags and a foreign folder",
   assert.equal(refused.code, 1);
   assert.equal(JSON.parse(refused.stdout).error.code, "demo_folder_foreign");
 });
+
+test("[DEMO-cli-script] demo --auto-approve (= --script): the unattended transcript on stdout, exit 0, nothing left behind", {
+  timeout: 180_000,
+}, async () => {
+  const home = tempDir();
+  const result = await runCli(["demo", "--auto-approve"], { AGENTAUTH_HOME: home });
+  assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
+  for (const protocol of ["ACP", "AHP", "RAP"])
+    assert.match(result.stdout, new RegExp(`✓ ${protocol} `));
+  assert.match(result.stdout, /All \d+ steps passed/);
+  assert.doesNotMatch(result.stdout, /token=|access_token|refresh_token/);
+  assert.deepEqual(readdirSync(home), [], "the script ran in a temporary folder of its own");
+});

@@ -114,6 +114,11 @@ test("[DEMO-start-journey] startDemo: every URL answers; invoke as alice in the 
 
     // Invoke as alice through the panel action; the call waits with the tool's link.
     const session = await consoleSession(demo);
+    assert.deepEqual(
+      (await session.state()).panels.map((panel) => panel.id).sort(),
+      ["acp", "ahp", "rap"],
+      "the console shows the three demo panels",
+    );
     const first = await invokeWhoami(session);
     const authUrl = await until(async () => {
       const call = callIn(await session.rap(), first);

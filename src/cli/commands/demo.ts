@@ -103,27 +103,11 @@ export async function demoCommand(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-/** HOOK (Part D): src/demo/script.ts `runDemoScript({ write, logger })`, loaded only when asked for. */
+/** `--script`: runDemoScript (src/demo/script.ts), loaded only when asked for. */
 async function runScript(io: CliIo, logger: Logger): Promise<number> {
-  const specifier = "../../demo/script.ts";
-  const module = (await import(specifier).catch((error: unknown) => {
-    if ((error as { code?: unknown }).code === "ERR_MODULE_NOT_FOUND") return {};
-    throw error;
-  })) as {
-    runDemoScript?: (options: {
-      write: (text: string) => void;
-      logger: Logger;
-    }) => Promise<unknown>;
-  };
-  if (typeof module.runDemoScript !== "function") {
-    io.stderr("agentauth: the demo script is not available in this build.\n");
-    return EXIT.failure;
-  }
-  const outcome = await module.runDemoScript({ write: io.stdout, logger });
-  if (typeof outcome === "number") return outcome;
-  if (typeof outcome === "boolean") return outcome ? EXIT.ok : EXIT.failure;
-  const ok = (outcome as { ok?: unknown } | undefined)?.ok;
-  return ok === false ? EXIT.failure : EXIT.ok;
+  const { runDemoScript } = await import("../../demo/script.ts");
+  const outcome = await runDemoScript({ write: io.stdout, logger });
+  return outcome.ok ? EXIT.ok : EXIT.failure;
 }
 
 interface Termination {
