@@ -206,7 +206,10 @@ async function acpJourney(demo: RunningDemo, step: Step, _logger: Logger): Promi
   });
   await guarded("session", async (ctx) => {
     const session = await acpSession(ctx);
-    return { value: session, detail: `session/new + a prompt answered (${session.stopReason})` };
+    return {
+      value: session,
+      detail: `session/new + a prompt answered (${session.stopReason}): "${session.reply}"`,
+    };
   });
   await guarded("logout", async (ctx) => {
     const after = await acpLogout(ctx);

@@ -32,6 +32,11 @@ test("[DEMO-journey-acp] status → login (device flow, auto-approved) → sessi
   const session = await acpSession(ctx);
   assert.ok(session.sessionId);
   assert.equal(session.stopReason, "end_turn");
+  assert.match(
+    session.reply,
+    /hello from the agentauth demo/,
+    "the agent's echo arrives as session/update",
+  );
   const after = await acpLogout(ctx);
   assert.equal(after.signedIn, false);
   assert.equal((await acpStatus(ctx)).signedIn, false);

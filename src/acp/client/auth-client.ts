@@ -345,6 +345,9 @@ export class AcpAuthClient {
         onUrl: this.#options.onUrl,
         onStatusUpdate: (status) => this.#cache.notify(status),
         onStatusHint: (hint) => this.#cache.hint(hint),
+        ...(this.#options.onSessionUpdate
+          ? { onSessionUpdate: this.#options.onSessionUpdate }
+          : {}),
       },
       stderr: this.#options.stderr ?? "ignore",
       ...(this.#options.onStrayStdout ? { onStrayLine: this.#options.onStrayStdout } : {}),

@@ -45,6 +45,8 @@ export interface ConnectionHooks {
   onStatusUpdate: (status: AuthStatus) => void;
   /** The vendor `_auth/status_update` extension. */
   onStatusHint: (hint: AuthStatusHint) => void;
+  /** Every `session/update` notification's params, unread (the caller validates what it uses). */
+  onSessionUpdate?: (params: unknown) => void;
 }
 
 export interface ConnectionOptions {
@@ -215,6 +217,12 @@ function wireTap(
         } else if (message.method === "_auth/status_update") {
           const hint = readStatusHint(message.params);
           if (hint) hooks.onStatusHint(hint);
+        } else if (message.method === "session/update") {
+          try {
+            hooks.onSessionUpdate?.((message as { params?: unknown }).params);
+          } catch {
+            // A caller's hook that throws must not end the connection; the SDK still gets the message.
+          }
         }
       }
       controller.enqueue(message);

@@ -47,6 +47,11 @@ export interface ConnectAgentOptions {
   onEnvVars?: (request: EnvVarRequest) => Promise<Record<string, string | Secret> | undefined>;
   /** Called when the known state changes (a query or an `auth/status_update` notification). */
   onStatusChange?: (status: AuthStatus) => void;
+  /**
+   * Every `session/update` notification's params as the agent sent them (agent message chunks, tool calls…):
+   * unvalidated and unsanitised; check the shape and use `peerText` before showing any of it.
+   */
+  onSessionUpdate?: (params: unknown) => void;
   /** The agent's stderr. Default: ignored. */
   stderr?: AgentStderr;
   /**

@@ -99,16 +99,41 @@ export function acpLogin(
 export function acpSession(
   ctx: AcpJourneyContext,
   text = "hello from the agentauth demo",
-): Promise<{ sessionId: string; stopReason: string }> {
-  return withAgent(ctx, {}, async (client) => {
+): Promise<{ sessionId: string; stopReason: string; reply: string }> {
+  const chunks: { sessionId: unknown; text: string }[] = [];
+  const onSessionUpdate = (params: unknown) => {
+    const chunk = messageChunk(params);
+    if (chunk && chunks.length < 1_000) chunks.push(chunk);
+  };
+  return withAgent(ctx, { onSessionUpdate }, async (client) => {
     const { sessionId } = await client.newSession(ctx.dataDir, { ...signalOf(ctx), login: false });
     const answer = await client.prompt(sessionId, text, {
       ...signalOf(ctx),
       login: false,
       timeoutMs: 30_000,
     });
-    return { sessionId, stopReason: peerText(answer?.stopReason ?? "none", { max: 40 }) };
+    const reply = chunks
+      .filter((c) => c.sessionId === sessionId)
+      .map((c) => c.text)
+      .join("");
+    return {
+      sessionId,
+      stopReason: peerText(answer?.stopReason ?? "none", { max: 40 }),
+      reply: peerText(reply, { max: 200 }),
+    };
   });
+}
+
+/** The text of an `agent_message_chunk` update (the agent's reply), else undefined. */
+function messageChunk(params: unknown): { sessionId: unknown; text: string } | undefined {
+  if (typeof params !== "object" || params === null) return undefined;
+  const { sessionId, update } = params as { sessionId?: unknown; update?: unknown };
+  if (typeof update !== "object" || update === null) return undefined;
+  const { sessionUpdate, content } = update as { sessionUpdate?: unknown; content?: unknown };
+  if (sessionUpdate !== "agent_message_chunk" || typeof content !== "object" || content === null)
+    return undefined;
+  const { type, text } = content as { type?: unknown; text?: unknown };
+  return type === "text" && typeof text === "string" ? { sessionId, text } : undefined;
 }
 
 /** Signs the agent out (the example agent advertises logout) and reports the state afterwards. */
@@ -129,6 +154,7 @@ export function devicePromptView(prompt: UrlPrompt): DevicePromptView {
 
 interface Hooks {
   onUrl?: (prompt: UrlPrompt) => void;
+  onSessionUpdate?: (params: unknown) => void;
   loginMs?: number;
 }
 
@@ -143,6 +169,7 @@ async function withAgent<T>(
     cwd: ctx.dataDir,
     clientInfo: { name: "agentauth-demo", version: "0.1.0" },
     ...(hooks.onUrl ? { onUrl: hooks.onUrl } : {}),
+    ...(hooks.onSessionUpdate ? { onSessionUpdate: hooks.onSessionUpdate } : {}),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
     timeouts: { initializeMs: 30_000, requestMs: 30_000, loginMs: hooks.loginMs ?? 5 * 60_000 },
   });
