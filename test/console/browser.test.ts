@@ -240,6 +240,11 @@ test("[CONSOLE-browser-rap-journey] in Chromium, by clicking: invoke as alice, a
   assert.ok(callId, "the call has an id");
   const pending = section(page, "Pending authorizations").locator(`li[data-call-id="${callId}"]`);
   await pending.waitFor({ timeout: STEP_MS });
+  assert.match(
+    String(await pending.textContent()),
+    /whoami.*for alice/,
+    "whose account it will be",
+  );
   const authorize = firstCall.getByRole("link", { name: "Authorize" });
   assert.equal(await authorize.getAttribute("target"), "_blank");
   assert.match(String(await authorize.getAttribute("rel")), /noopener/);
@@ -274,12 +279,17 @@ test("[CONSOLE-browser-rap-journey] in Chromium, by clicking: invoke as alice, a
   const sameCall = panel.locator(`li[data-call-id="${callId}"]`);
   await sameCall.filter({ hasText: "completed" }).waitFor({ timeout: STEP_MS });
   const result = sameCall.locator("output");
-  await result.filter({ hasText: /alice/i }).waitFor({ timeout: STEP_MS });
+  await result.filter({ hasText: /You are alice/ }).waitFor({ timeout: STEP_MS });
   assert.equal(await sameCall.getByRole("link", { name: "Authorize" }).count(), 0);
   const aliceRow = accounts.locator("tr[data-account-id]").filter({ hasText: "alice" });
   await aliceRow.waitFor({ timeout: STEP_MS });
   assert.equal(await aliceRow.count(), 1, "one account for alice");
   assert.ok(await windowMarked(page), "the result arrived without a reload");
+  assert.doesNotMatch(
+    await page.content(),
+    /access_token|refresh_token|code_verifier|[?&]code=|[?&]token=|Bearer /,
+    "the page holds no token, code or verifier",
+  );
   await screenshot(page, "rap-journey-07-result-and-account");
 
   // 8. Disconnect: the row goes away and the live region says so.
