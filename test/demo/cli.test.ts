@@ -128,3 +128,23 @@ test("[DEMO-cli-script] demo --auto-approve (= --script): the unattended transcr
   assert.doesNotMatch(result.stdout, /token=|access_token|refresh_token/);
   assert.deepEqual(readdirSync(home), [], "the script ran in a temporary folder of its own");
 });
+
+test("[DEMO-cli-script-interrupt] Ctrl-C during demo --script: the running step is abandoned, the demo closed, exit 130, no child left", {
+  timeout: 120_000,
+}, async () => {
+  const home = tempDir();
+  const script = startCli(["demo", "--script"], { AGENTAUTH_HOME: home });
+  await script.waitFor("stdout", /ACP\s+status/);
+  const children = childrenOf(script.pid);
+  script.kill("SIGINT");
+  const result = await script.exited;
+  assert.equal(result.code, 130, `${result.stdout}\n${result.stderr}`);
+  assert.match(result.stdout, /DEMO\s+close/);
+  for (const child of children) {
+    assert.equal(
+      existsSync(`/proc/${child}`),
+      false,
+      `child process ${child} ended with the script`,
+    );
+  }
+});

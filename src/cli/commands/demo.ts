@@ -106,8 +106,17 @@ export async function demoCommand(argv: string[], io: CliIo): Promise<number> {
 /** `--script`: runDemoScript (src/demo/script.ts), loaded only when asked for. */
 async function runScript(io: CliIo, logger: Logger): Promise<number> {
   const { runDemoScript } = await import("../../demo/script.ts");
-  const outcome = await runDemoScript({ write: io.stdout, logger });
-  return outcome.ok ? EXIT.ok : EXIT.failure;
+  // Ctrl-C or SIGTERM: the script abandons the running step, skips the rest and closes the demo (no agent left).
+  const termination = terminationSignal();
+  const controller = new AbortController();
+  void termination.promise.then(() => controller.abort());
+  try {
+    const outcome = await runDemoScript({ write: io.stdout, logger, signal: controller.signal });
+    if (termination.received) return EXIT.interrupted;
+    return outcome.ok ? EXIT.ok : EXIT.failure;
+  } finally {
+    termination.dispose();
+  }
 }
 
 interface Termination {
