@@ -148,3 +148,24 @@ test("[DEMO-cli-script-interrupt] Ctrl-C during demo --script: the running step 
     );
   }
 });
+
+test("[DEMO-cli-interrupt-while-starting] Ctrl-C while the demo starts: what started is closed, no ready line, exit 130", {
+  timeout: 120_000,
+}, async () => {
+  const home = tempDir();
+  const demo = startCli(["demo", "--json", "--data-dir", join(home, "demo")], {
+    AGENTAUTH_HOME: home,
+  });
+  await demo.waitFor("stderr", /Starting the RAP runtime… /);
+  demo.kill("SIGINT");
+  const result = await demo.exited;
+  assert.equal(result.code, 130, result.stderr);
+  assert.equal(result.stdout, "", "no ready line once interrupted");
+  const ports = JSON.parse(readFileSync(join(home, "demo", "ports.json"), "utf8")) as Record<
+    string,
+    number
+  >;
+  for (const [name, port] of Object.entries(ports)) {
+    assert.equal(await isPortFree(port), true, `${name} (${port}) closed`);
+  }
+});

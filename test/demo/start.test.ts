@@ -275,3 +275,25 @@ test("[DEMO-rap-panel-hostile-http] hostile bodies to POST /api/panels/rap/invok
     await demo.close();
   }
 });
+
+test("[DEMO-api-port-taken] the example tool's protected API on a taken port rejects (EADDRINUSE) instead of crashing the process", async () => {
+  const { createServer } = await import("node:net");
+  const { startExampleTool } = await import("../../src/rap/example/index.ts");
+  const { MemoryCredentialStore } = await import("../../src/vault/index.ts");
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+  const port = (blocker.address() as { port: number }).port;
+  try {
+    await assert.rejects(
+      startExampleTool({
+        issuer: "http://127.0.0.1:9",
+        store: new MemoryCredentialStore(),
+        apiPort: port,
+        clientId: "x",
+      }),
+      (error: unknown) => (error as NodeJS.ErrnoException).code === "EADDRINUSE",
+    );
+  } finally {
+    await new Promise((resolve) => blocker.close(resolve));
+  }
+});

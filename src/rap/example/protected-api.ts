@@ -19,7 +19,14 @@ export async function startProtectedApi(options: {
   port?: number;
 }): Promise<ProtectedApi> {
   const server: Server = createServer();
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
+  // A taken port rejects (EADDRINUSE) instead of crashing the process with an unhandled 'error' event.
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const resource = `${url}/api`;
   const metadataUrl = `${url}/.well-known/oauth-protected-resource/api`;
