@@ -129,8 +129,9 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     closers.push({ step: "idp", close: () => idp.close() });
 
     const store = await step("vault", async () =>
-      // The folder's own key file, not the person's AGENTAUTH_VAULT_KEY: the demo vault stays self-contained.
-      openVault({ home: dataDir, env: {} }),
+      // The folder's key file, or AGENTAUTH_VAULT_KEY when set: the same key the printed commands
+      // (AGENTAUTH_HOME=<folder> agentauth …) and the example agent use, so all of them read one vault.
+      openVault({ home: dataDir, env: process.env }),
     );
     closers.push({ step: "vault", close: () => store.close() });
 
