@@ -222,6 +222,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
       activity,
       logger: logger.child({ component: "acp-panel" }),
       agentCommand: acpAgentCommand,
+      terminalCommand: acpStatusCommand(dataDir, idp.issuer),
       autoApprove,
     });
     peerPanels.push(acpPanel);
@@ -289,18 +290,32 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
   }
 }
 
+/** The printed commands' start: the demo folder as AGENTAUTH_HOME, the CLI through npm (which puts Node 24 first). */
+function cliPrefix(dataDir: string): string {
+  return `AGENTAUTH_HOME=${shellWord(dataDir)} npm run agentauth --`;
+}
+
+function exampleAgentWords(issuer: string): string {
+  return `node src/cli/main.ts acp example-agent --issuer ${issuer}`;
+}
+
+/** What the ACP panel suggests for a terminal: the same `acp status` the summary prints. */
+export function acpStatusCommand(dataDir: string, issuer: string): string {
+  return `${cliPrefix(dataDir)} acp status -- ${exampleAgentWords(issuer)}`;
+}
+
 /** Pure: the commands the summary prints, one per protocol, each against this demo's folder and addresses. */
 export function demoCommands(
   dataDir: string,
   urls: DemoUrls,
 ): { label: string; command: string }[] {
-  const prefix = `AGENTAUTH_HOME=${shellWord(dataDir)} npm run agentauth --`;
-  const agent = `node src/cli/main.ts acp example-agent --issuer ${urls.issuer}`;
+  const prefix = cliPrefix(dataDir);
+  const agent = exampleAgentWords(urls.issuer);
   return [
     { label: "the accounts in the demo vault", command: `${prefix} vault list` },
     {
       label: "ACP: the example agent's sign-in state",
-      command: `${prefix} acp status -- ${agent}`,
+      command: acpStatusCommand(dataDir, urls.issuer),
     },
     { label: "ACP: sign in to the example agent", command: `${prefix} acp login -- ${agent}` },
     { label: "AHP: what the example host protects", command: `${prefix} ahp status ${urls.ahp}` },

@@ -227,7 +227,13 @@ export function consoleScript(): void {
         list.append(item);
       }
     });
-    if (empty) empty.hidden = waiting.length > 0;
+    if (empty) {
+      empty.hidden = waiting.length > 0;
+      empty.textContent =
+        state.pending.length > 0
+          ? "Nothing waits for you. Recently finished:"
+          : "Nothing waits for you.";
+    }
   }
 
   function renderActivity(state: ConsoleState): void {
@@ -339,6 +345,7 @@ export function consoleScript(): void {
     byId("acp-prompt")?.replaceChildren(...promptNode(state.prompt));
     const busy = byId("acp-busy");
     if (busy) busy.textContent = state.busy ? `Working: ${state.busy}…` : "";
+    setPanelButtons("acp", state.busy !== null);
     const error = byId("acp-error");
     if (error) error.textContent = state.lastError ? `Error: ${state.lastError}` : "";
     const command = byId("acp-command");
@@ -372,8 +379,18 @@ export function consoleScript(): void {
     byId("ahp-prompt")?.replaceChildren(...promptNode(state.prompt));
     const busy = byId("ahp-busy");
     if (busy) busy.textContent = state.busy ? `Working: ${state.busy}…` : "";
+    setPanelButtons("ahp", state.busy !== null);
     const error = byId("ahp-error");
     if (error) error.textContent = state.lastError ? `Error: ${state.lastError}` : "";
+  }
+
+  /** A panel runs one action at a time: its buttons are disabled (and say so to assistive tech) while it works. */
+  function setPanelButtons(panel: string, busy: boolean): void {
+    for (const button of Array.from(
+      document.querySelectorAll<HTMLButtonElement>(`button[data-panel="${panel}"][data-action]`),
+    )) {
+      button.disabled = busy;
+    }
   }
 
   function renderPanels(panels: PanelView[], now: number): void {

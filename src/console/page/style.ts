@@ -13,7 +13,11 @@ export const CONSOLE_CSS = `
 * { box-sizing: border-box; }
 [hidden] { display: none !important; }
 body { margin: 0 auto; padding: 1rem; max-width: 70rem; font: 1rem/1.5 system-ui, sans-serif; color: var(--fg);
-  background: var(--bg); overflow-wrap: anywhere; }
+  background: var(--bg); overflow-wrap: break-word; }
+button { white-space: nowrap; }
+/* Identifiers and URLs may break anywhere (no sideways scroll); words and headings never break mid-word. */
+td { overflow-wrap: anywhere; }
+th, td[data-label="Status"], td[data-label="Expires"], td[data-label="Last refresh"] { overflow-wrap: normal; }
 h1 { font-size: 1.6rem; margin: 0 0 1rem; }
 h2 { font-size: 1.25rem; margin: 0 0 .5rem; }
 section { border-top: 1px solid var(--line); padding: 1rem 0; }

@@ -28,6 +28,8 @@ export interface AcpPanelContext {
   logger?: Logger;
   /** argv that starts the agent (RunningDemo.acpAgentCommand); default the example agent against `issuer`. */
   agentCommand?: readonly string[];
+  /** What the panel suggests running in a terminal; default the agent command itself. */
+  terminalCommand?: string;
   /** Script-like use: open the device link itself (the demo IdP auto-approves). Default false: a person does. */
   autoApprove?: boolean;
   /** Ask the agent its state once at start. Default true. */
@@ -56,7 +58,7 @@ export function createAcpPanel(ctx: AcpPanelContext): ConsolePanel {
     signal: controller.signal,
   };
   const state: AcpPanelState = {
-    agentCommand: displayCommand(command),
+    agentCommand: ctx.terminalCommand ?? displayCommand(command),
     signedIn: null,
     accounts: [],
     methods: [],
