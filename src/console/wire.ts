@@ -123,20 +123,23 @@ export interface AcpPanelState {
   checkedAt: number | null;
 }
 
+/** One AHP resource as the demo shows it; never a token. */
+export interface AhpResourceView {
+  resource: string;
+  name: string;
+  authenticated: boolean;
+  subject: string | null;
+  scopes: string[];
+  expiresAt: number | null;
+  renewals: number;
+  lastRenewalAt: number | null;
+}
+
 /** The AHP panel: the demo's own AHP client connected to the example host. */
 export interface AhpPanelState {
   url: string;
   connected: boolean;
-  resources: {
-    resource: string;
-    name: string;
-    authenticated: boolean;
-    subject: string | null;
-    scopes: string[];
-    expiresAt: number | null;
-    renewals: number;
-    lastRenewalAt: number | null;
-  }[];
+  resources: AhpResourceView[];
   prompt: DevicePromptView | null;
   busy: string | null;
   lastError: string | null;

@@ -36,17 +36,21 @@ export function progressText(event: DemoProgress): string {
   return `failed${event.detail ? `: ${event.detail}` : ""}\n`;
 }
 
+/** Every address the demo serves. */
+export interface DemoUrls {
+  issuer: string;
+  api: string;
+  tool: string;
+  runtime: string;
+  ahp: string;
+  console: string;
+  /** The console's one-time login link: printed to the person, never logged. */
+  consoleLogin: string;
+}
+
 export interface SummaryInput {
   dataDir: string;
-  urls: {
-    issuer: string;
-    api: string;
-    tool: string;
-    runtime: string;
-    ahp: string;
-    console: string;
-    consoleLogin: string;
-  };
+  urls: DemoUrls;
   commands: { label: string; command: string }[];
   /** Components whose saved port was taken, so they moved (credentials for their old address need a sign-in). */
   moved?: string[];

@@ -27,7 +27,7 @@ import { createAcpPanel } from "./panels/acp.ts";
 import { createAhpPanel } from "./panels/ahp.ts";
 import { createRapPanel } from "./panels/rap.ts";
 import { choosePorts, type DemoPorts, readSavedPorts, savePorts } from "./ports.ts";
-import type { DemoProgress, DemoStep } from "./progress.ts";
+import type { DemoProgress, DemoStep, DemoUrls } from "./progress.ts";
 
 export const DEFAULT_AHP_TOKEN_TTL_SECONDS = 120;
 const MAIN_SCRIPT = resolve(import.meta.dirname, "..", "cli", "main.ts");
@@ -46,16 +46,7 @@ export interface DemoOptions {
   ahpTokenTtlSeconds?: number;
 }
 
-export interface DemoUrls {
-  issuer: string;
-  api: string;
-  tool: string;
-  runtime: string;
-  ahp: string;
-  console: string;
-  /** The console's one-time login link: printed to the person, never logged. */
-  consoleLogin: string;
-}
+export type { DemoUrls };
 
 export interface RunningDemo {
   dataDir: string;

@@ -62,10 +62,11 @@ test("[CLI-port-in-use] demo --port on a port in use says so, exit 1; --json giv
     AGENTAUTH_HOME: tempDir(),
   });
   assert.equal(result.code, 1, result.stderr);
+  // The demo's --port is the console's port; the demo names which part wanted it.
   assert.deepEqual(JSON.parse(result.stdout), {
     error: {
-      code: "port_in_use",
-      message: `port ${port} is in use; pass --port 0 for a free one.`,
+      code: "demo_port_taken",
+      message: `Port ${port} (console) is in use; choose another --port, or 0 for any free port.`,
     },
   });
   assert.doesNotMatch(result.stderr, STACK_FRAME);

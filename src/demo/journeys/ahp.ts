@@ -12,7 +12,7 @@ import {
   connectAhpHost,
   type RenewalEvent,
 } from "../../ahp/client/index.ts";
-import type { DevicePromptView } from "../../console/wire.ts";
+import type { AhpResourceView, DevicePromptView } from "../../console/wire.ts";
 import { peerText, peerUrl } from "../../core/display.ts";
 import type { Logger } from "../../core/log.ts";
 import { CLI_CLIENT_ID } from "../../idp/index.ts";
@@ -39,17 +39,7 @@ export interface AhpJourneyOptions {
   signal?: AbortSignal;
 }
 
-/** One resource as the demo shows it; never a token. */
-export interface AhpResourceView {
-  resource: string;
-  name: string;
-  authenticated: boolean;
-  subject: string | null;
-  scopes: string[];
-  expiresAt: number | null;
-  renewals: number;
-  lastRenewalAt: number | null;
-}
+export type { AhpResourceView };
 
 /** A live connection to the host with the demo's bookkeeping around it. */
 export interface AhpJourney {
