@@ -26,6 +26,7 @@ import {
 } from "../oauth/index.ts";
 import type { CredentialRecord, CredentialStore } from "../vault/types.ts";
 import { ConsoleError } from "./errors.ts";
+import { sameSecret } from "./security.ts";
 import { providerText } from "./views.ts";
 
 export interface ConnectTarget {
@@ -44,6 +45,8 @@ export interface ConnectTarget {
 interface Waiting extends PendingAuthorization {
   targetId: string;
   subject?: string;
+  /** The Connect cookie of the browser that started it. */
+  binding: string;
 }
 
 export class Connector {
@@ -70,12 +73,12 @@ export class Connector {
     return this.#targets;
   }
 
-  /** The authorization URL for `targetId`; the page opens it. */
-  async start(targetId: string, subject?: string): Promise<URL> {
+  /** The authorization URL for `targetId`; the page opens it. `binding`: the starting browser's Connect cookie. */
+  async start(targetId: string, binding: string, subject?: string): Promise<URL> {
     const target = this.#target(targetId);
     const { as, client, provider } = await this.#reach(target);
     const sends = provider?.resourceIndicators !== false;
-    const tag = { targetId: target.id, ...(subject ? { subject } : {}) };
+    const tag = { targetId: target.id, binding, ...(subject ? { subject } : {}) };
     const pending: PendingStore<PendingAuthorization> = {
       create: (value, ttlMs) => this.#pending.create({ ...value, ...tag }, ttlMs),
       consume: (state) => this.#pending.consume(state),
@@ -98,9 +101,17 @@ export class Connector {
    * The browser came back: `state` first (unknown, replayed or expired → refused before anything else), then the
    * engine checks `iss` and any error, and exchanges the code. The credential is stored; the record is returned.
    */
-  async complete(callback: URL): Promise<CredentialRecord> {
+  async complete(callback: URL, binding: string | undefined): Promise<CredentialRecord> {
     // Consumed once here, handed to the engine as a one-shot store: a second callback with the same state fails.
     const waiting = this.#pending.consume(callback.searchParams.get("state"));
+    // Login CSRF: a state (and the attacker's code) carried to another browser is refused before any exchange.
+    if (binding === undefined || binding.length > 256 || !sameSecret(binding, waiting.binding)) {
+      throw new ConsoleError(
+        403,
+        "console_connect_not_yours",
+        "This sign-in was not started from this browser's console; start it again from the console.",
+      );
+    }
     const target = this.#target(waiting.targetId);
     const { as, client, provider } = await this.#reach(target);
     const oneShot: PendingStore<PendingAuthorization> = {

@@ -25,8 +25,13 @@ export function send(
   response.end(body);
 }
 
-export function sendJson(response: ServerResponse, status: number, value: unknown): void {
-  send(response, status, "application/json; charset=utf-8", JSON.stringify(value));
+export function sendJson(
+  response: ServerResponse,
+  status: number,
+  value: unknown,
+  headers: Record<string, string> = {},
+): void {
+  send(response, status, "application/json; charset=utf-8", JSON.stringify(value), headers);
 }
 
 export function sendError(

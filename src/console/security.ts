@@ -55,12 +55,17 @@ export function ownOrigins(port: number): string[] {
   return [`http://127.0.0.1:${port}`, `http://localhost:${port}`];
 }
 
-/** `Sec-Fetch-Site: cross-site` is refused on every route; an `Origin`, when sent, must be ours. */
+/**
+ * Fetch metadata: only the console's own pages (`same-origin`) and the person's own navigation (`none`, or no header
+ * from older clients) pass. `same-site` is refused too: any other 127.0.0.1 port is the same site, since ports do not
+ * count. An `Origin`, when sent, must be ours.
+ */
 export function checkSite(
   headers: { origin?: string | undefined; secFetchSite?: string | undefined },
   port: number,
 ): Refusal | undefined {
-  if (headers.secFetchSite?.toLowerCase() === "cross-site") {
+  const site = headers.secFetchSite?.toLowerCase();
+  if (site !== undefined && site !== "same-origin" && site !== "none") {
     return {
       status: 403,
       code: "console_cross_site",
@@ -121,9 +126,21 @@ export function sessionCookie(id: string): string {
   return `${SESSION_COOKIE}=${id}; HttpOnly; SameSite=Strict; Path=/`;
 }
 
+/**
+ * Binds a Connect's `state` to the browser that started it. SameSite=Lax, since the authorization server sends the
+ * browser back with a cross-site redirect (a Strict cookie would stay home); only the callback path sees it.
+ */
+export const CONNECT_COOKIE = "agentauth_connect";
+
+export function connectCookie(binding: string): string {
+  return `${CONNECT_COOKIE}=${binding}; HttpOnly; SameSite=Lax; Path=/connect/callback; Max-Age=900`;
+}
+
 export interface ConsoleSession {
   id: string;
   csrf: string;
+  /** The value of the Connect cookie this session's sign-ins are bound to. */
+  connectBinding: string;
   createdAt: number;
 }
 
@@ -152,7 +169,12 @@ export class SessionBook {
       return undefined;
     }
     this.#loginToken = undefined;
-    const session: ConsoleSession = { id: randomToken(), csrf: randomToken(), createdAt: now };
+    const session: ConsoleSession = {
+      id: randomToken(),
+      csrf: randomToken(),
+      connectBinding: randomToken(),
+      createdAt: now,
+    };
     this.#sessions.set(digest(session.id), session);
     return session;
   }

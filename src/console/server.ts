@@ -19,11 +19,14 @@ import { consoleScript } from "./page/script.ts";
 import { CONSOLE_CSS } from "./page/style.ts";
 import { PendingBoard } from "./pending.ts";
 import {
+  CONNECT_COOKIE,
   type ConsoleSession,
   checkCsrf,
   checkHost,
   checkJsonContentType,
   checkSite,
+  connectCookie,
+  cookieValue,
   type Refusal,
   SECURITY_HEADERS,
   SessionBook,
@@ -62,6 +65,10 @@ export interface RunningConsole {
 }
 
 const DEBOUNCE_MS = 100;
+/** Event streams open at once (one person, a few tabs). */
+const MAX_STREAMS = 16;
+/** Bytes queued for one event stream before it is dropped. */
+const MAX_STREAM_BACKLOG = 1024 * 1024;
 const HEARTBEAT_MS = 15_000;
 const SCRIPT = `(${consoleScript.toString()})();\n`;
 
@@ -102,7 +109,16 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     pushTimer = undefined;
     if (streams.size === 0) return;
     const frame = `event: state\ndata: ${JSON.stringify(state())}\n\n`;
-    for (const stream of streams) stream.write(frame);
+    for (const stream of streams) write(stream, frame);
+  };
+  /** A reader that stopped reading is dropped (it reconnects and gets the whole state), not buffered for. */
+  const write = (stream: ServerResponse, text: string) => {
+    if (stream.writableLength > MAX_STREAM_BACKLOG) {
+      streams.delete(stream);
+      stream.destroy();
+      return;
+    }
+    stream.write(text);
   };
   const changed = () => {
     if (!pushTimer) {
@@ -117,7 +133,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     ...panels.map((panel) => panel.onChange(changed)),
   ];
   const heartbeat = setInterval(() => {
-    for (const stream of streams) stream.write(": heartbeat\n\n");
+    for (const stream of streams) write(stream, ": heartbeat\n\n");
   }, HEARTBEAT_MS);
   heartbeat.unref();
 
@@ -135,7 +151,15 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       return refusal !== undefined;
     };
     if (refused(checkHost(request.headers.host, port))) return void request.resume();
-    const url = new URL(request.url ?? "/", `http://127.0.0.1:${port}`);
+    const url = URL.parse(request.url ?? "/", `http://127.0.0.1:${port}`);
+    if (!url) {
+      request.resume();
+      return sendError(response, {
+        status: 400,
+        code: "console_bad_request",
+        message: "The request's target is not a valid path.",
+      });
+    }
     const path = url.pathname;
     const site = {
       origin: header(request, "origin"),
@@ -157,7 +181,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     }
     if (path === "/connect/callback") {
       if (method !== "GET") return methodNotAllowed(response);
-      return callback(url, response);
+      return callback(url, cookieValue(header(request, "cookie"), CONNECT_COOKIE), response);
     }
     if (path === "/") {
       if (method !== "GET") return methodNotAllowed(response);
@@ -214,7 +238,11 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       return void request.resume();
     try {
       const body = await readJsonObject(request);
-      sendJson(response, 200, await action(path, body, session));
+      const result = await action(path, body, session);
+      // Connect: the browser carries the binding back to /connect/callback (see connectCookie).
+      const headers: Record<string, string> =
+        path === "/api/connect" ? { "set-cookie": connectCookie(session.connectBinding) } : {};
+      sendJson(response, 200, result, headers);
     } catch (error) {
       sendError(response, asAnswer(error, logger));
     }
@@ -223,7 +251,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   async function action(
     path: string,
     body: Record<string, unknown>,
-    _session: ConsoleSession,
+    session: ConsoleSession,
   ): Promise<unknown> {
     if (path === "/api/accounts/disconnect") {
       const id = stringField(body, "id", { required: true }) as string;
@@ -238,7 +266,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     if (path === "/api/connect") {
       const target = stringField(body, "target", { required: true }) as string;
       const subject = stringField(body, "subject");
-      const authorizationUrl = await connector.start(target, subject);
+      const authorizationUrl = await connector.start(target, session.connectBinding, subject);
       return { authorizationUrl: authorizationUrl.href };
     }
     const [, id, name] = API_PANEL.exec(path) ?? [];
@@ -258,10 +286,14 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     return result ?? { ok: true };
   }
 
-  async function callback(url: URL, response: ServerResponse): Promise<void> {
+  async function callback(
+    url: URL,
+    binding: string | undefined,
+    response: ServerResponse,
+  ): Promise<void> {
     const html = "text/html; charset=utf-8";
     try {
-      const record = await connector.complete(url);
+      const record = await connector.complete(url, binding);
       await watch.poll();
       const who = record.account.label ?? record.subject;
       activity.record({
@@ -286,14 +318,20 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
           ? peerText(error.message, { max: 400 })
           : "The sign-in could not be completed.";
       if (!(error instanceof AgentAuthError)) logger.warn("console.connect_failed", { error });
-      activity.record({
-        component: "console",
-        kind: "error",
-        summary: `Connect failed: ${message}`,
-      });
+      // Any page can send a browser here: a callback without a state we issued is not the person's activity (and
+      // must not flush the real events out of the ring).
+      const strayState = error instanceof AgentAuthError && error.code === "state_invalid";
+      if (strayState) logger.debug("console.connect_unknown_state", {});
+      else {
+        activity.record({
+          component: "console",
+          kind: "error",
+          summary: `Connect failed: ${message}`,
+        });
+      }
       send(
         response,
-        400,
+        error instanceof ConsoleError ? error.status : 400,
         html,
         callbackPage("Not connected", `${message} Start again from the console.`, false),
       );
@@ -306,6 +344,14 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     });
     response.write(`retry: 2000\n\nevent: state\ndata: ${JSON.stringify(state())}\n\n`);
     streams.add(response);
+    // Bounded: the oldest stream gives way (a page that reloads often leaves closed ones behind briefly).
+    if (streams.size > MAX_STREAMS) {
+      const oldest = streams.values().next().value;
+      if (oldest) {
+        streams.delete(oldest);
+        oldest.end();
+      }
+    }
     const drop = () => streams.delete(response);
     request.on("close", drop);
     response.on("close", drop);
@@ -313,13 +359,25 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     response.on("error", drop);
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
+  const stopBackground = () => {
+    watch.stop();
+    clearInterval(heartbeat);
+    if (pushTimer) clearTimeout(pushTimer);
+    for (const off of unsubscribe) off();
+  };
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port ?? 0, "127.0.0.1", () => {
+        server.off("error", reject);
+        resolve();
+      });
     });
-  });
+  } catch (error) {
+    // Nothing may keep polling the vault or holding timers for a console that never came up.
+    stopBackground();
+    throw error;
+  }
   port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}/`;
   connector.redirectUri = `http://127.0.0.1:${port}/connect/callback`;
@@ -332,10 +390,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     activity,
     close() {
       closed ??= (async () => {
-        watch.stop();
-        clearInterval(heartbeat);
-        if (pushTimer) clearTimeout(pushTimer);
-        for (const off of unsubscribe) off();
+        stopBackground();
         for (const stream of streams) stream.end();
         streams.clear();
         await new Promise<void>((resolve) => {

@@ -67,6 +67,7 @@ test("[CONSOLE-connect-disconnect] Connect stores the credential via /connect/ca
   const { idp, store, signedIn } = await setUp();
   const started = await postJson(signedIn, "/api/connect", { target: "demo-idp" });
   assert.equal(started.status, 200, JSON.stringify(started.json));
+  const binding = connectCookie(started.headers);
   const authorizationUrl = String(started.json.authorizationUrl);
   const asked = new URL(authorizationUrl);
   assert.equal(asked.searchParams.get("code_challenge_method"), "S256");
@@ -78,7 +79,7 @@ test("[CONSOLE-connect-disconnect] Connect stores the credential via /connect/ca
   const callback = await backFromIdp(authorizationUrl);
   assert.equal(callback.pathname, "/connect/callback");
   assert.ok(callback.searchParams.get("iss"), "RFC 9207 iss comes back");
-  const page = await fetch(callback);
+  const page = await fetch(callback, { headers: { cookie: binding } });
   const html = await page.text();
   assert.equal(page.status, 200, html);
   assert.match(html, /Connected/);
@@ -93,7 +94,7 @@ test("[CONSOLE-connect-disconnect] Connect stores the credential via /connect/ca
   assert.ok(refreshToken, "offline_access gave a refresh token");
 
   // The same callback again: its state was used, so nothing happens.
-  const replay = await fetch(callback);
+  const replay = await fetch(callback, { headers: { cookie: binding } });
   assert.equal(replay.status, 400);
   assert.match(await replay.text(), /state is unknown, already used or expired/);
 
@@ -130,13 +131,14 @@ test("[CONSOLE-connect-disconnect] Connect stores the credential via /connect/ca
 test("[CONSOLE-connect-iss] a callback whose iss names another server is refused (mix-up), and its state is spent", async () => {
   const { store, signedIn } = await setUp();
   const started = await postJson(signedIn, "/api/connect", { target: "demo-idp" });
+  const binding = connectCookie(started.headers);
   const callback = await backFromIdp(String(started.json.authorizationUrl));
   const forged = new URL(callback);
   forged.searchParams.set("iss", "https://evil.example.test");
-  const refused = await fetch(forged);
+  const refused = await fetch(forged, { headers: { cookie: binding } });
   assert.equal(refused.status, 400);
   assert.match(await refused.text(), /iss/);
-  const honest = await fetch(callback);
+  const honest = await fetch(callback, { headers: { cookie: binding } });
   assert.equal(honest.status, 400, "state is single use even when the first attempt failed");
   assert.deepEqual(await store.list(), []);
   await store.close();
@@ -173,5 +175,46 @@ test("[CONSOLE-connect-hostile] unknown target, bad fields, and callbacks withou
   }
   assert.equal((await fetch(base, { method: "POST" })).status, 405);
   assert.deepEqual(await store.list(), []);
+  // Any page can send a browser to the callback: failures without a known state are not the person's activity.
+  const state = (await (
+    await fetch(new URL("/api/state", signedIn.console.url), {
+      headers: { cookie: signedIn.cookie },
+    })
+  ).json()) as ConsoleState;
+  assert.deepEqual(
+    state.activity.filter((event) => event.component === "console"),
+    [],
+    "unknown-state callbacks leave no activity",
+  );
   await store.close();
 });
+
+test("[CONSOLE-connect-binding] a callback is completed only in the browser that started the Connect (state bound to a cookie)", async () => {
+  const { store, signedIn } = await setUp();
+  const started = await postJson(signedIn, "/api/connect", { target: "demo-idp" });
+  const setCookie = started.headers.get("set-cookie") ?? "";
+  assert.match(setCookie, /^agentauth_connect=[A-Za-z0-9_-]{43};/);
+  assert.match(setCookie, /HttpOnly/);
+  assert.match(setCookie, /SameSite=Lax/, "Lax: sent when the AS redirects the browser back");
+  assert.match(setCookie, /Path=\/connect\/callback/);
+  const callback = await backFromIdp(String(started.json.authorizationUrl));
+  // Someone else's browser (no cookie, or another value) with this state and a code: refused, nothing stored.
+  for (const cookie of [undefined, "agentauth_connect=AAAA", signedIn.cookie]) {
+    const second = await postJson(signedIn, "/api/connect", { target: "demo-idp" });
+    const other = await backFromIdp(String(second.json.authorizationUrl));
+    const answer = await fetch(other, cookie ? { headers: { cookie } } : {});
+    assert.equal(answer.status, 403, String(cookie));
+    assert.match(await answer.text(), /not started from this browser/);
+  }
+  assert.deepEqual(await store.list(), []);
+  const page = await fetch(callback, { headers: { cookie: connectCookie(started.headers) } });
+  assert.equal(page.status, 200, await page.text());
+  assert.equal((await store.list()).length, 1);
+  await store.close();
+});
+
+function connectCookie(headers: Headers): string {
+  const value = (headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+  assert.match(value, /^agentauth_connect=/);
+  return value;
+}

@@ -36,6 +36,8 @@ test("[CONSOLE-security-site] pure: cross-site fetch metadata and foreign origin
   );
   assert.equal(checkSite({ secFetchSite: "none" }, 80), undefined);
   assert.equal(checkSite({ secFetchSite: "cross-site" }, 80)?.status, 403);
+  // Another loopback port is "same-site" (ports do not count): a page there is not the console.
+  assert.equal(checkSite({ secFetchSite: "same-site" }, 80)?.status, 403);
   assert.equal(checkSite({ origin: "http://evil.example" }, 80)?.status, 403);
   assert.equal(checkSite({ origin: "null" }, 80)?.status, 403);
   assert.equal(checkSite({ origin: "http://127.0.0.1:81" }, 80)?.status, 403);

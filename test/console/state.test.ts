@@ -145,3 +145,36 @@ test("[CONSOLE-state-close] close() ends open event streams and the server", asy
   assert.match(text, /^retry: 2000\n\nevent: state\ndata: \{/);
   await assert.rejects(fetch(running.url));
 });
+
+test("[CONSOLE-start-failed-cleanup] a console that cannot listen stops its vault poller (nothing keeps reading the store)", async () => {
+  const { createServer } = await import("node:net");
+  const { startConsole } = await import("../../src/console/index.ts");
+  const { MemoryCredentialStore } = await import("../../src/vault/index.ts");
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+  const port = (taken.address() as { port: number }).port;
+  const store = new MemoryCredentialStore();
+  let reads = 0;
+  const listReport = store.listReport.bind(store);
+  store.listReport = (...args: Parameters<typeof store.listReport>) => {
+    reads++;
+    return listReport(...args);
+  };
+  await assert.rejects(startConsole({ store, port, vaultPollMs: 10 }), /EADDRINUSE/);
+  const after = reads;
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(reads, after, "no poll after the failed start");
+  await new Promise<void>((resolve) => taken.close(() => resolve()));
+});
+
+test("[CONSOLE-security-bad-target] a request target that is not a URL is a typed 400, not a failure", async () => {
+  const { startConsole } = await import("../../src/console/index.ts");
+  const { MemoryCredentialStore } = await import("../../src/vault/index.ts");
+  const { rawRequest } = await import("./support.ts");
+  const running = await startConsole({ store: new MemoryCredentialStore() });
+  const host = new URL(running.url).host;
+  const answer = await rawRequest(running.url, { headers: { host }, path: "http://[zz/" });
+  assert.equal(answer.status, 400, answer.body);
+  assert.equal(JSON.parse(answer.body).error.code, "console_bad_request");
+  await running.close();
+});

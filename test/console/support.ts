@@ -107,7 +107,13 @@ export async function nextState<T>(
 /** A raw HTTP request (node:http), so Host and every other header are exactly what the test says. */
 export function rawRequest(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+  options: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer;
+    /** The request target as sent, when it is not the URL's path (absolute-form, malformed). */
+    path?: string;
+  } = {},
 ): Promise<{
   status: number;
   headers: Record<string, string | string[] | undefined>;
@@ -119,7 +125,7 @@ export function rawRequest(
       {
         host: target.hostname,
         port: target.port,
-        path: `${target.pathname}${target.search}`,
+        path: options.path ?? `${target.pathname}${target.search}`,
         method: options.method ?? "GET",
         headers: options.headers ?? {},
       },
