@@ -7,8 +7,6 @@
 
 import type { ActivityLog, ConsolePanel } from "../../console/index.ts";
 import type { AcpPanelState } from "../../console/wire.ts";
-import { peerText } from "../../core/display.ts";
-import { AgentAuthError } from "../../core/errors.ts";
 import { type Logger, silentLogger } from "../../core/log.ts";
 import type { CredentialStore } from "../../vault/index.ts";
 import {
@@ -19,6 +17,9 @@ import {
   acpStatus,
   exampleAgentCommand,
 } from "../journeys/acp.ts";
+import { panelSteps } from "./steps.ts";
+
+export { DemoPanelBusyError } from "./steps.ts";
 
 export interface AcpPanelContext {
   issuer: string;
@@ -34,16 +35,6 @@ export interface AcpPanelContext {
   autoApprove?: boolean;
   /** Ask the agent its state once at start. Default true. */
   checkOnStart?: boolean;
-}
-
-/** An action asked for while another runs. */
-export class DemoPanelBusyError extends AgentAuthError {
-  constructor(panel: string, busy: string) {
-    super(
-      "demo_panel_busy",
-      `The ${panel} panel is busy (${busy}); try again when it has finished.`,
-    );
-  }
 }
 
 export function createAcpPanel(ctx: AcpPanelContext): ConsolePanel {
@@ -67,52 +58,19 @@ export function createAcpPanel(ctx: AcpPanelContext): ConsolePanel {
     lastError: null,
     checkedAt: null,
   };
-  const listeners = new Set<() => void>();
-  const changed = () => {
-    for (const listener of [...listeners]) {
-      try {
-        listener();
-      } catch (error) {
-        logger.warn("demo.acp_panel.listener_failed", { error });
-      }
-    }
-  };
-  const running = new Set<Promise<unknown>>();
-  let closed = false;
+  const steps = panelSteps(state, {
+    label: "ACP",
+    component: "acp",
+    activity: ctx.activity,
+    logger,
+  });
+  const { changed, start } = steps;
 
   const apply = (view: AcpStatusView) => {
     state.signedIn = view.signedIn;
     state.accounts = view.accounts;
     state.methods = view.methods;
     state.checkedAt = Date.now();
-  };
-
-  /** Runs one step in the background (tracked for close); `busy` names it while it runs. */
-  const start = (name: string, step: () => Promise<void>): Promise<void> => {
-    if (closed) throw new AgentAuthError("demo_panel_closed", "The demo is shutting down.");
-    if (state.busy) throw new DemoPanelBusyError("ACP", state.busy);
-    state.busy = name;
-    state.lastError = null;
-    changed();
-    const done = step()
-      .catch((error: unknown) => {
-        if (closed) return;
-        state.lastError = errorText(error);
-        ctx.activity.record({
-          component: "acp",
-          kind: "error",
-          summary: `ACP ${name} failed: ${state.lastError}`,
-        });
-        logger.warn("demo.acp_panel.failed", { step: name, error });
-      })
-      .finally(() => {
-        state.busy = null;
-        state.prompt = null;
-        running.delete(done);
-        if (!closed) changed();
-      });
-    running.add(done);
-    return done;
   };
 
   const refresh = () =>
@@ -187,17 +145,10 @@ export function createAcpPanel(ctx: AcpPanelContext): ConsolePanel {
       login,
       logout,
     },
-    onChange(listener) {
-      listeners.add(listener);
-      return () => {
-        listeners.delete(listener);
-      };
-    },
+    onChange: steps.onChange,
     async close() {
-      closed = true;
       controller.abort();
-      listeners.clear();
-      await Promise.allSettled([...running]);
+      await steps.close();
     },
   };
 }
@@ -209,9 +160,4 @@ function displayCommand(argv: readonly string[]): string {
       /^[A-Za-z0-9_./:@%+=,-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`,
     )
     .join(" ");
-}
-
-function errorText(error: unknown): string {
-  if (error instanceof Error) return peerText(error.message, { max: 300 });
-  return "unexpected failure";
 }

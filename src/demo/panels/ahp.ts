@@ -14,7 +14,7 @@ import { AgentAuthError } from "../../core/errors.ts";
 import { type Logger, silentLogger } from "../../core/log.ts";
 import type { CredentialStore } from "../../vault/index.ts";
 import { type AhpJourney, connectAhpJourney } from "../journeys/ahp.ts";
-import { DemoPanelBusyError } from "./acp.ts";
+import { panelSteps } from "./steps.ts";
 
 export interface AhpPanelContext {
   ahpUrl: string;
@@ -40,19 +40,18 @@ export function createAhpPanel(ctx: AhpPanelContext): ConsolePanel {
     busy: null,
     lastError: null,
   };
-  const listeners = new Set<() => void>();
-  const changed = () => {
-    for (const listener of [...listeners]) {
-      try {
-        listener();
-      } catch (error) {
-        logger.warn("demo.ahp_panel.listener_failed", { error });
-      }
-    }
-  };
-  const running = new Set<Promise<unknown>>();
+  let promptListener: (() => void) | undefined;
+  const steps = panelSteps(state, {
+    label: "AHP",
+    component: "ahp",
+    activity: ctx.activity,
+    logger,
+    onSettled: () => {
+      promptListener = undefined;
+    },
+  });
+  const { changed, start } = steps;
   let journey: AhpJourney | undefined;
-  let closed = false;
 
   const reload = async () => {
     if (journey && state.connected) state.resources = await journey.resources();
@@ -96,52 +95,20 @@ export function createAhpPanel(ctx: AhpPanelContext): ConsolePanel {
           });
         },
         onDisconnect: (error) => {
-          if (closed) return;
+          if (steps.closed) return;
           state.connected = false;
           state.lastError = `The connection to the host ended: ${peerText(error.message)}`;
           changed();
         },
       },
     );
-    if (closed) {
+    if (steps.closed) {
       await opened.close();
       throw new AgentAuthError("demo_panel_closed", "The demo is shutting down.");
     }
     journey = opened;
     state.connected = true;
     return opened;
-  };
-
-  let promptListener: (() => void) | undefined;
-
-  const start = (name: string, step: () => Promise<void>): Promise<void> => {
-    if (closed) throw new AgentAuthError("demo_panel_closed", "The demo is shutting down.");
-    if (state.busy) throw new DemoPanelBusyError("AHP", state.busy);
-    state.busy = name;
-    state.lastError = null;
-    changed();
-    const done = step()
-      .catch((error: unknown) => {
-        if (closed) return;
-        state.lastError = peerText(error instanceof Error ? error.message : "unexpected failure", {
-          max: 300,
-        });
-        ctx.activity.record({
-          component: "ahp",
-          kind: "error",
-          summary: `AHP ${name} failed: ${state.lastError}`,
-        });
-        logger.warn("demo.ahp_panel.failed", { step: name, error });
-      })
-      .finally(() => {
-        state.busy = null;
-        state.prompt = null;
-        promptListener = undefined;
-        running.delete(done);
-        if (!closed) changed();
-      });
-    running.add(done);
-    return done;
   };
 
   const refresh = () =>
@@ -189,18 +156,12 @@ export function createAhpPanel(ctx: AhpPanelContext): ConsolePanel {
         return snapshot();
       },
     },
-    onChange(listener) {
-      listeners.add(listener);
-      return () => {
-        listeners.delete(listener);
-      };
-    },
+    onChange: steps.onChange,
     async close() {
-      closed = true;
       controller.abort();
-      listeners.clear();
+      const closing = steps.close();
       await journey?.close().catch(() => {});
-      await Promise.allSettled([...running]);
+      await closing;
     },
   };
 }
