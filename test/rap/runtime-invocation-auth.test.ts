@@ -83,8 +83,12 @@ test("[RAP-invoke-auth-refused] a tool answering 401 ends the call at once with 
   const failure = runtime.problems().failures[0];
   assert.equal(failure?.code, "rap_toolset_unreachable");
   assert.match(failure?.message ?? "", /refused the runtime's credentials/);
-  assert.equal(tool.refused.length, 1);
-  assert.equal(tool.refused[0]?.reason, "bad_signature");
+  // The toolset GET is signed once more in the next second (a restarted runtime's first GET can be a replay to the
+  // tool); a wrong secret is refused both times, and nothing further is tried.
+  assert.deepEqual(
+    tool.refused.map((r) => r.reason),
+    ["bad_signature", "bad_signature"],
+  );
   assert.ok(!JSON.stringify(runtime.problems()).includes(runtimeSecret.reveal()));
   assert.ok(!lines.join("\n").includes(runtimeSecret.reveal()));
 });
@@ -270,4 +274,20 @@ test("[RAP-runtime-auth-same-origin] authOrigins entries must be origins (scheme
     }),
     (error: Error) => error instanceof RangeError && /authOrigins/.test(error.message),
   );
+});
+
+test("[RAP-invoke-auth-hmac-restart] a runtime restarted within the same second still loads a toolset whose tool refuses replayed signatures (the GET is re-signed in a later second)", async () => {
+  const { fetchToolset } = await import("../../src/rap/runtime/discovery.ts");
+  const auth: InvocationAuth = { scheme: "hmac-sha256", secret: secret() };
+  const tool = await standInTool({ tools: [echoTool], auth });
+  const options = { authFor: () => auth, allowInsecureHttp: true };
+  // Two starts inside one second sign the same GET identically; the tool accepts a signature once.
+  while (Date.now() % 1000 > 300) await new Promise((resolve) => setTimeout(resolve, 20));
+  const first = await fetchToolset(tool.origin, options);
+  const second = await fetchToolset(tool.origin, options);
+  assert.deepEqual(
+    second.tools.map((t) => t.name),
+    first.tools.map((t) => t.name),
+  );
+  assert.ok(tool.refused.length <= 1, "at most the one replayed attempt was refused");
 });

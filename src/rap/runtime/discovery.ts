@@ -130,18 +130,29 @@ export async function fetchToolset(
   if (problem) throw unreachable(`the base URL ${problem}`);
   const url = joinBase(baseUrl, TOOLSET_PATH);
   const auth = options.authFor?.(baseUrl);
-  let response: Response;
-  try {
-    response = await (options.fetch ?? fetch)(url, {
-      headers: {
-        accept: "application/json",
-        ...authHeaders(auth, { method: "GET", url, body: "" }),
-      },
-      redirect: "manual",
-      signal: AbortSignal.timeout(options.timeoutMs ?? DEFAULT_DISCOVERY_TIMEOUT_MS),
-    });
-  } catch (error) {
-    throw unreachable(networkReason(error), error);
+  const get = async (notBeforeMs?: number): Promise<Response> => {
+    try {
+      return await (options.fetch ?? fetch)(url, {
+        headers: {
+          accept: "application/json",
+          ...authHeaders(auth, { method: "GET", url, body: "", notBeforeMs }),
+        },
+        redirect: "manual",
+        signal: AbortSignal.timeout(options.timeoutMs ?? DEFAULT_DISCOVERY_TIMEOUT_MS),
+      });
+    } catch (error) {
+      throw unreachable(networkReason(error), error);
+    }
+  };
+  const signedAt = Date.now();
+  let response = await get();
+  if (response.status === 401 && auth?.scheme === "hmac-sha256") {
+    // The same GET signed in the same second by a runtime that just restarted is, to the tool, a replay: sign once
+    // more in the next second. A wrong secret is refused again, and reported below.
+    await response.body?.cancel();
+    const nextSecond = (Math.floor(signedAt / 1000) + 1) * 1000;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, nextSecond - Date.now())));
+    response = await get(nextSecond);
   }
   if (response.status === 401) {
     await response.body?.cancel();
