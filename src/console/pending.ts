@@ -16,15 +16,11 @@ import type { PendingView } from "./wire.ts";
 export const DEFAULT_KEEP_FINISHED_MS = 5 * 60_000;
 export const DEFAULT_MAX_PENDING = 100;
 
-export interface PendingInput {
-  groupId: string;
-  id: string;
-  toolset: string;
-  operation: string;
-  provider: string | null;
-  userId: string | null;
-  authUrl: string;
-}
+/** What the runtime's hook tells the board: the view's identity fields and the link (not yet checked). */
+export type PendingInput = Pick<
+  PendingView,
+  "groupId" | "id" | "toolset" | "operation" | "provider" | "userId"
+> & { authUrl: string };
 
 /** Only an http(s) link is ever shown (a `javascript:` or `data:` URL from a tool would run in the page). */
 export function safeLink(url: unknown): string | null {
