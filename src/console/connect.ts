@@ -9,20 +9,18 @@ import { type Logger, silentLogger } from "../core/log.ts";
 import {
   type AuthorizationServer,
   completeAuthorization,
-  credentialFromTokens,
   DEFAULT_LOGIN_SCOPE,
   discoverAuthorizationServer,
   logout,
   MemoryPendingStore,
-  mergeAccount,
   type OAuthClient,
   type PendingAuthorization,
   type PendingStore,
   type Provider,
   type ProviderRef,
   type ProviderResolver,
-  readAccount,
   startAuthorization,
+  storeSignIn,
 } from "../oauth/index.ts";
 import type { CredentialRecord, CredentialStore } from "../vault/types.ts";
 import { ConsoleError } from "./errors.ts";
@@ -122,21 +120,16 @@ export class Connector {
       size: () => 0,
     };
     const tokens = await completeAuthorization({ as, client, callback, pending: oneShot });
-    const account = provider
-      ? await readAccount(provider, tokens, this.#logger ?? silentLogger)
-      : undefined;
-    const input = credentialFromTokens(
+    return storeSignIn({
       tokens,
-      {
-        subject: waiting.subject ?? account?.subject ?? tokens.subject ?? "default",
-        issuer: provider?.issuer ?? as.issuer,
-        resource: target.resource ?? "",
-        clientId: client.clientId,
-      },
-      { provider: provider?.ref, clientSecret: client.clientSecret },
-    );
-    if (account) input.account = mergeAccount(input.account, account);
-    return this.#store.put(input);
+      as,
+      client,
+      provider,
+      subject: waiting.subject,
+      resource: target.resource,
+      store: this.#store,
+      log: this.#logger ?? silentLogger,
+    });
   }
 
   #target(id: string): ConnectTarget {

@@ -64,6 +64,7 @@ export {
   logout,
   mergeAccount,
   readAccount,
+  storeSignIn,
 } from "./login.ts";
 export { type LoopbackListener, listenOnLoopback } from "./loopback.ts";
 export { MemoryPendingStore, type PendingStore } from "./pending.ts";

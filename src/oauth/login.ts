@@ -13,7 +13,11 @@ import {
 } from "./authorization-code.ts";
 import type { OAuthClient } from "./client.ts";
 import { type DevicePrompt, deviceLogin } from "./device.ts";
-import { type DiscoveryOptions, discoverAuthorizationServer } from "./discovery.ts";
+import {
+  type AuthorizationServer,
+  type DiscoveryOptions,
+  discoverAuthorizationServer,
+} from "./discovery.ts";
 import { DeviceFlowError, LoginRequiredError } from "./errors.ts";
 import type { RequestPolicy } from "./http.ts";
 import { listenOnLoopback } from "./loopback.ts";
@@ -117,6 +121,42 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
       await listener.close();
     }
   }
+  const record = await storeSignIn({
+    tokens,
+    as,
+    client,
+    provider,
+    subject: options.subject,
+    resource: options.resource,
+    store: options.store,
+    log,
+  });
+  log.info("oauth.login", {
+    issuer: record.issuer,
+    provider: provider?.name,
+    resource: record.resource,
+    subject: record.subject,
+    flow: options.flow,
+  });
+  return record;
+}
+
+/**
+ * Files a completed sign-in in the vault: the account from the provider's account API (when a preset has one), the
+ * subject (given, else the account's, else the ID token's), the provider reference for later refresh and revoke.
+ * Shared by every place that completes a sign-in (the CLI's login, the console's Connect).
+ */
+export async function storeSignIn(options: {
+  tokens: TokenSet;
+  as: AuthorizationServer;
+  client: OAuthClient;
+  provider?: Provider;
+  subject?: string;
+  resource?: string;
+  store: CredentialStore;
+  log: Logger;
+}): Promise<CredentialRecord> {
+  const { tokens, as, client, provider, log } = options;
   let account = provider ? await readAccount(provider, tokens, log) : undefined;
   // Without an ID token the account API is the only source of a stable subject: one retry (a rate limit or a
   // blip), then refuse rather than file the credential under "default", where another account's login would
@@ -142,15 +182,7 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
     { provider: provider?.ref, clientSecret: client.clientSecret },
   );
   if (account) input.account = mergeAccount(input.account, account);
-  const record = await options.store.put(input);
-  log.info("oauth.login", {
-    issuer: record.issuer,
-    provider: provider?.name,
-    resource: record.resource,
-    subject: record.subject,
-    flow: options.flow,
-  });
-  return record;
+  return options.store.put(input);
 }
 
 /** The provider's account reader; a failure (rate limit, an API change) costs the display fields, not the login. */
