@@ -127,20 +127,16 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     closers.push({ step: "vault", close: () => store.close() });
 
     // HMAC invocation auth (what `rap tool serve` defaults to), one secret file shared by the tool and the runtime.
-    const invocationAuth = {
-      scheme: "hmac-sha256" as const,
-      secret: await loadInvocationSecret(join(dataDir, DEFAULT_INVOCATION_SECRET_FILE), {
-        create: true,
-      }).catch((error: unknown) => {
-        report({ step: "tool", phase: "start" });
-        report({ step: "tool", phase: "failed", detail: failureText(error) });
-        throw error;
-      }),
-    };
-    const tool = await step(
+    const { tool, invocationAuth } = await step(
       "tool",
-      () =>
-        startExampleTool({
+      async () => {
+        const invocationAuth = {
+          scheme: "hmac-sha256" as const,
+          secret: await loadInvocationSecret(join(dataDir, DEFAULT_INVOCATION_SECRET_FILE), {
+            create: true,
+          }),
+        };
+        const tool = await startExampleTool({
           issuer: idp.issuer,
           store,
           port: ports.tool,
@@ -148,8 +144,10 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
           clientId: EXAMPLE_TOOL_CLIENT_ID,
           invocationAuth,
           logger: logger.child({ component: "rap-tool" }),
-        }),
-      (value) => value.url,
+        });
+        return { tool, invocationAuth };
+      },
+      (value) => value.tool.url,
     );
     closers.push({ step: "tool", close: () => tool.close() });
 
