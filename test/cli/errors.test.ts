@@ -7,6 +7,7 @@ import { type CliIo, reportError } from "../../src/cli/io.ts";
 import { describeSystemError } from "../../src/cli/system-errors.ts";
 import { AgentAuthError } from "../../src/core/errors.ts";
 import { runCli } from "../support/cli.ts";
+import { closedPort } from "../support/closed-port.ts";
 import { tempDir } from "../support/tmp.ts";
 
 const STACK_FRAME = /^\s+at /m;
@@ -114,13 +115,8 @@ test("[CLI-system-errors] ENOENT, EISDIR and EACCES on files name the path and w
 
 test("[CLI-system-errors] a refused connection found in fetch's cause chain says what to check", async () => {
   const port = await occupiedPort();
-  // A port that was free a moment ago: nothing listens there now.
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const address = probe.address();
-  assert.ok(address && typeof address === "object");
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  const error = await fetch(`http://127.0.0.1:${address.port}/`).catch((e: unknown) => e);
+  const closed = await closedPort();
+  const error = await fetch(`http://127.0.0.1:${closed}/`).catch((e: unknown) => e);
   const text = describeSystemError(error);
   assert.equal(text?.code, "connection_refused");
   assert.match(text?.message ?? "", /^nothing is listening at 127\.0\.0\.1:\d+; check the URL/);

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { type InvocationAuth, loadInvocationSecret } from "../../src/rap/invocation-auth.ts";
 import { type CliProcess, runCli, startCli } from "../support/cli.ts";
+import { closedPort } from "../support/closed-port.ts";
 import { standInTool } from "../support/rap-tool-stand-in.ts";
 import { tempDir } from "../support/tmp.ts";
 
@@ -49,12 +50,6 @@ async function busyPort(): Promise<{ port: number; close: () => void }> {
 }
 
 /** A loopback port nothing listens on (fetch refuses port 1 as a "bad port" before connecting). */
-async function closedPort(): Promise<number> {
-  const busy = await busyPort();
-  busy.close();
-  return busy.port;
-}
-
 // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for them is the point.
 const TERMINAL_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { createServer } from "node:net";
 import { test } from "node:test";
+import { closedPort } from "../support/closed-port.ts";
 import { testRuntime } from "../support/rap-runtime.ts";
 import { standInTool } from "../support/rap-tool-stand-in.ts";
 
@@ -75,13 +75,7 @@ test("[RAP-runtime-non-200-error-result] 200 is the only acknowledgement: 202, 2
 });
 
 test("[RAP-runtime-non-200-error-result] an unreachable endpoint is retried a bounded number of times, then an error result", async () => {
-  // A port that was free a moment ago: connections are refused.
-  const port = await new Promise<number>((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
+  const port = await closedPort();
   const tool = await standInTool({
     toolset: () => ({
       name: "gone",

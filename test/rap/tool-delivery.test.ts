@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import { deliverCallback } from "../../src/rap/tool/index.ts";
 import { callbackSink } from "../support/callback-sink.ts";
+import { closedPort } from "../support/closed-port.ts";
 import { ECHO, FAST_DELIVERY, invocation, post, startTool } from "./tool-fixture.ts";
 
 const sink = await callbackSink();
@@ -54,10 +55,7 @@ test("[RAP-callback-retry-bounded] the total time bound stops retries even with 
 });
 
 test("[RAP-callback-retry-network] connection failures are retried, then given up", async () => {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const port = await closedPort();
   const outcome = await deliverCallback(`http://127.0.0.1:${port}/cb`, message, FAST_DELIVERY);
   assert.deepEqual(outcome, {
     delivered: false,
