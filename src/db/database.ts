@@ -1,0 +1,241 @@
+/**
+ * One PostgreSQL database as the stores use it: a small pool for statements, transactions, and dedicated sessions
+ * for session-level advisory locks (a lock the server releases when the session's connection dies, so a process
+ * killed with kill -9 never holds anything past its last packet). Migrations run on open (see migrations.ts).
+ */
+
+import pg from "pg";
+import { AgentAuthError } from "../core/errors.ts";
+import { DatabaseError, databaseReason, isConnectionProblem } from "./errors.ts";
+import { applyMigrations, type Migration } from "./migrations.ts";
+import { isPostgresUrl, redactDatabaseUrl } from "./url.ts";
+
+export type Row = Record<string, unknown>;
+
+/** Anything that runs a statement: the pool, a transaction's client, or a session. */
+export interface Queryable {
+  query<R extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+}
+
+/** A connection of its own, held until released: for advisory locks that must outlive a statement. */
+export interface Session extends Queryable {
+  /** The server process serving this session (`pg_backend_pid()`), to tell holders apart. */
+  readonly backendPid: number;
+  /** Gives the connection back; `destroy` closes it instead (which also drops every lock it held). */
+  release(destroy?: boolean): void;
+}
+
+export interface DatabaseOptions {
+  /** Which component's schema to bring up to date on open ("vault", "rap_runtime", "rap_tool"). */
+  component: string;
+  migrations: readonly Migration[];
+  /** Connections for statements. Default 10. */
+  poolSize?: number;
+  /** Connections for sessions (locks). Default 16. */
+  sessionPoolSize?: number;
+  /** How long to wait for a connection. Default 10 s. */
+  connectTimeoutMs?: number;
+}
+
+export interface Database extends Queryable {
+  /** The URL without its password, for messages and logs. */
+  readonly label: string;
+  /** Runs fn in one transaction (BEGIN … COMMIT, ROLLBACK on throw) on one connection. */
+  transaction<T>(fn: (client: Queryable) => Promise<T>): Promise<T>;
+  session(): Promise<Session>;
+  close(): Promise<void>;
+}
+
+/** Opens a pool on `url` and applies `component`'s migrations; every failure is a DatabaseError with the URL redacted. */
+export async function openDatabase(url: string, options: DatabaseOptions): Promise<Database> {
+  if (!isPostgresUrl(url)) {
+    throw new DatabaseError(
+      "database_url_invalid",
+      "The database URL must start with postgres:// or postgresql:// " +
+        "(for example postgres://agentauth@db.example:5432/agentauth).",
+    );
+  }
+  const label = redactDatabaseUrl(url);
+  const connectionTimeoutMillis = options.connectTimeoutMs ?? 10_000;
+  let config: pg.PoolConfig;
+  try {
+    config = { connectionString: url, connectionTimeoutMillis };
+    // Parse now, so a malformed URL is reported here and not as a crash inside the pool.
+    new URL(url);
+  } catch (error) {
+    throw new DatabaseError(
+      "database_url_invalid",
+      `The database URL ${label} cannot be parsed; check its form (postgres://user:password@host:port/database).`,
+      { cause: error },
+    );
+  }
+  const pool = new pg.Pool({ ...config, max: options.poolSize ?? 10, idleTimeoutMillis: 10_000 });
+  const sessions = new pg.Pool({
+    ...config,
+    max: options.sessionPoolSize ?? 16,
+    idleTimeoutMillis: 10_000,
+  });
+  // An idle connection the server dropped (restart, admin kill) emits 'error' on the pool: not a crash.
+  const ignore = () => {};
+  pool.on("error", ignore);
+  sessions.on("error", ignore);
+  const db = new PgDatabase(label, pool, sessions);
+  try {
+    await applyMigrations(db, options.component, options.migrations);
+  } catch (error) {
+    await db.close();
+    throw db.wrap(error, "prepare its schema");
+  }
+  return db;
+}
+
+class PgDatabase implements Database {
+  readonly label: string;
+  readonly #pool: pg.Pool;
+  readonly #sessions: pg.Pool;
+  #closed = false;
+
+  constructor(label: string, pool: pg.Pool, sessions: pg.Pool) {
+    this.label = label;
+    this.#pool = pool;
+    this.#sessions = sessions;
+  }
+
+  async query<R extends Row = Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+    this.#open();
+    try {
+      return (await this.#pool.query(sql, params as unknown[])).rows as R[];
+    } catch (error) {
+      throw this.wrap(error, "run a statement");
+    }
+  }
+
+  async transaction<T>(fn: (client: Queryable) => Promise<T>): Promise<T> {
+    this.#open();
+    let client: pg.PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (error) {
+      throw this.wrap(error, "connect");
+    }
+    let broken = false;
+    const onError = () => {
+      broken = true;
+    };
+    client.on("error", onError);
+    const scoped: Queryable = {
+      query: async <R extends Row = Row>(sql: string, params: readonly unknown[] = []) => {
+        try {
+          return (await client.query(sql, params as unknown[])).rows as R[];
+        } catch (error) {
+          if (isConnectionProblem(error)) broken = true;
+          throw error;
+        }
+      },
+    };
+    try {
+      await client.query("BEGIN");
+      const result = await fn(scoped);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {
+        broken = true;
+      });
+      throw this.wrap(error, "run a transaction");
+    } finally {
+      client.removeListener("error", onError);
+      client.release(broken);
+    }
+  }
+
+  async session(): Promise<Session> {
+    this.#open();
+    let client: pg.PoolClient;
+    let backendPid: number;
+    try {
+      client = await this.#sessions.connect();
+      const rows = (await client.query("SELECT pg_backend_pid() AS pid")).rows;
+      backendPid = Number(rows[0]?.pid);
+    } catch (error) {
+      throw this.wrap(error, "open a session");
+    }
+    let released = false;
+    // A checked-out client whose connection dies (server restart, pg_terminate_backend) emits 'error' on itself,
+    // not on the pool: without a listener that is an uncaught exception. The next query fails instead.
+    let broken = false;
+    const onError = () => {
+      broken = true;
+    };
+    client.on("error", onError);
+    return {
+      backendPid,
+      query: async <R extends Row = Row>(sql: string, params: readonly unknown[] = []) => {
+        try {
+          return (await client.query(sql, params as unknown[])).rows as R[];
+        } catch (error) {
+          throw this.wrap(error, "run a statement");
+        }
+      },
+      release: (destroy = false) => {
+        if (released) return;
+        released = true;
+        client.removeListener("error", onError);
+        client.release(destroy || broken);
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.all([this.#pool.end(), this.#sessions.end()]);
+  }
+
+  /**
+   * Our typed errors and the caller's own (thrown inside a transaction) pass through; what pg throws becomes a
+   * DatabaseError naming the redacted URL: `database_unavailable` for the connection, `database_failed` otherwise.
+   */
+  wrap(error: unknown, doing: string): Error {
+    if (error instanceof AgentAuthError) return error;
+    const sqlState =
+      error instanceof pg.DatabaseError && typeof error.code === "string" ? error.code : undefined;
+    if (isConnectionProblem(error) || isPoolConnectionError(error)) {
+      return new DatabaseError(
+        "database_unavailable",
+        `Cannot ${doing} on the PostgreSQL database at ${this.label}: ${databaseReason(error)}. Check that the ` +
+          "server is running and reachable, and the user, password and database in the URL.",
+        { cause: error, sqlState },
+      );
+    }
+    if (error instanceof pg.DatabaseError) {
+      return new DatabaseError(
+        "database_failed",
+        `The PostgreSQL database at ${this.label} failed to ${doing}: ${databaseReason(error)}. Retry; if it ` +
+          "persists, check the server's log.",
+        { cause: error, sqlState },
+      );
+    }
+    return error instanceof Error ? error : new Error(String(error));
+  }
+
+  #open(): void {
+    if (this.#closed) {
+      throw new DatabaseError(
+        "database_failed",
+        `The connection to the PostgreSQL database at ${this.label} was closed; open the store again.`,
+      );
+    }
+  }
+}
+
+/** pg's own connection failures carry no SQLSTATE: a dropped socket, a connect timeout, a closed client. */
+function isPoolConnectionError(error: unknown): boolean {
+  const message = (error as { message?: unknown })?.message;
+  return (
+    typeof message === "string" &&
+    /Connection terminated|timeout exceeded when trying to connect|connection error|Client was closed|not queryable/i.test(
+      message,
+    )
+  );
+}
