@@ -20,6 +20,7 @@ export {
 } from "./open-vault.ts";
 export { type VaultLocationOptions, vaultDbPath, vaultKeyFilePath } from "./paths.ts";
 export { credentialId, sameProviderRef } from "./record.ts";
+export { openJson, type Sealed, sealJson } from "./sealed-json.ts";
 export { SqliteCredentialStore, type SqliteCredentialStoreOptions } from "./sqlite-store.ts";
 export type {
   AccountInfo,

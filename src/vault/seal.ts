@@ -151,7 +151,7 @@ function parsePayload(plaintext: string, corrupt: (why: string) => Error): Crede
  * (length ≢ 1 mod 4 makes the decoded length strictly increasing in the number of characters kept), the other
  * alphabet is searched for, and the last character's unused bits must be zero.
  */
-function decodeBase64url(text: string): Buffer | undefined {
+export function decodeBase64url(text: string): Buffer | undefined {
   const remainder = text.length % 4;
   if (remainder === 1) return undefined;
   if (text.includes("+") || text.includes("/") || text.includes("=")) return undefined;
