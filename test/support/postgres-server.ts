@@ -1,0 +1,185 @@
+/**
+ * A throwaway PostgreSQL server: `initdb` into a temporary folder and `postgres` on a free 127.0.0.1 port, from
+ * Debian's packages (/usr/lib/postgresql/<version>/bin, the newest installed). As root (CI containers), the server
+ * runs as the `postgres` system user, since PostgreSQL refuses to run as root.
+ *
+ * No node:test here: test/support/postgres.ts wires it into a test file (an `after` hook stops it), and the
+ * benches (bench/fixtures/postgres-server.ts) stop it themselves.
+ */
+
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+
+export interface PostgresServer {
+  /** A URL on the server's `postgres` database (for admin statements). */
+  adminUrl: string;
+  /** The server's process id. */
+  pid: number | undefined;
+  /** Fast shutdown (SIGINT, SIGKILL after 5 s); the data folder is deleted. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/** The newest Debian PostgreSQL bin folder with initdb and postgres, if any. */
+export function postgresBinDir(root = "/usr/lib/postgresql"): string | undefined {
+  if (!existsSync(root)) return undefined;
+  const versions = readdirSync(root)
+    .filter((v) => /^\d+$/.test(v))
+    .sort((a, b) => Number(b) - Number(a));
+  for (const version of versions) {
+    const bin = join(root, version, "bin");
+    if (existsSync(join(bin, "initdb")) && existsSync(join(bin, "postgres"))) return bin;
+  }
+  return undefined;
+}
+
+/** Starts a server from the binaries in `bin`; throws when it does not come up. */
+export async function startPostgresServer(bin: string): Promise<PostgresServer> {
+  const root = mkdtempSync(join(tmpdir(), "agentauth-pg-"));
+  const data = join(root, "data");
+  const sockets = join(root, "sock");
+  mkdirSync(sockets);
+  const owner = runAs();
+  if (owner) {
+    chownSync(root, owner.uid, owner.gid);
+    chownSync(sockets, owner.uid, owner.gid);
+  }
+  const spawnOptions = owner ? { uid: owner.uid, gid: owner.gid } : {};
+  execFileSync(
+    join(bin, "initdb"),
+    ["-D", data, "-U", "agentauth", "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"],
+    { ...spawnOptions, stdio: ["ignore", "ignore", "pipe"], cwd: root },
+  );
+  let child: ChildProcess | undefined;
+  let port = 0;
+  let lastError = "";
+  for (let attempt = 0; attempt < 5 && !child; attempt++) {
+    port = await freePort();
+    const candidate = spawn(
+      join(bin, "postgres"),
+      [
+        "-D",
+        data,
+        "-p",
+        String(port),
+        "-k",
+        sockets,
+        "-c",
+        "listen_addresses=127.0.0.1",
+        "-c",
+        "max_connections=300",
+        "-c",
+        "fsync=off",
+        "-c",
+        "synchronous_commit=off",
+        "-c",
+        "full_page_writes=off",
+        "-c",
+        "shared_buffers=64MB",
+      ],
+      { ...spawnOptions, stdio: ["ignore", "ignore", "pipe"], cwd: root },
+    );
+    let stderr = "";
+    candidate.stderr?.on("data", (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+    });
+    const url = `postgres://agentauth@127.0.0.1:${port}/postgres`;
+    if (await ready(url, candidate)) child = candidate;
+    else {
+      candidate.kill("SIGKILL");
+      lastError = stderr;
+    }
+  }
+  if (!child) {
+    rmSync(root, { recursive: true, force: true });
+    throw new Error(`the throwaway PostgreSQL server did not start: ${lastError}`);
+  }
+  const server = child;
+  const kill = () => {
+    if (server.exitCode === null) server.kill("SIGKILL");
+  };
+  process.once("exit", kill);
+  let stopped: Promise<void> | undefined;
+  return {
+    adminUrl: `postgres://agentauth@127.0.0.1:${port}/postgres`,
+    pid: server.pid,
+    stop() {
+      stopped ??= (async () => {
+        if (server.exitCode === null) {
+          const exited = new Promise((resolve) => server.once("exit", resolve));
+          server.kill("SIGINT");
+          await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
+          kill();
+        }
+        process.removeListener("exit", kill);
+        rmSync(root, { recursive: true, force: true });
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** Creates an empty database named `<prefix>_<random>` on the server and returns its URL. */
+export async function createDatabase(adminUrl: string, prefix: string): Promise<string> {
+  const name = `${prefix}_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+function runAs(): { uid: number; gid: number } | undefined {
+  if (typeof process.getuid !== "function" || process.getuid() !== 0) return undefined;
+  const id = (flag: string) => {
+    try {
+      return Number(execFileSync("id", [flag, "postgres"], { encoding: "utf8" }).trim());
+    } catch {
+      return Number.NaN;
+    }
+  };
+  const uid = id("-u");
+  const gid = id("-g");
+  if (Number.isInteger(uid) && Number.isInteger(gid)) return { uid, gid };
+  throw new Error(
+    "The tests run as root and there is no `postgres` system user to run the throwaway server as (PostgreSQL " +
+      "refuses to run as root). Install Debian's postgresql package (`bash scripts/ensure-postgres.sh`).",
+  );
+}
+
+async function ready(url: string, child: ChildProcess): Promise<boolean> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) return false;
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
+    try {
+      await client.connect();
+      await client.end();
+      return true;
+    } catch {
+      await client.end().catch(() => {});
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return false;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
