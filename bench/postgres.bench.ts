@@ -1,0 +1,369 @@
+/**
+ * PostgreSQL against SQLite, same run, same machine, with 1, 2 and 4 processes (issue 11 §3: how it scales):
+ * 1. Token reads/s: N reader processes, each reading its own fresh credential through
+ *    TokenRefresher.getAccessToken (store read + expiry check, no refresh) back to back for a fixed time; the
+ *    aggregate over the N processes. SQLite: one vault file shared by the N processes. PostgreSQL: one database.
+ * 2. Callbacks/s: N RAP runtime processes on one store (SQLite: one file; PostgreSQL: one database), each on its own
+ *    port; tool_result callbacks for distinct pre-created calls POSTed over HTTP by this process (the load generator,
+ *    separate from the runtimes), round-robin over the N ports; accepted (200) callbacks per second.
+ * Medians over rounds whose backend order alternates; ratios are PostgreSQL/SQLite, as a ratio of the medians and as
+ * the median of each round's ratio (both sides of a round ran back to back under the same load).
+ * The PostgreSQL server is a throwaway one (fsync off, as in the tests: this measures the code path and the round
+ * trips, not a disk) or AGENTAUTH_TEST_DATABASE_URL. Without PostgreSQL, the SQLite half runs alone.
+ *
+ * Run: node_modules/.bin/node --no-warnings bench/postgres.bench.ts [--quick]
+ */
+
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { Agent, createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
+import { availableParallelism, tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { secret } from "../src/core/secret.ts";
+import type { CredentialStore } from "../src/vault/index.ts";
+import { type LineWorker, spawnLineWorker } from "./fixtures/line-worker.ts";
+import { benchPostgres } from "./fixtures/postgres-server.ts";
+import { ISSUER, openBenchVault, RESOURCE } from "./fixtures/postgres-worker.ts";
+
+// --quick: one short round, to check the harness (the figures mean little).
+const QUICK = process.argv.includes("--quick");
+const ROUNDS = QUICK ? 1 : 3;
+const PROCESSES = [1, 2, 4];
+const READ_MS = QUICK ? 300 : 1000;
+const CALLBACKS = QUICK ? 200 : 1000;
+const IN_FLIGHT_PER_PROCESS = 16;
+const WORKER = join(import.meta.dirname, "fixtures", "postgres-worker.ts");
+
+type Backend = "sqlite" | "postgres";
+const BACKENDS: Backend[] = ["sqlite", "postgres"];
+type Rates = Record<Backend, number[]>;
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] ?? 0) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
+};
+const orderFor = (round: number): Backend[] =>
+  (round % 2 === 0 ? BACKENDS : [...BACKENDS].reverse()).filter((b) => available[b]);
+
+const workers = new Set<LineWorker>();
+const start = async (env: Record<string, string>, count: number) => {
+  const started = Array.from({ length: count }, () => spawnLineWorker(WORKER, env));
+  for (const w of started) workers.add(w);
+  const ready = await Promise.all(started.map((w) => w.next()));
+  return { started, ready };
+};
+const stopAll = async (list: LineWorker[]) => {
+  await Promise.all(list.map((w) => w.stop()));
+  for (const w of list) workers.delete(w);
+};
+
+const dir = mkdtempSync(join(tmpdir(), "agentauth-pg-bench-"));
+const postgres = await benchPostgres();
+const available: Record<Backend, boolean> = { sqlite: true, postgres: postgres !== undefined };
+const why: Partial<Record<Backend, string>> = postgres ? {} : { postgres: "no PostgreSQL server" };
+const unavailable = (backend: Backend, reason: string) => {
+  available[backend] = false;
+  why[backend] = reason;
+};
+
+/** Token reads: the credentials are put once, then N readers per backend per process count. */
+async function readsBench(): Promise<Record<number, Rates>> {
+  const homes: Record<Backend, string> = {
+    sqlite: join(dir, "vault-sqlite"),
+    postgres: join(dir, "vault-postgres"),
+  };
+  const urls: Partial<Record<Backend, string>> = {};
+  if (postgres) urls.postgres = await postgres.freshDatabase();
+  for (const backend of BACKENDS.filter((b) => available[b])) {
+    mkdirSync(homes[backend]);
+    const store = openBenchVault(backend, homes[backend], urls[backend]);
+    try {
+      if (backend === "postgres" && isSqlite(store)) {
+        unavailable(
+          "postgres",
+          "openVault({ databaseUrl }) returned the SQLite store (not landed yet)",
+        );
+        continue;
+      }
+      for (let i = 0; i < Math.max(...PROCESSES); i++) await store.put(credential(i));
+    } finally {
+      await store.close();
+    }
+  }
+  const results: Record<number, Rates> = {};
+  for (const n of PROCESSES) {
+    const rates: Rates = { sqlite: [], postgres: [] };
+    const running: Partial<Record<Backend, LineWorker[]>> = {};
+    for (const backend of BACKENDS.filter((b) => available[b])) {
+      const env = {
+        MODE: "reader",
+        BACKEND: backend,
+        HOME_DIR: homes[backend],
+        DATABASE_URL: urls[backend] ?? "",
+      };
+      const list: LineWorker[] = [];
+      for (let i = 0; i < n; i++) {
+        const { started } = await start({ ...env, SUBJECT: `user-${i}` }, 1);
+        list.push(...started);
+      }
+      running[backend] = list;
+    }
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const backend of orderFor(round)) {
+        const list = running[backend] ?? [];
+        for (const w of list) w.send({ op: "read", ms: READ_MS });
+        const done = await Promise.all(list.map((w) => w.next()));
+        rates[backend].push(
+          Math.round(done.reduce((sum, e) => sum + (Number(e.count) / Number(e.ms)) * 1000, 0)),
+        );
+      }
+    }
+    for (const list of Object.values(running)) await stopAll(list);
+    results[n] = rates;
+  }
+  return results;
+}
+
+function credential(i: number) {
+  return {
+    subject: `user-${i}`,
+    issuer: ISSUER,
+    resource: RESOURCE,
+    clientId: "agentauth-cli",
+    // Realistic sizes, as in vault.bench.ts: JWT access and ID tokens of about a kilobyte.
+    tokens: {
+      accessToken: secret(randomBytes(600).toString("base64url")),
+      refreshToken: secret(randomBytes(48).toString("base64url")),
+      idToken: secret(randomBytes(700).toString("base64url")),
+      tokenType: "Bearer",
+    },
+    expiresAt: Date.now() + 3_600_000,
+    scopes: ["openid", "tools:read"],
+    account: { label: "work", name: `User ${i}`, email: `user${i}@example.com` },
+    status: "active" as const,
+  };
+}
+
+function isSqlite(store: CredentialStore): boolean {
+  return store.constructor.name === "SqliteCredentialStore";
+}
+
+/** The stand-in tool: serves a toolset, acks every invocation and keeps its ids and callback URL. */
+async function standIn() {
+  const seen: { id: string; group_id: string; callback_url: string }[] = [];
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    if (req.method === "GET" && req.url === "/.well-known/rap-toolset") {
+      res.writeHead(200, { "content-type": "application/json" }).end(
+        JSON.stringify({
+          name: "standin",
+          endpoint: `http://${req.headers.host}/invoke`,
+          tools: [{ name: "op", description: "op", inputSchema: { type: "object" } }],
+        }),
+      );
+      return;
+    }
+    const invocation = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    seen.push({
+      id: invocation.id,
+      group_id: invocation.group_id,
+      callback_url: invocation.callback_url,
+    });
+    res.writeHead(200).end();
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    take: () => seen.splice(0),
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+function post(url: URL, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: "POST",
+        agent,
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** POSTs every callback, `inFlight` at a time; the rate of 200s. Anything else is a failure of the bench. */
+async function ingest(targets: { url: URL; body: string }[], inFlight: number): Promise<number> {
+  let next = 0;
+  const refused = new Map<number, number>();
+  const begin = performance.now();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      for (let i = next++; i < targets.length; i = next++) {
+        const target = targets[i] as { url: URL; body: string };
+        const status = await post(target.url, target.body);
+        if (status !== 200) refused.set(status, (refused.get(status) ?? 0) + 1);
+      }
+    }),
+  );
+  const seconds = (performance.now() - begin) / 1000;
+  if (refused.size > 0)
+    throw new Error(`callbacks not accepted: ${JSON.stringify(Object.fromEntries(refused))}`);
+  return Math.round(targets.length / seconds);
+}
+
+async function callbacksBench(): Promise<Record<number, Rates>> {
+  const tool = await standIn();
+  const secretKey = randomBytes(32).toString("base64url");
+  const results: Record<number, Rates> = {};
+  try {
+    for (const n of PROCESSES) {
+      const rates: Rates = { sqlite: [], postgres: [] };
+      const running: Partial<Record<Backend, { list: LineWorker[]; ports: string[] }>> = {};
+      for (const backend of BACKENDS.filter((b) => available[b])) {
+        const home = join(dir, `runtime-${backend}-${n}`);
+        mkdirSync(home);
+        const url = backend === "postgres" ? await postgres?.freshDatabase() : undefined;
+        const env = {
+          MODE: "runtime",
+          BACKEND: backend,
+          HOME_DIR: home,
+          DB_PATH: join(home, "runtime.db"),
+          DATABASE_URL: url ?? "",
+          TOOLSET: tool.url,
+          SECRET_KEY: secretKey,
+        };
+        // The first process creates the schema; the others open it (concurrent opens are the stores' own test).
+        const first = await start(env, 1);
+        const rest = n > 1 ? await start(env, n - 1) : { started: [], ready: [] };
+        const list = [...first.started, ...rest.started];
+        if (url && !(await hasTables(url))) {
+          await stopAll(list);
+          unavailable(
+            "postgres",
+            "createRuntime({ databaseUrl }) made no tables in PostgreSQL (not landed yet)",
+          );
+          continue;
+        }
+        const ports = [...first.ready, ...rest.ready].map((e) => new URL(String(e.url)).host);
+        running[backend] = { list, ports };
+      }
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const backend of orderFor(round)) {
+          const { list, ports } = running[backend] ?? { list: [], ports: [] };
+          // Pre-create the round's calls, spread over the processes (each records its own callback URLs).
+          tool.take();
+          for (const [i, w] of list.entries())
+            w.send({ op: "create", count: Math.ceil(CALLBACKS / n), prefix: `r${round}-p${i}` });
+          const created = await Promise.all(list.map((w) => w.next()));
+          const calls = tool.take();
+          const accepted = created.reduce((sum, e) => sum + Number(e.accepted), 0);
+          if (accepted !== calls.length)
+            throw new Error(`${accepted} calls acked, ${calls.length} seen`);
+          const targets = calls.map((call, k) => {
+            const url = new URL(call.callback_url);
+            url.host = ports[k % ports.length] as string; // round-robin: any process may apply any callback
+            const body = {
+              type: "tool_result",
+              group_id: call.group_id,
+              id: call.id,
+              text: "done",
+            };
+            return { url, body: JSON.stringify(body) };
+          });
+          rates[backend].push(await ingest(targets, IN_FLIGHT_PER_PROCESS * n));
+        }
+      }
+      for (const { list } of Object.values(running)) await stopAll(list);
+      results[n] = rates;
+    }
+  } finally {
+    await tool.close();
+  }
+  return results;
+}
+
+async function hasTables(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      "SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'",
+    );
+    return Number(rows[0]?.n) > 0;
+  } finally {
+    await client.end();
+  }
+}
+
+function report(reads: Record<number, Rates>, callbacks: Record<number, Rates>) {
+  const cell = (backend: Backend, xs: number[]) =>
+    available[backend] || xs.length > 0 ? median(xs).toLocaleString("en-US") : "not available";
+  const rows: Record<string, unknown>[] = [];
+  console.log(
+    `postgres bench: ${ROUNDS} rounds; token reads ${READ_MS} ms per round; ${CALLBACKS} callbacks per round, ` +
+      `${IN_FLIGHT_PER_PROCESS} in flight per runtime process; ${availableParallelism()} CPUs`,
+  );
+  console.log(
+    `${"measure".padEnd(16)}${"procs".padStart(6)}${"sqlite".padStart(12)}${"postgres".padStart(15)}${"pg/sqlite".padStart(11)}${"per-round".padStart(11)}`,
+  );
+  for (const [measure, table] of [
+    ["token reads/s", reads],
+    ["callbacks/s", callbacks],
+  ] as const) {
+    for (const n of PROCESSES) {
+      const r = table[n] ?? { sqlite: [], postgres: [] };
+      const both = r.postgres.length > 0 && r.sqlite.length > 0;
+      const ratio = both ? median(r.postgres) / median(r.sqlite) : Number.NaN;
+      const perRound = both
+        ? median(r.postgres.map((p, i) => p / (r.sqlite[i] ?? Number.NaN)))
+        : Number.NaN;
+      const show = (x: number) => (Number.isNaN(x) ? "-" : x.toFixed(2));
+      console.log(
+        `${measure.padEnd(16)}${String(n).padStart(6)}${cell("sqlite", r.sqlite).padStart(12)}${(r.postgres.length ? cell("postgres", r.postgres) : "not available").padStart(15)}${show(ratio).padStart(11)}${show(perRound).padStart(11)}`,
+      );
+      rows.push({
+        measure,
+        processes: n,
+        sqlite: median(r.sqlite),
+        postgres: r.postgres.length ? median(r.postgres) : null,
+        ratio: both ? Number(ratio.toFixed(3)) : null,
+        perRoundRatio: both ? Number(perRound.toFixed(3)) : null,
+        rawRounds: r,
+      });
+    }
+  }
+  for (const [backend, reason] of Object.entries(why))
+    console.log(`${backend}: not available: ${reason}`);
+  console.log(
+    JSON.stringify({
+      bench: "postgres",
+      rounds: ROUNDS,
+      cpus: availableParallelism(),
+      unit: "ops/s (median)",
+      results: rows,
+    }),
+  );
+}
+
+try {
+  const reads = await readsBench();
+  const callbacks = await callbacksBench();
+  report(reads, callbacks);
+} finally {
+  await stopAll([...workers]);
+  agent.destroy();
+  await postgres?.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
