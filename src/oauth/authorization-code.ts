@@ -68,7 +68,7 @@ export async function startAuthorization(
   const codeVerifier = oauth.generateRandomCodeVerifier();
   const wantsIdToken = options.scope?.split(" ").includes("openid") ?? false;
   const nonce = wantsIdToken ? oauth.generateRandomNonce() : undefined;
-  const state = options.pending.create({
+  const state = await options.pending.create({
     issuer: as.issuer,
     clientId: options.client.clientId,
     redirectUri: options.redirectUri,
@@ -113,7 +113,7 @@ export async function completeAuthorization(
   options: CompleteAuthorizationOptions,
 ): Promise<TokenSet> {
   const params = options.callback instanceof URL ? options.callback.searchParams : options.callback;
-  const pending = options.pending.consume(params.get("state"));
+  const pending = await options.pending.consume(params.get("state"));
   const { as } = options;
   if (pending.issuer !== as.issuer || pending.clientId !== options.client.clientId) {
     throw new AuthorizationResponseError(

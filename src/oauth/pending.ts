@@ -10,13 +10,17 @@ import { AuthorizationResponseError } from "./errors.ts";
 
 export const DEFAULT_PENDING_TTL_MS = 10 * 60_000;
 
+/**
+ * May be synchronous (memory) or asynchronous (a database shared by several instances: the RAP tool on
+ * PostgreSQL); callers await every method.
+ */
 export interface PendingStore<T> {
   /** Stores `value` and returns the fresh `state` that will find it exactly once. */
-  create(value: T, ttlMs?: number): string;
+  create(value: T, ttlMs?: number): string | Promise<string>;
   /** Finds and removes the value for `state`; throws `state_invalid` when unknown, used or expired. */
-  consume(state: string | null | undefined): T;
+  consume(state: string | null | undefined): T | Promise<T>;
   /** How many are waiting (expired ones are swept first). */
-  size(): number;
+  size(): number | Promise<number>;
 }
 
 interface Entry<T> {

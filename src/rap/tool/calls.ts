@@ -71,6 +71,32 @@ export class CallRegistry {
     return call;
   }
 
+  /**
+   * Takes over a call another instance started (its pending authorization came from the shared store): registered
+   * here as running, under its original attempt. Undefined when this instance already has a call with that key (a
+   * different attempt, or one not waiting) or is full.
+   */
+  adopt(spec: CallSpec, attempt: string): ActiveCall | undefined {
+    const key = callKey(spec.groupId, spec.id);
+    if (this.#calls.has(key) || this.#calls.size >= this.#max) return undefined;
+    const call: ActiveCall = {
+      key,
+      attempt,
+      spec,
+      target: {
+        callbackUrl: spec.callbackUrl,
+        groupId: spec.groupId,
+        id: spec.id,
+        callId: spec.callId,
+      },
+      controller: new AbortController(),
+      phase: "running",
+      outbox: Promise.resolve(),
+    };
+    this.#calls.set(key, call);
+    return call;
+  }
+
   /** The call a pending authorization belongs to, only if it is still that same call and still waiting. */
   awaiting(groupId: string, id: string, attempt: string): ActiveCall | undefined {
     const call = this.#calls.get(callKey(groupId, id));

@@ -46,11 +46,19 @@ export const DEFAULT_DELIVERY = {
   timeoutMs: 10_000,
 } as const;
 
-/** Delivers `message` to `url`; never throws (the outcome says what happened), stops when `signal` aborts. */
+/**
+ * Delivers `message` to `url`; never throws (the outcome says what happened), stops when `signal` aborts. Every
+ * attempt carries `Idempotency-Key: <idempotencyKey>` when given: the same on each retry, so a runtime that got an
+ * attempt whose answer was lost applies the message once.
+ */
 export async function deliverCallback(
   url: string | URL,
   message: unknown,
-  options: DeliveryOptions & { signal?: AbortSignal; pool?: RetryPool } = {},
+  options: DeliveryOptions & {
+    signal?: AbortSignal;
+    pool?: RetryPool;
+    idempotencyKey?: string;
+  } = {},
 ): Promise<DeliveryOutcome> {
   const target = typeof url === "string" ? new URL(url) : url;
   const attempts = Math.max(1, options.attempts ?? DEFAULT_DELIVERY.attempts);
@@ -101,7 +109,7 @@ async function wait(
 async function post(
   url: URL,
   body: string,
-  options: DeliveryOptions & { signal?: AbortSignal },
+  options: DeliveryOptions & { signal?: AbortSignal; idempotencyKey?: string },
 ): Promise<Answer | undefined> {
   let extra: Record<string, string>;
   try {
@@ -109,6 +117,8 @@ async function post(
   } catch {
     return undefined;
   }
+  if (options.idempotencyKey !== undefined)
+    extra = { ...extra, "idempotency-key": options.idempotencyKey };
   return send(url, body, extra, options.signal, options.timeoutMs ?? DEFAULT_DELIVERY.timeoutMs);
 }
 

@@ -22,6 +22,10 @@ export type {
   ToolServerOptions,
 } from "./options.ts";
 export {
+  openPostgresToolState,
+  type PostgresToolStateOptions,
+} from "./postgres-state.ts";
+export {
   createRetryPool,
   DEFAULT_MAX_PENDING_DELIVERIES,
   type RetryPool,
@@ -34,3 +38,4 @@ export {
   OAUTH_CALLBACK_PATH,
   type ToolServer,
 } from "./server.ts";
+export type { CallbackOutbox, OutboxMessage, ToolStateStore } from "./state.ts";

@@ -5,6 +5,7 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../../core/log.ts";
+import { AuthorizationResponseError } from "../../oauth/index.ts";
 import type { CallRegistry } from "./calls.ts";
 import { ConsentLinks, consentCookieName, readCookie } from "./consent.ts";
 import { readBody } from "./http-body.ts";
@@ -18,6 +19,7 @@ import {
   forbiddenPage,
   invalidStatePage,
   signedInPage,
+  unavailablePage,
 } from "./pages.ts";
 import type { PendingAuthorizations } from "./pending-calls.ts";
 import type { CallRunner } from "./runner.ts";
@@ -100,9 +102,7 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
       return;
     }
     // Cancel: burn the state too, so the provider link cannot be completed later.
-    try {
-      o.pending.take(entry.state);
-    } catch {}
+    await o.pending.take(entry.state).catch(() => {});
     o.calls.resume(call);
     o.logger.info("rap.oauth.consent_cancelled", {
       provider: entry.provider,
@@ -118,15 +118,24 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
   async function redirect(url: URL, res: ServerResponse): Promise<void> {
     const params = url.searchParams;
     const state = params.get("state");
-    let entry: ReturnType<PendingAuthorizations["take"]>;
+    let entry: Awaited<ReturnType<PendingAuthorizations["take"]>>;
     try {
-      entry = o.pending.take(state);
-    } catch {
+      entry = await o.pending.take(state);
+    } catch (error) {
+      if (!(error instanceof AuthorizationResponseError)) {
+        // The shared store failed (unreachable, or a vault key this instance lacks): not the person's fault.
+        o.logger.error("rap.oauth.state_unavailable", { error });
+        return page(res, unavailablePage());
+      }
       o.logger.warn("rap.oauth.state_refused", { reason: "unknown, used or expired" });
       return page(res, invalidStatePage());
     }
     const { call: spec } = entry;
-    const call = o.calls.awaiting(spec.groupId, spec.id, spec.attempt);
+    // With a shared store, the instance that started the sign-in may be gone (restarted, killed, another machine):
+    // the call is resumed here from what the store kept. A call this instance holds must be that very attempt.
+    const call =
+      o.calls.awaiting(spec.groupId, spec.id, spec.attempt) ??
+      (o.pending.shared ? o.calls.adopt(spec, spec.attempt) : undefined);
     if (!call || state === null) {
       o.logger.warn("rap.oauth.state_refused", { reason: "call no longer pending" });
       return page(res, invalidStatePage());

@@ -14,6 +14,7 @@ import type { CredentialStore } from "../../vault/index.ts";
 import type { InvocationAuth } from "../invocation-auth.ts";
 import type { AnnotationsSchema, DisplayItemSchema } from "../wire.ts";
 import type { DeliveryOptions } from "./delivery.ts";
+import type { ToolStateStore } from "./state.ts";
 
 export type Annotations = z.infer<typeof AnnotationsSchema>;
 export type DisplayItem = z.infer<typeof DisplayItemSchema>;
@@ -156,6 +157,18 @@ export interface ToolServerOptions {
   workConcurrency?: number;
   /** Where pending authorizations live; default an in-memory store expiring after `authorizationTimeoutMs`. */
   pending?: PendingStore<PendingCallAuthorization>;
+  /**
+   * Durable state shared by every instance of this tool (`openPostgresToolState`): pending authorizations (any
+   * instance finishes a sign-in another started, and exactly one can use a given `state`) and an outbox of
+   * callbacks (written before the first attempt, delivered after a restart). Takes precedence over `pending`.
+   * The server does not close it: its owner does, after `close()`.
+   */
+  state?: ToolStateStore;
+  /**
+   * With `state`: how often the outbox is polled for due messages (default 1 s), how long a claim on a message lasts
+   * before another instance may deliver it (default the attempt timeout + 20 s), and how many are claimed at once.
+   */
+  outboxTuning?: { pollMs?: number; claimMs?: number; batch?: number };
   discovery?: DiscoveryOptions;
   logger?: Logger;
   /**

@@ -131,6 +131,16 @@ export function invalidStatePage(): Page {
   );
 }
 
+/** The tool could not read its shared state (database down, a vault key missing): the person did nothing wrong. */
+export function unavailablePage(): Page {
+  return page(
+    503,
+    "Sign-in unavailable",
+    "This tool could not finish the sign-in right now.",
+    "Its storage did not answer. Return to your conversation and ask again in a few minutes; if it keeps happening, tell the tool's operator.",
+  );
+}
+
 export function notFoundPage(): Page {
   return page(404, "Not found", "Nothing here.", "");
 }

@@ -15,10 +15,16 @@ import type { PendingCall, PendingCallAuthorization } from "./options.ts";
 export class PendingAuthorizations {
   readonly #store: PendingStore<PendingCallAuthorization>;
   readonly #ttlMs: number;
+  /**
+   * True when the store is shared with other instances and outlives this process (PostgreSQL): a redirect may then
+   * belong to a call this instance never saw, and the call is resumed from what the store kept.
+   */
+  readonly shared: boolean;
 
-  constructor(ttlMs: number, store?: PendingStore<PendingCallAuthorization>) {
+  constructor(ttlMs: number, store?: PendingStore<PendingCallAuthorization>, shared = false) {
     this.#ttlMs = ttlMs;
     this.#store = store ?? new MemoryPendingStore<PendingCallAuthorization>({ ttlMs });
+    this.shared = store !== undefined && shared;
   }
 
   /** The PendingStore to hand `startAuthorization`: the state it creates is bound to `call`. */
@@ -33,11 +39,11 @@ export class PendingAuthorizations {
   }
 
   /** Finds and removes the entry for `state`; throws `state_invalid` when unknown, used or expired. */
-  take(state: string | null): PendingCallAuthorization {
+  async take(state: string | null): Promise<PendingCallAuthorization> {
     return this.#store.consume(state);
   }
 
-  size(): number {
+  async size(): Promise<number> {
     return this.#store.size();
   }
 }

@@ -4,6 +4,7 @@
  * an error after the authorization timeout). A cancelled call sends nothing more.
  */
 
+import { randomUUID } from "node:crypto";
 import type { Logger } from "../../core/log.ts";
 import type { Secret } from "../../core/secret.ts";
 import type { CallbackMessage } from "../wire.ts";
@@ -21,6 +22,7 @@ import {
 import type { ProviderAuth } from "./oauth-flow.ts";
 import type { OperationOutput } from "./options.ts";
 import type { RetryPool } from "./retry-pool.ts";
+import type { CallbackOutbox } from "./state.ts";
 import type { OperationTable } from "./toolset.ts";
 
 export interface CallRunnerOptions {
@@ -33,6 +35,13 @@ export interface CallRunnerOptions {
   retryPool?: RetryPool;
   /** Aborted when the server shuts down: every delivery still retrying stops (nothing keeps the process alive). */
   stopped?: AbortSignal;
+  /**
+   * The durable outbox (a shared ToolStateStore): each message is written there before its first attempt and
+   * delivered by `onQueued`'s pump. Without it, delivery retries in memory.
+   */
+  outbox?: CallbackOutbox;
+  /** Called after a message was written to the outbox (the pump looks for it at once). */
+  onQueued?: () => void;
   /** The link sent as `auth_url` for a provider authorization URL (the consent page); the URL itself if absent. */
   consentLink?: (call: ActiveCall, provider: string, authorizationUrl: URL) => URL;
   logger: Logger;
@@ -243,17 +252,38 @@ export class CallRunner {
     return `${operation} failed unexpectedly. Try again later; if it keeps failing, contact the tool's operator.`;
   }
 
-  /** Delivers in the background; a call's messages go out one after another, and none after cancellation. */
+  /**
+   * Delivers in the background; a call's messages go out one after another, and none after cancellation. With an
+   * outbox, "delivers" means "writes to the outbox", in the same order; the pump keeps the per-group order.
+   */
   #send(target: CallTarget, message: CallbackMessage, call?: ActiveCall): void {
     const stopped = this.#o.stopped;
     const own = call?.controller.signal;
     const signal = own && stopped ? AbortSignal.any([own, stopped]) : (own ?? stopped);
+    const outbox = this.#o.outbox;
     const deliver = async () => {
       if (signal?.aborted) return;
+      if (outbox) {
+        try {
+          // Written before the first attempt: from here on, a restart or a kill loses nothing.
+          await outbox.add({
+            groupId: target.groupId,
+            callbackUrl: target.callbackUrl,
+            body: message,
+          });
+          this.#o.onQueued?.();
+          return;
+        } catch (error) {
+          // The store is unreachable: deliver from memory rather than not at all.
+          this.#o.logger.error("rap.outbox.write_failed", { group_id: target.groupId, error });
+        }
+      }
       const outcome = await deliverCallback(target.callbackUrl, message, {
         ...this.#o.delivery,
         signal,
         pool: this.#o.retryPool,
+        // One key per message, the same on every retry: the runtime applies a message whose answer was lost once.
+        idempotencyKey: randomUUID(),
       });
       const fields = {
         type: message.type,

@@ -20,6 +20,7 @@ import { secureCallbackUrl } from "./invocation.ts";
 import { ConsentLinks, createOAuthEndpoints, OAUTH_START_PATH } from "./oauth-endpoints.ts";
 import { ProviderAuth } from "./oauth-flow.ts";
 import type { ToolServerOptions } from "./options.ts";
+import { OutboxPump } from "./outbox-pump.ts";
 import { PendingAuthorizations } from "./pending-calls.ts";
 import { toolProviders } from "./providers.ts";
 import { createRetryPool, DEFAULT_MAX_PENDING_DELIVERIES } from "./retry-pool.ts";
@@ -102,7 +103,10 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
   if (options.publicBaseUrl !== undefined) setBase(options.publicBaseUrl);
 
   const calls = new CallRegistry(options.maxActiveCalls ?? 1000);
-  const pending = new PendingAuthorizations(timeoutMs, options.pending);
+  const state = options.state;
+  const pending = state
+    ? new PendingAuthorizations(timeoutMs, state.pending, true)
+    : new PendingAuthorizations(timeoutMs, options.pending);
   const auth =
     needsAuth && options.store
       ? new ProviderAuth({
@@ -121,16 +125,22 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
   if (!(operationTimeoutMs > 0)) {
     throw new ToolConfigError("timeout_invalid", "operationTimeoutMs must be a positive number.");
   }
+  const delivery = {
+    ...options.delivery,
+    maxTotalMs: options.deliveryRetryTotalMs ?? options.delivery?.maxTotalMs,
+  };
+  const pump = state
+    ? new OutboxPump({ outbox: state.outbox, delivery, logger, ...options.outboxTuning })
+    : undefined;
   const runner = new CallRunner({
+    outbox: state?.outbox,
+    onQueued: () => pump?.kick(),
     operations,
     calls,
     auth,
     authorizationTimeoutMs: timeoutMs,
     operationTimeoutMs,
-    delivery: {
-      ...options.delivery,
-      maxTotalMs: options.deliveryRetryTotalMs ?? options.delivery?.maxTotalMs,
-    },
+    delivery,
     stopped: stopping.signal,
     // auth_url leads to the tool's consent page first (issue 8 §1.2), not straight to the provider.
     consentLink: (call, provider, authorizationUrl) => {
@@ -246,7 +256,10 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
   const shutdown = () => {
     calls.cancelAll();
     stopping.abort();
+    pump?.stop();
   };
+  // Messages left by an earlier run (or another instance that died) are delivered from the start.
+  pump?.start();
 
   return {
     handler,
@@ -260,7 +273,10 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
       }
       return auth.disconnect(provider, userId);
     },
-    settled: () => runner.settled(),
+    settled: async () => {
+      await runner.settled();
+      await pump?.idle();
+    },
     toolset: () => {
       if (!toolset) throw new ToolConfigError("not_ready", "The base URL is not known yet.");
       return toolset;

@@ -1,0 +1,133 @@
+/**
+ * Delivers what the durable outbox holds: claims due messages, makes one attempt each (with the message's stable id
+ * as `Idempotency-Key`), then deletes it (2xx, or a refusal for good: other 4xx) or reschedules it with backoff.
+ * Runs when a message is written, and every `pollMs` so that messages written by an instance that died, or whose
+ * retry time came, are picked up by whichever instance is alive. At-least-once: a claim that lapses (its instance was
+ * killed mid-attempt) is delivered again, with the same key, and the runtime dedupes it.
+ */
+
+import type { Logger } from "../../core/log.ts";
+import { DEFAULT_DELIVERY, type DeliveryOptions, deliverCallback } from "./delivery.ts";
+import type { CallbackOutbox, OutboxMessage } from "./state.ts";
+
+export interface OutboxPumpOptions {
+  outbox: CallbackOutbox;
+  delivery: DeliveryOptions;
+  logger: Logger;
+  /** How often due messages are looked for without a nudge. Default 1 s. */
+  pollMs?: number;
+  /** How long a claim lasts; longer than one attempt's timeout. Default: the attempt timeout + 20 s. */
+  claimMs?: number;
+  /** Messages claimed per round. Default 32. */
+  batch?: number;
+}
+
+export class OutboxPump {
+  readonly #o: OutboxPumpOptions;
+  readonly #stopped = new AbortController();
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #again = false;
+
+  constructor(options: OutboxPumpOptions) {
+    this.#o = options;
+  }
+
+  start(): void {
+    if (this.#timer || this.#stopped.signal.aborted) return;
+    this.#timer = setInterval(() => this.kick(), this.#o.pollMs ?? 1000);
+    this.#timer.unref();
+    this.kick();
+  }
+
+  /** Looks for due messages now (coalesced with a round already under way). */
+  kick(): void {
+    if (this.#stopped.signal.aborted) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = this.#rounds().finally(() => {
+      this.#running = undefined;
+    });
+  }
+
+  /** Resolves when the round under way (if any) has ended. */
+  async idle(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#stopped.abort();
+  }
+
+  async #rounds(): Promise<void> {
+    const timeoutMs = this.#o.delivery.timeoutMs ?? DEFAULT_DELIVERY.timeoutMs;
+    const claimMs = this.#o.claimMs ?? timeoutMs + 20_000;
+    do {
+      this.#again = false;
+      try {
+        for (;;) {
+          if (this.#stopped.signal.aborted) return;
+          const claimed = await this.#o.outbox.claim(this.#o.batch ?? 32, claimMs);
+          if (claimed.length === 0) break;
+          await Promise.all(claimed.map((message) => this.#deliver(message)));
+        }
+      } catch (error) {
+        this.#o.logger.error("rap.outbox.unavailable", { error });
+        return;
+      }
+    } while (this.#again);
+  }
+
+  async #deliver(message: OutboxMessage): Promise<void> {
+    const { outbox, delivery, logger } = this.#o;
+    const outcome = await deliverCallback(message.callbackUrl, message.body, {
+      ...delivery,
+      attempts: 1,
+      idempotencyKey: message.id,
+      signal: this.#stopped.signal,
+    });
+    const fields = {
+      type: (message.body as { type?: unknown })?.type,
+      group_id: message.groupId,
+      id: (message.body as { id?: unknown })?.id,
+      message_id: message.id,
+      attempts: message.attempts,
+      status: outcome.status,
+      callback_origin: URL.parse(message.callbackUrl)?.origin,
+    };
+    // Stopping mid-attempt: the claim lapses and another instance (or this one, restarted) tries again.
+    if (outcome.reason === "cancelled") return;
+    if (outcome.delivered) {
+      await outbox.remove(message.id);
+      logger.info("rap.callback.delivered", fields);
+      return;
+    }
+    if (outcome.reason === "rejected") {
+      await outbox.remove(message.id);
+      logger.warn("rap.callback.failed", { ...fields, reason: "rejected" });
+      return;
+    }
+    const delay = backoff(
+      message.attempts,
+      delivery.baseDelayMs ?? DEFAULT_DELIVERY.baseDelayMs,
+      delivery.maxDelayMs ?? DEFAULT_DELIVERY.maxDelayMs,
+    );
+    const budget = delivery.maxTotalMs ?? DEFAULT_DELIVERY.maxTotalMs;
+    const attemptsLeft = (delivery.attempts ?? DEFAULT_DELIVERY.attempts) > message.attempts;
+    if (!attemptsLeft || Date.now() + delay > message.createdAt + budget) {
+      await outbox.remove(message.id);
+      logger.warn("rap.callback.failed", { ...fields, reason: "exhausted" });
+      return;
+    }
+    await outbox.retryLater(message.id, delay);
+  }
+}
+
+/** Exponential with equal jitter, as for in-memory delivery. */
+function backoff(attempt: number, base: number, max: number): number {
+  const step = Math.min(max, base * 2 ** (attempt - 1));
+  return step / 2 + Math.random() * (step / 2);
+}

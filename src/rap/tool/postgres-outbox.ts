@@ -1,0 +1,113 @@
+/**
+ * The outbox of undelivered callbacks on PostgreSQL, shared by every instance of a tool. A message is written before
+ * its first delivery attempt and deleted once delivered (or refused for good), so a result survives the process that
+ * produced it. Instances claim due rows with `FOR UPDATE SKIP LOCKED` and a claim expiry: one instance at a time
+ * delivers a message, and a claim held by a killed instance lapses. Only the oldest undelivered message of a group is
+ * ever due, so a thread's messages reach the runtime in the order they were written.
+ */
+
+import { randomUUID } from "node:crypto";
+import type { Queryable } from "../../db/index.ts";
+import { type Keyring, openJson, type Sealed, sealJson } from "../../vault/index.ts";
+import type { CallbackOutbox, OutboxMessage } from "./state.ts";
+
+type ClaimedRow = {
+  id: string;
+  group_id: string;
+  sealed: Sealed;
+  attempts: number;
+  created_ms: string;
+};
+
+export class PostgresOutbox implements CallbackOutbox {
+  readonly #db: Queryable;
+  readonly #keyring: Keyring;
+
+  constructor(db: Queryable, keyring: Keyring) {
+    this.#db = db;
+    this.#keyring = keyring;
+  }
+
+  async add(message: { groupId: string; callbackUrl: string; body: unknown }): Promise<string> {
+    const id = randomUUID();
+    // The callback URL is a capability, so it is sealed with the body, never stored in clear.
+    const sealed = sealJson(this.#keyring, purpose(id), {
+      callbackUrl: message.callbackUrl,
+      body: message.body,
+    });
+    await this.#db.query("INSERT INTO rap_tool_outbox (id, group_id, sealed) VALUES ($1, $2, $3)", [
+      id,
+      message.groupId,
+      JSON.stringify(sealed),
+    ]);
+    return id;
+  }
+
+  async claim(limit: number, claimMs: number): Promise<OutboxMessage[]> {
+    const rows = await this.#db.query<ClaimedRow>(
+      `WITH due AS (
+         SELECT o.seq FROM rap_tool_outbox o
+          WHERE o.next_at <= now()
+            AND (o.claimed_until IS NULL OR o.claimed_until < now())
+            AND NOT EXISTS (
+              SELECT 1 FROM rap_tool_outbox older WHERE older.group_id = o.group_id AND older.seq < o.seq)
+          ORDER BY o.seq
+          LIMIT $1
+          FOR UPDATE OF o SKIP LOCKED)
+       UPDATE rap_tool_outbox t
+          SET claimed_until = now() + $2 * interval '1 millisecond', attempts = t.attempts + 1
+         FROM due WHERE t.seq = due.seq
+       RETURNING t.id, t.group_id, t.sealed, t.attempts,
+                 (extract(epoch FROM t.created_at) * 1000)::bigint::text AS created_ms`,
+      [Math.max(1, limit), Math.max(1, Math.round(claimMs))],
+    );
+    const claimed: OutboxMessage[] = [];
+    for (const row of rows) {
+      let opened: { callbackUrl?: unknown; body?: unknown };
+      try {
+        opened = openJson(
+          this.#keyring,
+          purpose(row.id),
+          row.sealed,
+          "An undelivered callback",
+        ) as {
+          callbackUrl?: unknown;
+          body?: unknown;
+        };
+      } catch (error) {
+        // Unreadable here (a key this instance lacks): release it for an instance that has the key, and say why.
+        await this.retryLater(row.id, claimMs);
+        throw error;
+      }
+      if (typeof opened?.callbackUrl !== "string") {
+        await this.remove(row.id);
+        continue;
+      }
+      claimed.push({
+        id: row.id,
+        groupId: row.group_id,
+        callbackUrl: opened.callbackUrl,
+        body: opened.body,
+        attempts: Number(row.attempts),
+        createdAt: Number(row.created_ms),
+      });
+    }
+    return claimed;
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.#db.query("DELETE FROM rap_tool_outbox WHERE id = $1", [id]);
+  }
+
+  async retryLater(id: string, delayMs: number): Promise<void> {
+    await this.#db.query(
+      `UPDATE rap_tool_outbox SET claimed_until = NULL, next_at = now() + $2 * interval '1 millisecond'
+        WHERE id = $1`,
+      [id, Math.max(0, Math.round(delayMs))],
+    );
+  }
+}
+
+function purpose(id: string): string {
+  return `rap_tool_outbox:${id}`;
+}
