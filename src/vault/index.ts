@@ -17,8 +17,13 @@ export {
   type OpenVaultOptions,
   openExistingVault,
   openVault,
+  type VaultStore,
 } from "./open-vault.ts";
 export { type VaultLocationOptions, vaultDbPath, vaultKeyFilePath } from "./paths.ts";
+export {
+  PostgresCredentialStore,
+  type PostgresCredentialStoreOptions,
+} from "./postgres-store.ts";
 export { credentialId, sameProviderRef } from "./record.ts";
 export { openJson, type Sealed, sealJson } from "./sealed-json.ts";
 export { SqliteCredentialStore, type SqliteCredentialStoreOptions } from "./sqlite-store.ts";

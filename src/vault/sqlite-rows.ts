@@ -1,9 +1,13 @@
-/** Mapping between credential records and SQLite rows. Every column read is checked: a bad one is vault_record_corrupt. */
+/**
+ * Mapping between credential records and table rows. Written for SQLite; the PostgreSQL store reads through the
+ * same checks (postgres-rows.ts turns its bigint columns into numbers first), so a row is judged the same way on
+ * both backends. Every column read is checked: a bad one is vault_record_corrupt.
+ */
 
-import type { SQLInputValue, SQLOutputValue } from "node:sqlite";
-import { corruptRecord } from "./errors.ts";
+import type { SQLInputValue } from "node:sqlite";
+import { corruptRecord, type VaultCorruptError } from "./errors.ts";
 import type { Keyring } from "./keyring.ts";
-import { cleanAccount, credentialId, isProviderRef } from "./record.ts";
+import { cleanAccount, copyRecord, credentialId, isProviderRef } from "./record.ts";
 import { openTokens, type Sealed, sealTokens } from "./seal.ts";
 import type {
   AccountInfo,
@@ -11,9 +15,11 @@ import type {
   CredentialKey,
   CredentialRecord,
   CredentialSummary,
+  UnreadableCredential,
 } from "./types.ts";
 
-export type Row = Record<string, SQLOutputValue>;
+/** A row as a driver returns it: column name to value (SQLite's values, or PostgreSQL's after postgres-rows.ts). */
+export type Row = Record<string, unknown>;
 
 /** The bind parameters for writing `input`, its tokens sealed under the keyring's current key. */
 export function inputParams(
@@ -167,4 +173,29 @@ function sealedColumn(row: Row, column: string, id: string): string {
     throw corruptRecord(id, `column ${column} is missing or malformed`);
   }
   return value;
+}
+
+/** What can still be said about a damaged row: its key columns when they are text, and why it does not read. */
+export function unreadable(row: Row, error: VaultCorruptError): UnreadableCredential {
+  const entry: UnreadableCredential = {
+    id: error.recordId ?? "(unknown id)",
+    code: error.code,
+    message: error.message,
+  };
+  for (const column of ["subject", "issuer", "resource"] as const) {
+    const value = row[column];
+    if (typeof value === "string") entry[column] = value;
+  }
+  return entry;
+}
+
+/** The record as written: built from the input and the row's new version, no decryption round trip. */
+export function stored(input: CredentialInput, row: Row): CredentialRecord {
+  return copyRecord({
+    ...input,
+    id: credentialId(input),
+    version: Number(row.version),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  });
 }

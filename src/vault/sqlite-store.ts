@@ -5,9 +5,16 @@ import { AgentAuthError } from "../core/errors.ts";
 import { VaultCorruptError, VaultIoError, VaultKeyError } from "./errors.ts";
 import type { Keyring } from "./keyring.ts";
 import { isLeaseOwnerGone } from "./lease-owner.ts";
-import { copyRecord, credentialId, validateInput, validateLease } from "./record.ts";
+import { validateInput, validateLease } from "./record.ts";
 import { sealTokens } from "./seal.ts";
-import { inputParams, type Row, rowToRecord, rowToSummary } from "./sqlite-rows.ts";
+import {
+  inputParams,
+  type Row,
+  rowToRecord,
+  rowToSummary,
+  stored,
+  unreadable,
+} from "./sqlite-rows.ts";
 import { openVaultDatabase } from "./sqlite-schema.ts";
 import { SQL } from "./sqlite-sql.ts";
 import type {
@@ -19,7 +26,6 @@ import type {
   CredentialStore,
   CredentialSummary,
   LeaseInfo,
-  UnreadableCredential,
 } from "./types.ts";
 
 export interface SqliteCredentialStoreOptions {
@@ -71,6 +77,11 @@ export class SqliteCredentialStore implements CredentialStore {
         { cause: error },
       );
     }
+  }
+
+  /** Where the vault is (the same as `path`; the PostgreSQL store's is its URL without the password). */
+  get location(): string {
+    return this.path;
   }
 
   /** The key id new writes are sealed with. */
@@ -261,29 +272,4 @@ export class SqliteCredentialStore implements CredentialStore {
 
 function keyParams(key: CredentialKey): { subject: string; issuer: string; resource: string } {
   return { subject: key.subject, issuer: key.issuer, resource: key.resource };
-}
-
-/** What can still be said about a damaged row: its key columns when they are text, and why it does not read. */
-function unreadable(row: Row, error: VaultCorruptError): UnreadableCredential {
-  const entry: UnreadableCredential = {
-    id: error.recordId ?? "(unknown id)",
-    code: error.code,
-    message: error.message,
-  };
-  for (const column of ["subject", "issuer", "resource"] as const) {
-    const value = row[column];
-    if (typeof value === "string") entry[column] = value;
-  }
-  return entry;
-}
-
-/** The record as written: built from the input and the row's new version, no decryption round trip. */
-function stored(input: CredentialInput, row: Row): CredentialRecord {
-  return copyRecord({
-    ...input,
-    id: credentialId(input),
-    version: Number(row.version),
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-  });
 }

@@ -13,7 +13,7 @@ import {
   type CredentialKey,
   type CredentialRecord,
   openVault,
-  type SqliteCredentialStore,
+  type VaultStore,
 } from "../../src/vault/index.ts";
 import { testRuntime } from "../support/rap-runtime.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -26,7 +26,7 @@ export interface Stand {
   url: string;
   /** Every log line the tool wrote. */
   logs: string[];
-  store: SqliteCredentialStore;
+  store: VaultStore;
   /** The agentauth home holding the vault's SQLite files. */
   home: string;
   /** Invokes through the runtime; returns the call's ids. */
@@ -125,7 +125,7 @@ export async function signIn(authUrl: string): Promise<SignIn> {
 
 /** Rewrites a stored credential (as its provider would see it hours later: `expiresAt` past, or other changes). */
 export async function rewrite(
-  store: SqliteCredentialStore,
+  store: VaultStore,
   key: CredentialKey,
   change: (input: CredentialInput) => CredentialInput = (input) => ({
     ...input,

@@ -8,9 +8,9 @@ import { logout } from "../../oauth/index.ts";
 import { presetNamed, resolveProvider } from "../../providers/index.ts";
 import {
   openExistingVault,
-  type SqliteCredentialStore,
   VaultCorruptError,
   VaultKeyError,
+  type VaultStore,
   vaultDbPath,
 } from "../../vault/index.ts";
 import type { CredentialListing, CredentialRecord } from "../../vault/types.ts";
@@ -109,7 +109,7 @@ async function withWritableVault(
   io: CliIo,
   id: string,
   json: boolean,
-  run: (store: SqliteCredentialStore, where: Where) => Promise<number>,
+  run: (store: VaultStore, where: Where) => Promise<number>,
 ): Promise<number> {
   const store = openExistingVault({ env: io.env, readOnly: false });
   if (!store) return noSuchId(io, id, json);
@@ -134,7 +134,7 @@ function remove(io: CliIo, id: string, json: boolean): Promise<number> {
 
 function revoke(io: CliIo, id: string, json: boolean): Promise<number> {
   return withWritableVault(io, id, json, async (store, where) => {
-    let record: Awaited<ReturnType<SqliteCredentialStore["getById"]>>;
+    let record: Awaited<ReturnType<VaultStore["getById"]>>;
     try {
       record = where.unreadable ? undefined : await store.getById(id);
     } catch (error) {
@@ -177,7 +177,7 @@ function revoke(io: CliIo, id: string, json: boolean): Promise<number> {
 /** Revocation through the credential's provider (rebuilt from its stored ref and client registration). */
 async function revokeReadable(
   io: CliIo,
-  store: SqliteCredentialStore,
+  store: VaultStore,
   record: CredentialRecord,
   json: boolean,
 ): Promise<number> {

@@ -1,0 +1,51 @@
+/**
+ * The vault's PostgreSQL schema, as migrations of the component "vault" (applied on first use, under the shared
+ * migration lock, so several instances starting at once apply each step once; see src/db/migrations.ts).
+ *
+ * The tables are prefixed (`vault_`) because one database may also hold the RAP runtime's and tool's tables.
+ * Content columns are nullable on purpose, as in SQLite: the row reader validates every column and reports a bad
+ * one as vault_record_corrupt, naming the record so it can be deleted; a constraint would only move the failure.
+ */
+
+import type { Migration } from "../db/index.ts";
+
+export const VAULT_COMPONENT = "vault";
+
+export const VAULT_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description:
+      "credentials (tokens sealed by agentauth) and leases (advisory-lock holders and their notes)",
+    sql: `
+CREATE TABLE vault_credentials (
+  subject     text             NOT NULL,
+  issuer      text             NOT NULL,
+  resource    text             NOT NULL,
+  id          text             NOT NULL UNIQUE,
+  client_id   text,
+  status      text,
+  expires_at  double precision,
+  scopes      text,
+  account     text,
+  provider    text,
+  has_access  smallint,
+  has_refresh smallint,
+  has_id      smallint,
+  kid         text,
+  nonce       text,
+  ciphertext  text,
+  version     bigint           NOT NULL,
+  created_at  bigint           NOT NULL,
+  updated_at  bigint           NOT NULL,
+  PRIMARY KEY (subject, issuer, resource)
+);
+CREATE INDEX vault_credentials_kid ON vault_credentials (kid);
+CREATE TABLE vault_leases (
+  name       text    PRIMARY KEY,
+  owner      text    NOT NULL,
+  expires_at bigint  NOT NULL,
+  note       text,
+  holder_pid integer
+);`,
+  },
+];

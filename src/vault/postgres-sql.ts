@@ -1,0 +1,58 @@
+/** The SQL the PostgreSQL credential store runs, in one place. Parameters are positional (see postgres-rows.ts). */
+
+const COLUMNS = `subject, issuer, resource, id, client_id, status, expires_at, scopes, account, provider,
+  has_access, has_refresh, has_id, kid, nonce, ciphertext`;
+const WRITE_COLUMNS = `client_id = $5, status = $6, expires_at = $7, scopes = $8, account = $9, provider = $10,
+  has_access = $11, has_refresh = $12, has_id = $13, kid = $14, nonce = $15, ciphertext = $16`;
+const SUMMARY_COLUMNS = `subject, issuer, resource, id, client_id, status, expires_at, scopes, account, provider,
+  has_access, has_refresh, has_id, version, created_at, updated_at`;
+
+export const PG_SQL = {
+  get: "SELECT * FROM vault_credentials WHERE subject = $1 AND issuer = $2 AND resource = $3",
+  getById: "SELECT * FROM vault_credentials WHERE id = $1",
+  list: `SELECT ${SUMMARY_COLUMNS} FROM vault_credentials
+    WHERE ($1::text IS NULL OR subject = $1) AND ($2::text IS NULL OR issuer = $2)
+      AND ($3::text IS NULL OR resource = $3)
+    ORDER BY subject, issuer, resource`,
+  // One statement, so atomic: insert at version 1 or bump the existing row.
+  put: `INSERT INTO vault_credentials (${COLUMNS}, version, created_at, updated_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, 1, $17, $17)
+    ON CONFLICT (subject, issuer, resource) DO UPDATE SET ${WRITE_COLUMNS},
+      version = vault_credentials.version + 1, updated_at = $17
+    RETURNING version, created_at, updated_at`,
+  // The version test and the write are one statement: the row lock makes a concurrent swap wait, then re-check.
+  compareAndSwap: `UPDATE vault_credentials SET ${WRITE_COLUMNS}, version = version + 1, updated_at = $17
+    WHERE subject = $1 AND issuer = $2 AND resource = $3 AND id = $4 AND version = $18
+    RETURNING version, created_at, updated_at`,
+  delete: "DELETE FROM vault_credentials WHERE subject = $1 AND issuer = $2 AND resource = $3",
+  deleteById: "DELETE FROM vault_credentials WHERE id = $1",
+  // FOR UPDATE: a concurrent writer waits for the re-seal rather than being overwritten by it.
+  staleRows: "SELECT * FROM vault_credentials WHERE kid IS DISTINCT FROM $1 FOR UPDATE",
+  reseal: `UPDATE vault_credentials SET kid = $4, nonce = $5, ciphertext = $6
+    WHERE subject = $1 AND issuer = $2 AND resource = $3`,
+} as const;
+
+export const LEASE_SQL = {
+  get: "SELECT owner, expires_at, note, holder_pid FROM vault_leases WHERE name = $1",
+  // Taking the advisory lock makes us the holder; the note a dead predecessor left stays (the refresher reads it).
+  claim: `INSERT INTO vault_leases (name, owner, expires_at, holder_pid) VALUES ($1, $2, $3, $4)
+    ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at,
+      holder_pid = excluded.holder_pid`,
+  // Run on the holder's own session: fails if the server dropped it, and matches only while the row is still ours.
+  extend: `UPDATE vault_leases SET owner = $2, expires_at = $3 WHERE name = $1 AND holder_pid = $4
+    RETURNING owner`,
+  release: "DELETE FROM vault_leases WHERE name = $1 AND owner = $2",
+  setNote:
+    "UPDATE vault_leases SET note = $3 WHERE name = $1 AND owner = $2 AND holder_pid = $4 RETURNING name",
+  tryLock: "SELECT pg_try_advisory_lock($1::bigint) AS got",
+  unlock: "SELECT pg_advisory_unlock($1::bigint) AS released",
+  /**
+   * Ends the backend recorded on the lease row, and only if it really holds this lease's advisory lock (pg_locks
+   * splits a bigint key into classid = high 32 bits, objid = low 32 bits, objsubid = 1): never an unrelated
+   * connection that reused the pid.
+   */
+  terminateHolder: `SELECT pg_terminate_backend(l.pid) AS terminated FROM pg_locks l
+    WHERE l.locktype = 'advisory' AND l.granted AND l.pid = $2 AND l.objsubid = 1
+      AND l.classid::bigint = (($1::bigint >> 32) & 4294967295)
+      AND l.objid::bigint = ($1::bigint & 4294967295)`,
+} as const;

@@ -1,0 +1,266 @@
+/**
+ * The vault on PostgreSQL: every agentauth process on every machine sharing one database shares its credentials.
+ * Tokens are sealed by agentauth exactly as in SQLite (AES-256-GCM, a fresh nonce per write, associated data =
+ * subject, issuer, resource and key id; the key id stored per row), never left to the database.
+ *
+ * Construction is synchronous and touches nothing: the pool opens and the "vault" migrations run on the first
+ * call (one shared promise; a failed open is retried by the next call). Every write is one statement: `put` an
+ * INSERT … ON CONFLICT DO UPDATE, `compareAndSwap` an UPDATE … WHERE version = $expected. Leases are advisory
+ * locks the server releases when their holder's connection dies (postgres-leases.ts).
+ *
+ * Errors: our typed vault errors (vault_record_corrupt, vault_key_*, vault_input_invalid) as with SQLite; a
+ * database failure is the DatabaseError from src/db (database_unavailable, database_failed,
+ * database_schema_unsupported, database_url_invalid), whose message names the URL without its password.
+ */
+
+import {
+  type Database,
+  DatabaseError,
+  isPostgresUrl,
+  openDatabase,
+  redactDatabaseUrl,
+} from "../db/index.ts";
+import { VaultCorruptError, VaultKeyError } from "./errors.ts";
+import type { Keyring } from "./keyring.ts";
+import { PostgresLeases } from "./postgres-leases.ts";
+import { fromPg, writeParams } from "./postgres-rows.ts";
+import { VAULT_COMPONENT, VAULT_MIGRATIONS } from "./postgres-schema.ts";
+import { PG_SQL } from "./postgres-sql.ts";
+import { validateInput, validateLease } from "./record.ts";
+import { sealTokens } from "./seal.ts";
+import { type Row, rowToRecord, rowToSummary, stored, unreadable } from "./sqlite-rows.ts";
+import type {
+  CredentialFilter,
+  CredentialInput,
+  CredentialKey,
+  CredentialListing,
+  CredentialRecord,
+  CredentialStore,
+  CredentialSummary,
+  LeaseInfo,
+} from "./types.ts";
+
+export interface PostgresCredentialStoreOptions {
+  /** postgres://user@host:port/database; the password may be in it, or in PGPASSWORD. Never printed. */
+  url: string;
+  /** The keys; a function is called on first use, so a store that only lists never needs a key. */
+  keyring: Keyring | (() => Keyring);
+  /** Called once when a row names a key id the keyring lacks (another instance rotated first). */
+  reloadKeyring?: () => Keyring;
+  /** The clock for timestamps and lease expiry; tests pass a fake one. */
+  now?: () => number;
+}
+
+export class PostgresCredentialStore implements CredentialStore {
+  /** The database URL without its password: where this vault is, for messages. */
+  readonly location: string;
+  readonly #url: string;
+  readonly #reloadKeyring: (() => Keyring) | undefined;
+  readonly #now: () => number;
+  readonly #leases: PostgresLeases;
+  #keyring: Keyring | (() => Keyring);
+  #ready: Promise<Database> | undefined;
+  #closed = false;
+
+  constructor(options: PostgresCredentialStoreOptions) {
+    if (!isPostgresUrl(options.url)) {
+      throw new DatabaseError(
+        "database_url_invalid",
+        "The vault's database URL must start with postgres:// or postgresql:// " +
+          "(for example postgres://agentauth@db.example:5432/agentauth).",
+      );
+    }
+    this.#url = options.url.trim();
+    this.location = redactDatabaseUrl(this.#url);
+    this.#keyring = options.keyring;
+    this.#reloadKeyring = options.reloadKeyring;
+    this.#now = options.now ?? Date.now;
+    this.#leases = new PostgresLeases(() => this.#db(), this.#now);
+  }
+
+  /** Same as `location`: what SQLite callers know as the vault's path. */
+  get path(): string {
+    return this.location;
+  }
+
+  /** The key id new writes are sealed with. */
+  get currentKid(): string {
+    return this.#keys().currentKid;
+  }
+
+  async get(key: CredentialKey): Promise<CredentialRecord | undefined> {
+    const rows = await (await this.#db()).query(PG_SQL.get, [
+      key.subject,
+      key.issuer,
+      key.resource,
+    ]);
+    return this.#read(rows[0]);
+  }
+
+  async getById(id: string): Promise<CredentialRecord | undefined> {
+    return this.#read((await (await this.#db()).query(PG_SQL.getById, [id]))[0]);
+  }
+
+  async list(filter: CredentialFilter = {}): Promise<CredentialSummary[]> {
+    return (await this.listReport(filter)).credentials;
+  }
+
+  async listReport(filter: CredentialFilter = {}): Promise<CredentialListing> {
+    const rows = await (await this.#db()).query(PG_SQL.list, [
+      filter.subject ?? null,
+      filter.issuer ?? null,
+      filter.resource ?? null,
+    ]);
+    const listing: CredentialListing = { credentials: [], unreadable: [] };
+    for (const raw of rows) {
+      const row = fromPg(raw);
+      try {
+        listing.credentials.push(rowToSummary(row));
+      } catch (error) {
+        if (!(error instanceof VaultCorruptError)) throw error;
+        listing.unreadable.push(unreadable(row, error));
+      }
+    }
+    return listing;
+  }
+
+  async put(input: CredentialInput): Promise<CredentialRecord> {
+    validateInput(input);
+    const db = await this.#db();
+    const rows = await db.query(PG_SQL.put, writeParams(this.#keys(), input, this.#now()));
+    return stored(input, rows[0] as Row);
+  }
+
+  async compareAndSwap(
+    expectedVersion: number,
+    input: CredentialInput,
+  ): Promise<CredentialRecord | undefined> {
+    validateInput(input);
+    const db = await this.#db();
+    const params = [...writeParams(this.#keys(), input, this.#now()), expectedVersion];
+    const row = (await db.query(PG_SQL.compareAndSwap, params))[0];
+    return row ? stored(input, row) : undefined;
+  }
+
+  async delete(key: CredentialKey): Promise<boolean> {
+    const db = await this.#db();
+    const rows = await db.query(`${PG_SQL.delete} RETURNING id`, [
+      key.subject,
+      key.issuer,
+      key.resource,
+    ]);
+    return rows.length > 0;
+  }
+
+  /** Deletes by id without reading the row, so a record that no longer decodes can be removed. */
+  async deleteById(id: string): Promise<boolean> {
+    return (await (await this.#db()).query(`${PG_SQL.deleteById} RETURNING id`, [id])).length > 0;
+  }
+
+  /** See postgres-leases.ts: an advisory lock the server releases if this process dies, plus a row with a TTL. */
+  async acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    validateLease(name, owner, ttlMs);
+    this.#open();
+    return this.#leases.acquire(name, owner, ttlMs);
+  }
+
+  async releaseLease(name: string, owner: string): Promise<void> {
+    if (this.#closed) return;
+    await this.#leases.release(name, owner);
+  }
+
+  async getLease(name: string): Promise<LeaseInfo | undefined> {
+    this.#open();
+    return this.#leases.get(name);
+  }
+
+  async setLeaseNote(name: string, owner: string, note: string): Promise<boolean> {
+    this.#open();
+    return this.#leases.setNote(name, owner, note);
+  }
+
+  /**
+   * Re-seals every row not under the current key, in one transaction (all or nothing; the rows are locked FOR
+   * UPDATE meanwhile, so a concurrent write waits rather than being lost). Versions do not change: the content is
+   * the same. Every instance must already accept the current key before this runs (see README.md, rotation).
+   */
+  async reencrypt(): Promise<{ rewritten: number }> {
+    const db = await this.#db();
+    return db.transaction(async (client) => {
+      const keys = this.#keys();
+      const rows = await client.query(PG_SQL.staleRows, [keys.currentKid]);
+      for (const row of rows) {
+        const record = this.#read(row)!;
+        const sealed = sealTokens(this.#keys(), record, record.tokens);
+        await client.query(PG_SQL.reseal, [
+          record.subject,
+          record.issuer,
+          record.resource,
+          sealed.kid,
+          sealed.nonce,
+          sealed.ciphertext,
+        ]);
+      }
+      return { rewritten: rows.length };
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#leases.close();
+    const ready = this.#ready;
+    this.#ready = undefined;
+    const db = await ready?.catch(() => undefined);
+    await db?.close();
+  }
+
+  /** The database, opened (and its schema migrated) on first use; a failed open is retried by the next call. */
+  #db(): Promise<Database> {
+    this.#open();
+    if (!this.#ready) {
+      const opening = openDatabase(this.#url, {
+        component: VAULT_COMPONENT,
+        migrations: VAULT_MIGRATIONS,
+      });
+      this.#ready = opening;
+      opening.catch(() => {
+        if (this.#ready === opening) this.#ready = undefined;
+      });
+    }
+    return this.#ready;
+  }
+
+  #open(): void {
+    if (this.#closed) {
+      throw new DatabaseError(
+        "database_failed",
+        `The vault on ${this.location} was closed; open it again to use it.`,
+      );
+    }
+  }
+
+  #read(raw: Row | undefined): CredentialRecord | undefined {
+    if (raw === undefined) return undefined;
+    const row = fromPg(raw);
+    try {
+      return rowToRecord(this.#keys(), row);
+    } catch (error) {
+      if (
+        !(
+          error instanceof VaultKeyError &&
+          error.code === "vault_key_unknown" &&
+          this.#reloadKeyring
+        )
+      )
+        throw error;
+      this.#keyring = this.#reloadKeyring();
+      return rowToRecord(this.#keys(), row);
+    }
+  }
+
+  #keys(): Keyring {
+    if (typeof this.#keyring === "function") this.#keyring = this.#keyring();
+    return this.#keyring;
+  }
+}

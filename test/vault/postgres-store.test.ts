@@ -1,0 +1,26 @@
+/** The PostgreSQL store against the shared contract, plus what only it has: a shared server, lazy open, migrations. */
+
+import { test } from "node:test";
+import { Keyring, PostgresCredentialStore } from "../../src/vault/index.ts";
+import { skipWithoutPostgres, testPostgres } from "../support/postgres.ts";
+import { newKey } from "./helpers.ts";
+import { credentialStoreContract } from "./store-contract.ts";
+
+const PG = await testPostgres();
+
+// [PG-vault-contract] the unchanged contract suite, each test on a fresh database.
+if (PG) {
+  credentialStoreContract("PostgresCredentialStore", async (t, now) => {
+    const store = new PostgresCredentialStore({
+      url: await PG.freshDatabase(),
+      keyring: new Keyring(Buffer.from(newKey(), "base64")),
+      now,
+    });
+    t.after(() => store.close());
+    return store;
+  });
+} else {
+  test("[PG-vault-contract] the store contract on PostgreSQL", (t) => {
+    skipWithoutPostgres(t, PG);
+  });
+}
