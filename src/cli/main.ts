@@ -3,6 +3,7 @@
 
 import { readFileSync } from "node:fs";
 import { createLogger } from "../core/log.ts";
+import { DATABASE_URL_ENV, isPostgresUrl } from "../db/index.ts";
 import * as acp from "./commands/acp.ts";
 import * as ahp from "./commands/ahp.ts";
 import { CONSOLE_HELP, CONSOLE_USAGE, consoleCommand } from "./commands/console.ts";
@@ -58,6 +59,9 @@ agentauth --version                          the installed version
 
 All local state lives under $AGENTAUTH_HOME (default: the platform's data directory).
 The vault key comes from $AGENTAUTH_VAULT_KEY (32 bytes, base64) or a key file created there (mode 0600).
+--database-url postgres://user@host:port/db (any command) or $AGENTAUTH_DATABASE_URL keeps the vault and the
+RAP state in PostgreSQL instead, shared by every instance; the flag refuses a password (other users see argv):
+put it in $PGPASSWORD or in $AGENTAUTH_DATABASE_URL.
 With --json, results and errors are JSON on stdout; an error is {"error":{"code":"…","message":"…"}}.
 Exit codes: 0 success, 1 failure, 2 usage error, 130 interrupted (Ctrl-C); 'agentauth token' adds 3 (sign in
 again) and 4 (temporary failure, try again later).
@@ -69,7 +73,16 @@ export function version(): string {
   return String(pkg.version);
 }
 
-export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+export async function main(argv: string[], baseIo: CliIo = processIo()): Promise<number> {
+  let io = baseIo;
+  let databaseUrl: string | undefined;
+  try {
+    ({ argv, databaseUrl } = takeDatabaseUrl(argv));
+  } catch (error) {
+    return reportError(io, error, { json: beforeDashes(argv).includes("--json") });
+  }
+  // Every command opens its stores from io.env, so this one setting moves them all to PostgreSQL.
+  if (databaseUrl) io = { ...io, env: { ...io.env, [DATABASE_URL_ENV]: databaseUrl } };
   const [command, ...rest] = argv;
   if (!command) {
     io.stderr(USAGE);
@@ -87,7 +100,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   if (command === "help") return printHelp(io, rest);
   const area = AREAS.find((a) => a.name === command);
   // Only flags before `--` are ours: `acp status -- some-agent --help` passes --help to the agent.
-  const ours = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
+  const ours = beforeDashes(rest);
   const words = commandWords(ours);
   const json = ours.includes("--json");
   try {
@@ -105,6 +118,61 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     const forHelp = area ? [area.name, helpFor(area, words).key].join(" ").trim() : undefined;
     return reportError(io, asUsageError(error), { command: forHelp, json, ...area?.report });
   }
+}
+
+function beforeDashes(args: string[]): string[] {
+  return args.includes("--") ? args.slice(0, args.indexOf("--")) : args;
+}
+
+/**
+ * The global `--database-url <url>` (or `--database-url=<url>`), accepted anywhere before `--` and removed from
+ * argv. A URL with a password is refused: argv is visible to every user of the machine (`ps`), the environment
+ * is not.
+ */
+function takeDatabaseUrl(argv: string[]): { argv: string[]; databaseUrl: string | undefined } {
+  const end = argv.includes("--") ? argv.indexOf("--") : argv.length;
+  const kept: string[] = [];
+  let databaseUrl: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (i >= end || (arg !== "--database-url" && !arg.startsWith("--database-url="))) {
+      kept.push(arg);
+      continue;
+    }
+    const value = arg === "--database-url" ? argv[++i] : arg.slice("--database-url=".length);
+    if (value === undefined || i >= end || value.trim() === "") {
+      throw new UsageError("--database-url needs a value: postgres://user@host:port/database");
+    }
+    databaseUrl = checkDatabaseUrl(value.trim());
+  }
+  return { argv: kept, databaseUrl };
+}
+
+function checkDatabaseUrl(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  // The value is never echoed: it may hold a password even when malformed.
+  if (!url || !isPostgresUrl(value)) {
+    throw new UsageError(
+      "--database-url must be a PostgreSQL URL such as postgres://agentauth@db.example:5432/agentauth",
+      undefined,
+      "database_url_invalid",
+    );
+  }
+  const queryPassword = [...url.searchParams.keys()].some((k) => /password/i.test(k));
+  if (url.password !== "" || queryPassword) {
+    throw new UsageError(
+      "--database-url must not carry a password: every user on this machine can read a command line. Put the " +
+        "password in PGPASSWORD (or ~/.pgpass), or give the whole URL in AGENTAUTH_DATABASE_URL instead.",
+      undefined,
+      "database_url_password",
+    );
+  }
+  return value;
 }
 
 /** `agentauth vault` (no subcommand) prints the vault's usage; `agentauth vault bogus` names the valid ones. */
