@@ -16,8 +16,9 @@ import { peerText, peerUrl } from "../../core/display.ts";
 import { AgentAuthError } from "../../core/errors.ts";
 import { ensureHome } from "../../core/home.ts";
 import { createLogger } from "../../core/log.ts";
+import { DATABASE_URL_ENV, databaseUrlFromEnv } from "../../db/index.ts";
 import { DEFAULT_INVOCATION_SECRET_FILE } from "../../rap/invocation-auth.ts";
-import { createRuntime, DB_FILE, type RapRuntime } from "../../rap/runtime/index.ts";
+import { createRuntime, DB_FILE, KEY_FILE, type RapRuntime } from "../../rap/runtime/index.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 import { parseInteger } from "./idp.ts";
@@ -41,11 +42,17 @@ export const RUNTIME_SERVE_HELP = `agentauth rap runtime serve --toolset URL [--
                            0600 if missing): the file 'rap tool serve' uses
   --tool-auth-origin ORIGIN  also send the credentials to invocation endpoints on ORIGIN (https://host[:port]);
                            by default they go only to each --toolset's own origin. Repeat for several
-  --db PATH                the runtime database (default $AGENTAUTH_HOME/${DB_FILE}); the kept port and public URL
-                           live beside it (rap-runtime.json)
+  --db PATH                the runtime's SQLite database (default $AGENTAUTH_HOME/${DB_FILE}); the kept port and
+                           public URL live beside it (rap-runtime.json)
+  --key-file PATH          the key that signs callback URLs (default ${KEY_FILE} beside the SQLite database, or in
+                           $AGENTAUTH_HOME with PostgreSQL; created 0600 if missing)
+  With AGENTAUTH_DATABASE_URL=postgres://… set, calls live in that PostgreSQL database instead of SQLite, and
+  several instances (behind one --public-url) share them: each callback is applied once, in order per thread,
+  whichever instance receives it. Every instance needs the same --key-file; one with another key refuses to start.
   --call-timeout SECONDS   how long a call waits for its result, OAuth detour included (default 900)
 
-  Prints one JSON line when ready: {"event":"ready","url":…,"controlTokenFile":…,"tools":[…]}.
+  Prints one JSON line when ready: {"event":"ready","url":…,"store":"sqlite"|"postgres","controlTokenFile":…,
+  "tools":[…]}.
   Exits 1 with one sentence when it cannot start (a toolset unreachable or refusing the credentials, the port
   taken), 2 on a usage error.
 
@@ -65,6 +72,7 @@ export async function runtimeServeCommand(argv: string[], io: CliIo): Promise<nu
       port: { type: "string" },
       "public-url": { type: "string" },
       db: { type: "string" },
+      "key-file": { type: "string" },
       "call-timeout": { type: "string" },
       "tool-auth": { type: "string" },
       "tool-secret-file": { type: "string" },
@@ -105,6 +113,13 @@ export async function runtimeServeCommand(argv: string[], io: CliIo): Promise<nu
     }
   }
 
+  const databaseUrl = databaseUrlFromEnv(io.env);
+  if (databaseUrl !== undefined && values.db !== undefined) {
+    throw new UsageError(
+      `--db names a SQLite file, but ${DATABASE_URL_ENV} is set, so the runtime uses PostgreSQL; drop one of them`,
+    );
+  }
+
   const home = ensureHome(io.env);
   const dbPath = values.db ?? join(home, DB_FILE);
   const settingsFile = settingsPath(dbPath);
@@ -135,7 +150,8 @@ export async function runtimeServeCommand(argv: string[], io: CliIo): Promise<nu
         url: toolset,
         ...(auth ? { auth, authOrigins } : {}),
       })),
-      dbPath,
+      ...(databaseUrl !== undefined ? { databaseUrl } : { dbPath }),
+      ...(values["key-file"] !== undefined ? { keyPath: values["key-file"] } : {}),
       env: io.env,
       publicBaseUrl: publicUrl ?? url,
       callTimeoutMs,
@@ -188,6 +204,9 @@ export async function runtimeServeCommand(argv: string[], io: CliIo): Promise<nu
       event: "ready",
       url,
       ...(publicUrl ? { publicUrl } : {}),
+      store: started.storage.kind,
+      // The URL without its password: which database this instance shares with the others.
+      ...(started.storage.kind === "postgres" ? { database: started.storage.label } : {}),
       controlTokenFile,
       tools: started.listTools().map((t) => peerText(t.name)),
     })}\n`,

@@ -28,6 +28,11 @@ export interface RuntimeOptions {
   /** Default `<AGENTAUTH_HOME>/rap-runtime.db`. */
   dbPath?: string;
   /**
+   * A PostgreSQL URL (`postgres://…`): the store several runtime instances share. Default: AGENTAUTH_DATABASE_URL
+   * from `env` when neither `store` nor `dbPath` is given. Every instance must use the same callback key.
+   */
+  databaseUrl?: string;
+  /**
    * The key that signs callback capabilities (≥ 32 bytes). Default: `keyPath`, created owner-only on first use.
    * Keep it with the database: a new key invalidates every callback URL already handed to tools.
    */
@@ -91,6 +96,8 @@ export interface Listening {
 export interface RapRuntime {
   /** Where callback URLs point; undefined until `listen()` unless configured. */
   readonly publicBaseUrl: string | undefined;
+  /** Which store holds the calls: its kind and a printable label (a path, or the URL without its password). */
+  readonly storage: { kind: "custom" | "sqlite" | "postgres"; label: string };
   listTools(): ToolInfo[];
   toolsets(): { name: string; baseUrl: string; endpoint: string; tools: string[] }[];
   /** Toolsets that failed to load and names exposed by no one because of a clash. */

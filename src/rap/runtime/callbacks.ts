@@ -6,6 +6,13 @@
  * Replies: 200 when the message was applied or is a duplicate of one already applied (a retry must look delivered);
  * 404 when no call or subscription matches (RAP: log and discard; a 4xx tells the tool not to retry);
  * 410 when the subscription has ended; 400 when the message contradicts the call (call_id, empty result, auth_url).
+ *
+ * Delivery keys (the tool's `Idempotency-Key`, stable across retries of one message): a key the thread already
+ * recorded is answered 200 `duplicate` and nothing is applied; otherwise the change is applied and the key recorded
+ * before the reply (with the entry itself, atomically, for subscription_event and user_choice, which would
+ * otherwise add twice). This runs under the thread's lock, across instances when the store has `lockGroup`.
+ * Without a key: subscription events are at-least-once (a retry after a lost reply adds the event again);
+ * tool_result, oauth and user_choice are still deduplicated by the call's state, view_update overwrites.
  */
 
 import { createHash } from "node:crypto";
@@ -21,7 +28,13 @@ import {
 } from "../wire.ts";
 import { callHook, type RuntimeHooks } from "./hooks.ts";
 import { urlProblem } from "./http.ts";
-import { type CallRecord, type CallResult, isOpen, type RuntimeStore } from "./store.ts";
+import {
+  type CallRecord,
+  type CallResult,
+  isOpen,
+  type NewThreadEntry,
+  type RuntimeStore,
+} from "./store.ts";
 
 export interface Reply {
   status: number;
@@ -37,7 +50,11 @@ export interface CallbackContext {
   settle(call: CallRecord): Promise<void>;
   /** Adds a status line to the thread and calls `onStatus`. */
   status(groupId: string, id: string | null, text: string): Promise<void>;
-  /** SHA-256 of the last auth_url surfaced per call, in memory only: a retried oauth message is not shown twice. */
+  /**
+   * SHA-256 of the last auth_url surfaced per call, in memory only: a retried oauth message is not shown twice by
+   * this instance. Across instances, only a delivery key covers it: a keyless retry reaching another instance may
+   * surface the link once more there.
+   */
   surfaced: Map<string, string>;
   postChoice(responseUrl: string, id: string, selected: number): Promise<boolean>;
   allowInsecureHttp: boolean;
@@ -58,19 +75,37 @@ export async function processCallback(
   ctx: CallbackContext,
   message: CallbackMessage,
   respond: Respond,
+  deliveryKey?: string,
 ): Promise<void> {
+  const key = deliveryKey === undefined ? undefined : { groupId: message.group_id, deliveryKey };
+  if (key && (await ctx.store.hasDelivery(key.groupId, key.deliveryKey))) {
+    ctx.logger.info("rap.callback.duplicate_delivery", {
+      groupId: message.group_id,
+      type: message.type,
+    });
+    respond(ok({ duplicate: true }));
+    return;
+  }
   switch (message.type) {
     case "tool_result":
-      return onToolResult(ctx, message, respond);
+      return onToolResult(ctx, message, respond, key);
     case "oauth":
-      return onOAuth(ctx, message, respond);
+      return onOAuth(ctx, message, respond, key);
     case "subscription_event":
-      return onSubscriptionEvent(ctx, message, respond);
+      return onSubscriptionEvent(ctx, message, respond, key);
     case "user_choice":
-      return onUserChoice(ctx, message, respond);
+      return onUserChoice(ctx, message, respond, key);
     case "view_update":
-      return onViewUpdate(ctx, message, respond);
+      return onViewUpdate(ctx, message, respond, key);
   }
+}
+
+/** A message's delivery key, if it came with one. */
+type Delivery = { groupId: string; deliveryKey: string } | undefined;
+
+/** Records the delivery key once its change is committed, before the reply (a retry then finds it). */
+async function recordDelivery(ctx: CallbackContext, key: Delivery): Promise<void> {
+  if (key) await ctx.store.recordDelivery(key.groupId, key.deliveryKey, ctx.now());
 }
 
 /** Finds the call a message names, replying 404/400 itself when there is no usable one. */
@@ -105,7 +140,12 @@ async function matchCall(
   return call;
 }
 
-async function onToolResult(ctx: CallbackContext, message: ToolResult, respond: Respond) {
+async function onToolResult(
+  ctx: CallbackContext,
+  message: ToolResult,
+  respond: Respond,
+  key: Delivery,
+) {
   const textItems = (message.content ?? [])
     .filter((item) => item.type === "text" && typeof item.text === "string")
     .map((item) => item.text as string);
@@ -131,6 +171,7 @@ async function onToolResult(ctx: CallbackContext, message: ToolResult, respond: 
     at: ctx.now(),
   });
   ctx.surfaced.delete(JSON.stringify([call.groupId, call.id]));
+  await recordDelivery(ctx, key);
   respond(ok(done ? {} : { duplicate: true }));
   if (!done) return;
   ctx.logger.info("rap.callback.tool_result", {
@@ -142,7 +183,12 @@ async function onToolResult(ctx: CallbackContext, message: ToolResult, respond: 
   await ctx.settle(done);
 }
 
-async function onOAuth(ctx: CallbackContext, message: OAuthMessage, respond: Respond) {
+async function onOAuth(
+  ctx: CallbackContext,
+  message: OAuthMessage,
+  respond: Respond,
+  key: Delivery,
+) {
   // RAP: auth_url MUST use HTTPS. Plain http only on loopback (development) or a declared trusted network.
   const problem = urlProblem(message.auth_url, ctx.allowInsecureHttp);
   if (problem) {
@@ -160,6 +206,7 @@ async function onOAuth(ctx: CallbackContext, message: OAuthMessage, respond: Res
   const k = JSON.stringify([call.groupId, call.id]);
   const digest = createHash("sha256").update(message.auth_url).digest("hex");
   const repeat = !changed && ctx.surfaced.get(k) === digest;
+  await recordDelivery(ctx, key);
   respond(ok(repeat ? { duplicate: true } : {}));
   if (repeat) return;
   ctx.surfaced.set(k, digest);
@@ -196,6 +243,7 @@ async function onSubscriptionEvent(
   ctx: CallbackContext,
   message: SubscriptionEvent,
   respond: Respond,
+  key: Delivery,
 ) {
   const log = { groupId: message.group_id, toolCallId: message.tool_call_id };
   const call = await ctx.store.getCall(message.group_id, message.tool_call_id);
@@ -212,14 +260,21 @@ async function onSubscriptionEvent(
   const at = ctx.now();
   const associative = message.associative ?? false;
   const final = message.final ?? false;
-  await ctx.store.appendEntry(call.groupId, {
+  const entry: NewThreadEntry = {
     kind: "subscription_event",
     at,
     toolCallId: call.id,
     text: message.text,
     associative,
     final,
-  });
+  };
+  const added = key
+    ? await ctx.store.appendEntry(call.groupId, entry, key.deliveryKey)
+    : await ctx.store.appendEntry(call.groupId, entry);
+  if (!added) {
+    respond(ok({ duplicate: true }));
+    return;
+  }
   if (final) await ctx.store.setSubscription(call.groupId, call.id, "active", "ended", at);
   respond(ok());
   ctx.logger.info("rap.callback.subscription_event", { ...log, final });
@@ -233,7 +288,12 @@ async function onSubscriptionEvent(
   });
 }
 
-async function onUserChoice(ctx: CallbackContext, message: UserChoice, respond: Respond) {
+async function onUserChoice(
+  ctx: CallbackContext,
+  message: UserChoice,
+  respond: Respond,
+  key: Delivery,
+) {
   const problem = urlProblem(message.response_url, ctx.allowInsecureHttp);
   if (problem) {
     respond(refuse(400, "insecure_response_url", `response_url ${problem}.`));
@@ -254,18 +314,22 @@ async function onUserChoice(ctx: CallbackContext, message: UserChoice, respond: 
       e.prompt === message.prompt &&
       JSON.stringify(e.choices) === JSON.stringify(message.choices),
   );
+  let added = false;
   if (!asked) {
-    await ctx.store.appendEntry(call.groupId, {
+    const entry: NewThreadEntry = {
       kind: "user_choice",
       at: ctx.now(),
       id: call.id,
       prompt: message.prompt,
       choices: message.choices,
       default: message.default ?? null,
-    });
+    };
+    added = !!(key
+      ? await ctx.store.appendEntry(call.groupId, entry, key.deliveryKey)
+      : await ctx.store.appendEntry(call.groupId, entry));
   }
-  respond(ok(asked ? { duplicate: true } : {}));
-  if (asked) return;
+  respond(ok(added ? {} : { duplicate: true }));
+  if (!added) return;
   if (!ctx.hooks.onUserChoice) {
     ctx.logger.warn("rap.runtime.user_choice_unanswered", { groupId: call.groupId, id: call.id });
     return;
@@ -288,8 +352,14 @@ async function onUserChoice(ctx: CallbackContext, message: UserChoice, respond: 
   });
 }
 
-async function onViewUpdate(ctx: CallbackContext, message: ViewUpdate, respond: Respond) {
+async function onViewUpdate(
+  ctx: CallbackContext,
+  message: ViewUpdate,
+  respond: Respond,
+  key: Delivery,
+) {
   await ctx.store.putView(message.group_id, message.view_type, message.content, ctx.now());
+  await recordDelivery(ctx, key);
   respond(ok());
   await callHook(ctx.logger, "onViewUpdate", ctx.hooks.onViewUpdate, {
     groupId: message.group_id,

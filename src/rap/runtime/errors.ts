@@ -58,9 +58,10 @@ export class RuntimeStoreError extends AgentAuthError {
   declare readonly code: "rap_store_io" | "rap_store_schema_unsupported" | "rap_store_corrupt";
 }
 
-/** The runtime's callback key is missing, unreadable or too short. */
+/** The runtime's callback key is missing, unreadable, too short, or not the one the shared database expects. */
 export class CallbackKeyError extends AgentAuthError {
-  declare readonly code: "rap_callback_key_invalid";
+  /** `rap_callback_key_mismatch`: another instance sharing the database uses a different key. */
+  declare readonly code: "rap_callback_key_invalid" | "rap_callback_key_mismatch";
 }
 
 /** `waitForResult` cannot give a result: no such call, the caller's signal aborted, or the runtime closed. */

@@ -47,11 +47,18 @@ export type {
   UserChoiceEvent,
   ViewUpdateEvent,
 } from "./hooks.ts";
+export {
+  IDEMPOTENCY_KEY_HEADER,
+  MAX_IDEMPOTENCY_KEY_LENGTH,
+  parseIdempotencyKey,
+} from "./idempotency-key.ts";
 export { DEFAULT_RETRY, type RetryPolicy } from "./invoke.ts";
 export { MemoryRuntimeStore } from "./memory-store.ts";
+export { PostgresRuntimeStore, type PostgresRuntimeStoreOptions } from "./postgres-store.ts";
 export { createRuntime } from "./runtime.ts";
 export { SerialQueue } from "./serial-queue.ts";
 export { SqliteRuntimeStore } from "./sqlite-store.ts";
+export { keyFingerprint, type StoreKind } from "./storage.ts";
 export type {
   CallRecord,
   CallResult,

@@ -18,6 +18,7 @@ export class MemoryRuntimeStore implements RuntimeStore {
   readonly #calls = new Map<string, CallRecord>();
   readonly #entries = new Map<string, ThreadEntry[]>();
   readonly #views = new Map<string, Map<string, unknown>>();
+  readonly #deliveries = new Map<string, Set<string>>();
   #seq = 0;
 
   async createCall(call: NewCall): Promise<CallRecord> {
@@ -85,7 +86,18 @@ export class MemoryRuntimeStore implements RuntimeStore {
     return next;
   }
 
-  async appendEntry(groupId: string, entry: NewThreadEntry): Promise<ThreadEntry> {
+  appendEntry(groupId: string, entry: NewThreadEntry): Promise<ThreadEntry>;
+  appendEntry(
+    groupId: string,
+    entry: NewThreadEntry,
+    deliveryKey: string,
+  ): Promise<ThreadEntry | undefined>;
+  async appendEntry(
+    groupId: string,
+    entry: NewThreadEntry,
+    deliveryKey?: string,
+  ): Promise<ThreadEntry | undefined> {
+    if (deliveryKey !== undefined && !this.#record(groupId, deliveryKey)) return undefined;
     const stored = { ...structuredClone(entry), seq: ++this.#seq } as ThreadEntry;
     this.#entries.set(groupId, [...(this.#entries.get(groupId) ?? []), stored]);
     return structuredClone(stored);
@@ -105,5 +117,21 @@ export class MemoryRuntimeStore implements RuntimeStore {
     return structuredClone(Object.fromEntries(this.#views.get(groupId) ?? []));
   }
 
+  async hasDelivery(groupId: string, deliveryKey: string): Promise<boolean> {
+    return this.#deliveries.get(groupId)?.has(deliveryKey) ?? false;
+  }
+
+  async recordDelivery(groupId: string, deliveryKey: string): Promise<boolean> {
+    return this.#record(groupId, deliveryKey);
+  }
+
   async close(): Promise<void> {}
+
+  #record(groupId: string, deliveryKey: string): boolean {
+    const seen = this.#deliveries.get(groupId) ?? new Set<string>();
+    this.#deliveries.set(groupId, seen);
+    if (seen.has(deliveryKey)) return false;
+    seen.add(deliveryKey);
+    return true;
+  }
 }

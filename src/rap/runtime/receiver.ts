@@ -2,7 +2,7 @@
  * The callback receiver: a node:http handler for `POST {publicBaseUrl}/callback/{token}`. In order: route (404),
  * method (405), capability (403 forged or malformed, 410 expired), content type (415), size (413 above
  * MAX_BODY_BYTES), JSON, nesting depth (MAX_JSON_DEPTH) and CallbackMessageSchema (400), binding of the message's
- * ids to the capability (403), then the thread's serial queue. Nothing here logs the URL or the token: log lines name the call.
+ * ids to the capability (403), the optional Idempotency-Key header (400), then the thread's serial queue. Nothing here logs the URL or the token: log lines name the call.
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -16,6 +16,7 @@ import {
 } from "../wire.ts";
 import type { Reply } from "./callbacks.ts";
 import { CALLBACK_PATH_PREFIX, type CallClaims, verifyCallToken } from "./capability.ts";
+import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from "./idempotency-key.ts";
 
 // A body far beyond the limit is not drained to the end: past this, the connection is cut.
 const DRAIN_LIMIT_BYTES = 8 * MAX_BODY_BYTES;
@@ -26,8 +27,15 @@ export interface CallbackReceiverOptions {
   basePath(): string;
   now(): number;
   logger: Logger;
-  /** Applies an authenticated message; calls `respond` once the change is committed. */
-  process(message: CallbackMessage, respond: (reply: Reply) => void): Promise<void>;
+  /**
+   * Applies an authenticated message; calls `respond` once the change is committed. `deliveryKey`: the request's
+   * Idempotency-Key, when it had one (a key already applied in the thread is answered as a duplicate).
+   */
+  process(
+    message: CallbackMessage,
+    respond: (reply: Reply) => void,
+    deliveryKey?: string,
+  ): Promise<void>;
 }
 
 /** Pure: does the message name the same thread and call as the capability it came with? */
@@ -134,6 +142,17 @@ async function handle(
     logger.warn("rap.callback.capability_mismatch", { groupId: claims.groupId, id: claims.id });
     return reject(req, res, 403, "capability_mismatch", `${mismatch}.`);
   }
+  const delivery = parseIdempotencyKey(req.headers[IDEMPOTENCY_KEY_HEADER]);
+  if (!delivery.ok) {
+    logger.warn("rap.callback.idempotency_key_invalid", { groupId: claims.groupId, id: claims.id });
+    return reject(
+      req,
+      res,
+      400,
+      "invalid_idempotency_key",
+      `${delivery.problem}; fix it and send again.`,
+    );
+  }
   let replied = false;
   const respond = (reply: Reply) => {
     if (replied) return;
@@ -141,7 +160,7 @@ async function handle(
     send(res, reply);
   };
   try {
-    await options.process(message, respond);
+    await options.process(message, respond, delivery.key);
   } catch (error) {
     // Nothing was committed (or the reply already went): 500 makes the tool retry, which RAP expects on 5xx.
     logger.error("rap.callback.failed", { groupId: claims.groupId, id: claims.id, error });

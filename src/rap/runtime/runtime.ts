@@ -5,18 +5,14 @@
  * No model inside: the caller plays the model.
  */
 
-import { randomBytes, randomUUID } from "node:crypto";
-import { dirname, join } from "node:path";
+import { randomUUID } from "node:crypto";
 import { peerText } from "../../core/display.ts";
-import { ensureHome } from "../../core/home.ts";
-import { type Logger, silentLogger } from "../../core/log.ts";
+import { silentLogger } from "../../core/log.ts";
 import { CANCEL_TOOL_CALL_PATH, CLOSE_THREAD_PATH, type Invocation } from "../wire.ts";
 import {
-  DB_FILE,
   DEFAULT_CALLBACK_TTL_MS,
   type InvokeOutcome,
   type InvokeRequest,
-  KEY_FILE,
   type Listening,
   type RapRuntime,
   type RuntimeOptions,
@@ -24,7 +20,7 @@ import {
   type ThreadHistory,
 } from "./api.ts";
 import { type CallbackContext, processCallback, syntheticResult } from "./callbacks.ts";
-import { callbackUrl, keyFrom, loadOrCreateKeyFile, signCallToken } from "./capability.ts";
+import { callbackUrl, signCallToken } from "./capability.ts";
 import { type PrepareRequest, prepareCall, toolInfo } from "./catalog.ts";
 import { type Discovery, discoverToolsets, type LoadedToolset } from "./discovery.ts";
 import { InvocationRefusedError, WaitError } from "./errors.ts";
@@ -35,24 +31,11 @@ import { listenWith } from "./listener.ts";
 import { sendNotice } from "./notices.ts";
 import { createCallbackHandler } from "./receiver.ts";
 import { SerialQueue } from "./serial-queue.ts";
-import { SqliteRuntimeStore } from "./sqlite-store.ts";
+import { openRuntimeStorage } from "./storage.ts";
 import type { CallRecord, CallStatus } from "./store.ts";
 import { DEFAULT_CALL_TIMEOUT_MS, DeadlineTimer, timeoutText } from "./timeouts.ts";
 import { endpointAuth, toolsetConfigs } from "./toolset-config.ts";
 import { ResultWaiters } from "./waiters.ts";
-
-/** The key that signs callback capabilities: given, or a file beside the database, or (custom store) ephemeral. */
-function callbackKey(
-  options: RuntimeOptions,
-  dbPath: string | undefined,
-  logger: Logger,
-): Uint8Array {
-  if (options.secretKey) return keyFrom(options.secretKey);
-  if (options.keyPath || dbPath)
-    return loadOrCreateKeyFile(options.keyPath ?? join(dirname(dbPath as string), KEY_FILE));
-  logger.warn("rap.runtime.ephemeral_key", { why: "custom store without secretKey or keyPath" });
-  return randomBytes(32);
-}
 
 export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime> {
   const logger = options.logger ?? silentLogger;
@@ -69,19 +52,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
   if (options.publicBaseUrl && !URL.canParse(options.publicBaseUrl))
     throw new RangeError(`not a URL: ${describeEndpoint(options.publicBaseUrl)}`);
 
-  const dbPath = options.store
-    ? undefined
-    : (options.dbPath ?? join(ensureHome(options.env), DB_FILE));
-  const store = options.store ?? new SqliteRuntimeStore(dbPath as string);
-  let key: Uint8Array;
-  try {
-    key = callbackKey(options, dbPath, logger);
-  } catch (error) {
-    await store.close();
-    throw error;
-  }
+  const storage = await openRuntimeStorage(options, logger);
+  const { store, key } = storage;
 
   const queue = new SerialQueue();
+  /**
+   * One task of a thread at a time: in this process by the queue, across processes by the store's lock when it
+   * has one (PostgreSQL). The queue stays in front so one process never takes several locks for one thread.
+   */
+  const exclusive = <T>(groupId: string, task: () => Promise<T>) =>
+    queue.run(groupId, () => (store.lockGroup ? store.lockGroup(groupId, task) : task()));
   const waiters = new ResultWaiters();
   const servers = new Set<Listening>();
   let publicBaseUrl = options.publicBaseUrl?.replace(/\/+$/, "");
@@ -148,7 +128,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
     text: string,
     endSubscription = false,
   ) =>
-    queue.run(groupId, async () => {
+    exclusive(groupId, async () => {
       const ended = await store.transition(groupId, id, {
         from: ["pending", "authorizing"],
         to,
@@ -214,8 +194,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
     now,
     logger,
     basePath: () => (publicBaseUrl ? new URL(publicBaseUrl).pathname : ""),
-    process: (message, respond) =>
-      queue.run(message.group_id, () => processCallback(context, message, respond)),
+    process: (message, respond, deliveryKey) =>
+      exclusive(message.group_id, () => processCallback(context, message, respond, deliveryKey)),
   });
 
   const prepare = (request: PrepareRequest) => prepareCall(discovery, request);
@@ -425,6 +405,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
     get publicBaseUrl() {
       return publicBaseUrl;
     },
+    storage: { kind: storage.kind, label: storage.label },
     listTools: () => [...discovery.tools.values()].map(toolInfo),
     toolsets: () =>
       discovery.toolsets.map((t) => ({

@@ -58,6 +58,15 @@ CREATE TABLE views (
 );
 `;
 
+// Added after schema 1 shipped: created on every open if missing (an older agentauth ignores the extra table), so
+// files from before it need no version step.
+const DELIVERIES = `CREATE TABLE IF NOT EXISTS deliveries (
+  group_id TEXT    NOT NULL,
+  key      TEXT    NOT NULL,
+  at       INTEGER NOT NULL,
+  PRIMARY KEY (group_id, key)
+)`;
+
 const OPEN = "status IN ('pending', 'authorizing')";
 
 const SQL = {
@@ -80,6 +89,9 @@ const SQL = {
   nextDeadline: `SELECT MIN(deadline) AS deadline FROM calls WHERE ${OPEN}`,
   appendEntry:
     "INSERT INTO entries (group_id, at, body) VALUES ($group_id, $at, $body) RETURNING seq",
+  recordDelivery:
+    "INSERT INTO deliveries (group_id, key, at) VALUES ($group_id, $key, $at) ON CONFLICT DO NOTHING",
+  hasDelivery: "SELECT 1 AS seen FROM deliveries WHERE group_id = $group_id AND key = $key",
   listEntries: "SELECT seq, body FROM entries WHERE group_id = $group_id ORDER BY seq",
   putView: `INSERT INTO views (group_id, view_type, content, updated_at) VALUES ($group_id, $view_type, $content, $at)
     ON CONFLICT (group_id, view_type) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at`,
@@ -97,6 +109,7 @@ export class SqliteRuntimeStore implements RuntimeStore {
     this.path = path;
     this.#db = openRuntimeDatabase(path);
     try {
+      this.#db.exec(DELIVERIES);
       this.#sql = Object.fromEntries(
         Object.entries(SQL).map(([name, sql]) => [name, this.#db.prepare(sql)]),
       ) as { [K in keyof typeof SQL]: StatementSync };
@@ -177,11 +190,56 @@ export class SqliteRuntimeStore implements RuntimeStore {
     return typeof value === "number" ? value : undefined;
   }
 
-  async appendEntry(groupId: string, entry: NewThreadEntry): Promise<ThreadEntry> {
-    const row = this.#io(() =>
-      this.#sql.appendEntry.get({ group_id: groupId, at: entry.at, body: JSON.stringify(entry) }),
+  appendEntry(groupId: string, entry: NewThreadEntry): Promise<ThreadEntry>;
+  appendEntry(
+    groupId: string,
+    entry: NewThreadEntry,
+    deliveryKey: string,
+  ): Promise<ThreadEntry | undefined>;
+  async appendEntry(
+    groupId: string,
+    entry: NewThreadEntry,
+    deliveryKey?: string,
+  ): Promise<ThreadEntry | undefined> {
+    const row = this.#io(() => {
+      if (deliveryKey === undefined) return this.#insertEntry(groupId, entry);
+      // One transaction: the key and the entry are committed together or not at all.
+      this.#db.exec("BEGIN IMMEDIATE");
+      try {
+        const fresh = this.#sql.recordDelivery.run({
+          group_id: groupId,
+          key: deliveryKey,
+          at: entry.at,
+        });
+        const inserted =
+          Number(fresh.changes) === 1 ? this.#insertEntry(groupId, entry) : undefined;
+        this.#db.exec("COMMIT");
+        return inserted;
+      } catch (error) {
+        if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+        throw error;
+      }
+    });
+    return row ? ({ ...entry, seq: Number(row.seq) } as ThreadEntry) : undefined;
+  }
+
+  async hasDelivery(groupId: string, deliveryKey: string): Promise<boolean> {
+    return !!this.#io(() => this.#sql.hasDelivery.get({ group_id: groupId, key: deliveryKey }));
+  }
+
+  async recordDelivery(groupId: string, deliveryKey: string, at: number): Promise<boolean> {
+    const info = this.#io(() =>
+      this.#sql.recordDelivery.run({ group_id: groupId, key: deliveryKey, at }),
     );
-    return { ...entry, seq: Number(row?.seq) } as ThreadEntry;
+    return Number(info.changes) === 1;
+  }
+
+  #insertEntry(groupId: string, entry: NewThreadEntry): Row | undefined {
+    return this.#sql.appendEntry.get({
+      group_id: groupId,
+      at: entry.at,
+      body: JSON.stringify(entry),
+    });
   }
 
   async listEntries(groupId: string): Promise<ThreadEntry[]> {

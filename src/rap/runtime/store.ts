@@ -119,9 +119,33 @@ export interface RuntimeStore {
   /** The earliest deadline among open calls, if any. */
   nextDeadline(): Promise<number | undefined>;
   appendEntry(groupId: string, entry: NewThreadEntry): Promise<ThreadEntry>;
+  /**
+   * With a delivery key (the callback's `Idempotency-Key`): the entry and the key are recorded together, atomically;
+   * undefined (and nothing added) when the thread already recorded that key. A retried delivery cannot add twice.
+   */
+  appendEntry(
+    groupId: string,
+    entry: NewThreadEntry,
+    deliveryKey: string,
+  ): Promise<ThreadEntry | undefined>;
+  /** Has the thread recorded this delivery key (an `Idempotency-Key` already applied)? */
+  hasDelivery(groupId: string, deliveryKey: string): Promise<boolean>;
+  /** Records a delivery key after its change was applied; false when it was already recorded. */
+  recordDelivery(groupId: string, deliveryKey: string, at: number): Promise<boolean>;
   listEntries(groupId: string): Promise<ThreadEntry[]>;
   /** Keeps the latest content per (thread, view_type) (RAP `view_update`). */
   putView(groupId: string, viewType: string, content: unknown, at: number): Promise<void>;
   listViews(groupId: string): Promise<Record<string, unknown>>;
   close(): Promise<void>;
+  /**
+   * Optional: runs `fn` while holding the thread's lock across every process sharing the store (PostgreSQL: a
+   * session advisory lock, freed by the server if the holder dies). The runtime wraps each per-thread task in it,
+   * inside its in-process serial queue, so RAP §2.6's one-message-at-a-time per group_id holds across instances.
+   */
+  lockGroup?<T>(groupId: string, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Optional, for stores several runtimes share: records the callback key's fingerprint on first use and answers
+   * whether `fingerprint` is the recorded one (instances with different keys would refuse each other's callbacks).
+   */
+  bindCallbackKey?(fingerprint: string): Promise<boolean>;
 }

@@ -1,0 +1,44 @@
+/**
+ * The `Idempotency-Key` request header on callback deliveries (IETF draft-ietf-httpapi-idempotency-key-header):
+ * the tool sends one per message, the same on every retry of it, so a runtime (any instance) can apply a message
+ * once however often it arrives. The draft makes the value a Structured Field String (`"…"`); a bare token is
+ * accepted too. 1..255 visible ASCII characters (no space, no control, nothing outside ASCII); anything else is
+ * refused with 400 rather than guessed at, since a mangled key would silently defeat deduplication.
+ */
+
+export const IDEMPOTENCY_KEY_HEADER = "idempotency-key";
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+export type KeyCheck = { ok: true; key: string | undefined } | { ok: false; problem: string };
+
+/** Pure: the key a request carries (undefined without the header), or why the header is unusable. */
+export function parseIdempotencyKey(header: string | string[] | undefined): KeyCheck {
+  if (header === undefined) return { ok: true, key: undefined };
+  if (Array.isArray(header) || header.includes(",")) {
+    return { ok: false, problem: "send one Idempotency-Key header, not several" };
+  }
+  let value = header.trim();
+  if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) {
+    value = value.slice(1, -1);
+    if (/["\\]/.test(value)) {
+      return {
+        ok: false,
+        problem: "the quoted Idempotency-Key must not contain quotes or backslashes",
+      };
+    }
+  }
+  if (value.length === 0) return { ok: false, problem: "the Idempotency-Key is empty" };
+  if (value.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+    return {
+      ok: false,
+      problem: `the Idempotency-Key is longer than ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`,
+    };
+  }
+  if (!/^[\x21-\x7e]+$/.test(value)) {
+    return {
+      ok: false,
+      problem: "the Idempotency-Key must be visible ASCII characters only (no spaces or controls)",
+    };
+  }
+  return { ok: true, key: value };
+}
