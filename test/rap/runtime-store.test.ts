@@ -1,18 +1,22 @@
 import assert from "node:assert/strict";
 import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { test } from "node:test";
+import { type TestContext, test } from "node:test";
 import {
   createRuntime,
   MemoryRuntimeStore,
   type NewCall,
+  PostgresRuntimeStore,
   type RuntimeStore,
   SerialQueue,
   SqliteRuntimeStore,
   signCallToken,
   verifyCallToken,
 } from "../../src/rap/runtime/index.ts";
+import { skipWithoutPostgres, testPostgres } from "../support/postgres.ts";
 import { tempDir } from "../support/tmp.ts";
+
+const PG = await testPostgres();
 
 const call = (id: string, deadline = 100): NewCall => ({
   groupId: "g",
@@ -28,14 +32,23 @@ const call = (id: string, deadline = 100): NewCall => ({
   deadline,
 });
 
-const stores: [string, () => RuntimeStore][] = [
-  ["memory", () => new MemoryRuntimeStore()],
-  ["sqlite", () => new SqliteRuntimeStore(join(tempDir(), "rap-runtime.db"))],
+/** Each store, fresh; undefined when PostgreSQL is unavailable (the test is then skipped with the notice). */
+const stores: [string, (t: TestContext) => Promise<RuntimeStore | undefined>][] = [
+  ["memory", async () => new MemoryRuntimeStore()],
+  ["sqlite", async () => new SqliteRuntimeStore(join(tempDir(), "rap-runtime.db"))],
+  [
+    "postgres",
+    async (t) => {
+      if (skipWithoutPostgres(t, PG)) return undefined;
+      return PostgresRuntimeStore.open(await PG.freshDatabase());
+    },
+  ],
 ];
 
 for (const [name, make] of stores) {
-  test(`[RAP-runtime-store-contract] ${name}: create, compare-and-set transitions, deadlines, entries, views`, async () => {
-    const store = make();
+  test(`[RAP-runtime-store-contract] ${name}: create, compare-and-set transitions, deadlines, entries, views`, async (t) => {
+    const store = await make(t);
+    if (!store) return;
     try {
       const created = await store.createCall(call("a", 50));
       assert.equal(created.status, "pending");
@@ -92,7 +105,132 @@ for (const [name, make] of stores) {
       await store.close();
     }
   });
+
+  test(`[RAP-runtime-store-delivery-keys] ${name}: a keyed entry is added once, the key recorded with it; keys are per thread`, async (t) => {
+    const store = await make(t);
+    if (!store) return;
+    try {
+      const event = {
+        kind: "subscription_event" as const,
+        at: 5,
+        toolCallId: "b",
+        text: "tick",
+        associative: false,
+        final: false,
+      };
+      assert.equal(await store.hasDelivery("g", "k1"), false);
+      const first = await store.appendEntry("g", event, "k1");
+      assert.ok(first && first.seq > 0);
+      assert.equal(await store.hasDelivery("g", "k1"), true, "recorded with the entry");
+      assert.equal(await store.appendEntry("g", event, "k1"), undefined, "a seen key adds nothing");
+      assert.equal((await store.listEntries("g")).length, 1);
+      // The same key in another thread is another delivery.
+      assert.equal(await store.hasDelivery("other", "k1"), false);
+      assert.ok(await store.appendEntry("other", event, "k1"));
+      // Keys recorded on their own (results, views): once.
+      assert.equal(await store.recordDelivery("g", "k2", 6), true);
+      assert.equal(await store.recordDelivery("g", "k2", 7), false);
+      assert.equal(await store.hasDelivery("g", "k2"), true);
+      // A key recorded alone also stops a keyed entry (one key space per thread).
+      assert.equal(await store.appendEntry("g", event, "k2"), undefined);
+      // Racing duplicates (two instances, or a retry overlapping the original): exactly one is added.
+      const raced = await Promise.all(
+        Array.from({ length: 8 }, () => store.appendEntry("g", event, "k3")),
+      );
+      assert.equal(raced.filter(Boolean).length, 1);
+      assert.equal((await store.listEntries("g")).length, 2);
+      // Unkeyed entries are unaffected.
+      assert.ok(await store.appendEntry("g", event));
+      assert.equal((await store.listEntries("g")).length, 3);
+    } finally {
+      await store.close();
+    }
+  });
 }
+
+test("[PG-rap-runtime-lock] postgres: lockGroup excludes across connections per thread, other threads run, a failed task releases it", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const url = await PG.freshDatabase();
+  const a = await PostgresRuntimeStore.open(url);
+  const b = await PostgresRuntimeStore.open(url);
+  t.after(() => Promise.all([a.close(), b.close()]));
+  const order: string[] = [];
+  let release!: () => void;
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  let entered!: () => void;
+  const inside = new Promise<void>((r) => {
+    entered = r;
+  });
+  const first = a.lockGroup("g", async () => {
+    order.push("a:in");
+    entered();
+    await held;
+    order.push("a:out");
+  });
+  await inside;
+  const second = b.lockGroup("g", async () => void order.push("b:in"));
+  // Another thread is not held up by g's lock.
+  await b.lockGroup("h", async () => void order.push("b:h"));
+  assert.deepEqual(order, ["a:in", "b:h"]);
+  release();
+  await Promise.all([first, second]);
+  assert.deepEqual(order, ["a:in", "b:h", "a:out", "b:in"]);
+  // A failing task releases the lock too.
+  await assert.rejects(
+    a.lockGroup("g", async () => {
+      throw new Error("boom");
+    }),
+    /boom/,
+  );
+  assert.equal(await b.lockGroup("g", async () => "free"), "free");
+});
+
+test("[PG-rap-runtime-key] postgres: instances sharing a database must share the callback key; a different key refuses to start", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const databaseUrl = await PG.freshDatabase();
+  const first = await createRuntime({
+    toolsetUrls: [],
+    databaseUrl,
+    secretKey: new Uint8Array(32).fill(1),
+  });
+  assert.equal(first.storage.kind, "postgres");
+  const same = await createRuntime({
+    toolsetUrls: [],
+    databaseUrl,
+    secretKey: new Uint8Array(32).fill(1),
+  });
+  await assert.rejects(
+    createRuntime({ toolsetUrls: [], databaseUrl, secretKey: new Uint8Array(32).fill(2) }),
+    (error: Error & { code?: string }) => {
+      assert.equal(error.code, "rap_callback_key_mismatch");
+      assert.match(error.message, /same key/);
+      return true;
+    },
+  );
+  await Promise.all([first.close(), same.close()]);
+  // Selected from AGENTAUTH_DATABASE_URL when no store or dbPath is given; a non-PostgreSQL value is a typed error.
+  const home = tempDir();
+  const fromEnv = await createRuntime({
+    toolsetUrls: [],
+    env: { AGENTAUTH_HOME: home, AGENTAUTH_DATABASE_URL: databaseUrl },
+    secretKey: new Uint8Array(32).fill(1),
+  });
+  assert.equal(fromEnv.storage.kind, "postgres");
+  await fromEnv.close();
+  await assert.rejects(
+    createRuntime({
+      toolsetUrls: [],
+      env: { AGENTAUTH_HOME: home, AGENTAUTH_DATABASE_URL: "mysql://x" },
+    }),
+    { code: "database_url_invalid" },
+  );
+  await assert.rejects(
+    createRuntime({ toolsetUrls: [], databaseUrl, dbPath: join(home, "x.db") }),
+    RangeError,
+  );
+});
 
 test("[RAP-runtime-store-contract] sqlite: owner-only file, key file 0600 next to it, refuses another program's file", async () => {
   const dir = tempDir();
