@@ -62,11 +62,11 @@ export async function openDatabase(url: string, options: DatabaseOptions): Promi
     config = { connectionString: url, connectionTimeoutMillis };
     // Parse now, so a malformed URL is reported here and not as a crash inside the pool.
     new URL(url);
-  } catch (error) {
+  } catch {
+    // No cause: URL's TypeError carries the whole input (`input`), password included, into any log of the error.
     throw new DatabaseError(
       "database_url_invalid",
       `The database URL ${label} cannot be parsed; check its form (postgres://user:password@host:port/database).`,
-      { cause: error },
     );
   }
   const pool = new pg.Pool({ ...config, max: options.poolSize ?? 10, idleTimeoutMillis: 10_000 });
