@@ -7,7 +7,7 @@
  */
 
 import { randomUUID } from "node:crypto";
-import type { Queryable } from "../../db/index.ts";
+import { advisoryKey, type Database } from "../../db/index.ts";
 import { type Keyring, openJson, type Sealed, sealJson } from "../../vault/index.ts";
 import type { CallbackOutbox, OutboxMessage } from "./state.ts";
 
@@ -20,10 +20,10 @@ type ClaimedRow = {
 };
 
 export class PostgresOutbox implements CallbackOutbox {
-  readonly #db: Queryable;
+  readonly #db: Database;
   readonly #keyring: Keyring;
 
-  constructor(db: Queryable, keyring: Keyring) {
+  constructor(db: Database, keyring: Keyring) {
     this.#db = db;
     this.#keyring = keyring;
   }
@@ -35,11 +35,19 @@ export class PostgresOutbox implements CallbackOutbox {
       callbackUrl: message.callbackUrl,
       body: message.body,
     });
-    await this.#db.query("INSERT INTO rap_tool_outbox (id, group_id, sealed) VALUES ($1, $2, $3)", [
-      id,
-      message.groupId,
-      JSON.stringify(sealed),
-    ]);
+    // Writes to one group are serialised until commit: otherwise a row could take a lower `seq` yet commit after a
+    // higher one, and a claim in between would hand out the later message first (sequence order is not commit
+    // order). Other groups do not wait.
+    await this.#db.transaction(async (tx) => {
+      await tx.query("SELECT pg_advisory_xact_lock($1)", [
+        advisoryKey("rap_tool_outbox", message.groupId),
+      ]);
+      await tx.query("INSERT INTO rap_tool_outbox (id, group_id, sealed) VALUES ($1, $2, $3)", [
+        id,
+        message.groupId,
+        JSON.stringify(sealed),
+      ]);
+    });
     return id;
   }
 

@@ -1,0 +1,326 @@
+/**
+ * Issue 11, the RAP tool's state on PostgreSQL in one process: the pending store's single use under concurrency
+ * from two pools, expiry, hostile input; sealing at rest; the outbox's per-group order, claims and claim expiry; and
+ * a tool server delivering through it in order. Plus the in-memory path's stable Idempotency-Key.
+ */
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import pg from "pg";
+import { Secret } from "../../src/core/secret.ts";
+import type { PendingCallAuthorization } from "../../src/rap/tool/index.ts";
+import { openPostgresToolState } from "../../src/rap/tool/index.ts";
+import { generateVaultKey, Keyring, parseVaultKey } from "../../src/vault/index.ts";
+import { closedPort } from "../support/closed-port.ts";
+import { skipWithoutPostgres, testPostgres } from "../support/postgres.ts";
+import { keyedSink } from "./fixtures/keyed-sink.ts";
+import { invocation, post, startTool } from "./tool-fixture.ts";
+
+const PG = await testPostgres();
+
+const keyring = () => new Keyring(parseVaultKey(generateVaultKey()));
+
+function pendingValue(verifier: string, callbackUrl: string): PendingCallAuthorization {
+  return {
+    authorization: {
+      issuer: "https://as.example",
+      clientId: "rap-tool",
+      redirectUri: "https://tool.example/oauth/callback",
+      codeVerifier: new Secret(verifier),
+      scope: "read",
+    },
+    call: {
+      attempt: "attempt-1",
+      provider: "demo",
+      operation: "whoami",
+      arguments: { q: "private-argument" },
+      callbackUrl,
+      groupId: "thread_1",
+      id: "call_1",
+      callId: null,
+      threadAncestors: [],
+      userId: "u-carol",
+    },
+  };
+}
+
+async function sql(
+  url: string,
+  text: string,
+  params: unknown[] = [],
+): Promise<pg.QueryResultRow[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+async function refusal(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    return String((error as { code?: unknown }).code);
+  }
+  return "accepted";
+}
+
+test("[PG-rap-tool-state-single-use] 20 concurrent consumes of one state from two instances' pools: exactly one gets it; the rest, a replay, a forged and an expired state get state_invalid", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const url = await PG.freshDatabase();
+  const ring = keyring();
+  const [one, two] = await Promise.all([
+    openPostgresToolState({ url, keyring: ring }),
+    openPostgresToolState({ url, keyring: ring }),
+  ]);
+  t.after(() => Promise.all([one.close(), two.close()]));
+  const state = await one.pending.create(
+    pendingValue("v".repeat(43), "https://rt.example/cb"),
+    60_000,
+  );
+  assert.equal(await two.pending.size(), 1);
+  const outcomes = await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      Promise.resolve((i % 2 ? one : two).pending.consume(state)).then(
+        (value) => value.authorization.codeVerifier.reveal(),
+        (error) => `refused:${error.code}`,
+      ),
+    ),
+  );
+  assert.equal(outcomes.filter((o) => o === "v".repeat(43)).length, 1, JSON.stringify(outcomes));
+  assert.equal(outcomes.filter((o) => o === "refused:state_invalid").length, 19);
+  assert.equal(
+    await refusal(Promise.resolve(one.pending.consume(state))),
+    "state_invalid",
+    "replay",
+  );
+  assert.equal(
+    await refusal(Promise.resolve(one.pending.consume("A".repeat(43)))),
+    "state_invalid",
+  );
+  const short = await one.pending.create(pendingValue("w".repeat(43), "https://rt.example/cb"), 1);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(
+    await refusal(Promise.resolve(two.pending.consume(short))),
+    "state_invalid",
+    "expired",
+  );
+  assert.equal(await one.pending.size(), 0);
+});
+
+test("[PG-rap-tool-state-hostile] malformed states, a sealed value moved to another row, a foreign key and bad URLs are typed refusals", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const url = await PG.freshDatabase();
+  const ring = keyring();
+  const store = await openPostgresToolState({ url, keyring: ring });
+  t.after(() => store.close());
+  for (const hostile of [null, undefined, "", "x".repeat(513), 42, { state: 1 }]) {
+    assert.equal(
+      await refusal(Promise.resolve(store.pending.consume(hostile as string))),
+      "state_invalid",
+    );
+  }
+  const s1 = await store.pending.create(
+    pendingValue("a".repeat(43), "https://rt.example/1"),
+    60_000,
+  );
+  const s2 = await store.pending.create(
+    pendingValue("b".repeat(43), "https://rt.example/2"),
+    60_000,
+  );
+  // Someone with write access swaps row 1's sealed value into row 2: it must not open there.
+  const rows = await sql(url, "SELECT digest, sealed FROM rap_tool_pending");
+  await sql(url, "UPDATE rap_tool_pending SET sealed = $1 WHERE digest = $2", [
+    rows[0]?.sealed,
+    rows[1]?.digest,
+  ]);
+  const codes = [
+    await refusal(Promise.resolve(store.pending.consume(s1))),
+    await refusal(Promise.resolve(store.pending.consume(s2))),
+  ];
+  assert.ok(codes.includes("vault_decrypt_failed"), codes.join());
+  const s3 = await store.pending.create(
+    pendingValue("c".repeat(43), "https://rt.example/3"),
+    60_000,
+  );
+  const stranger = await openPostgresToolState({ url, keyring: keyring() });
+  t.after(() => stranger.close());
+  assert.equal(await refusal(Promise.resolve(stranger.pending.consume(s3))), "vault_key_unknown");
+
+  assert.equal(
+    await refusal(openPostgresToolState({ url: "mysql://u:p@127.0.0.1/x", keyring: ring })),
+    "database_url_invalid",
+  );
+  const port = await closedPort();
+  const password = "pw-0123456789-secret";
+  try {
+    await openPostgresToolState({
+      url: `postgres://u:${password}@127.0.0.1:${port}/x`,
+      keyring: ring,
+    });
+    assert.fail("opened a database on a closed port");
+  } catch (error) {
+    assert.equal((error as { code?: string }).code, "database_unavailable");
+    assert.ok(!String((error as Error).message).includes(password), "no password in the message");
+  }
+});
+
+test("[PG-rap-tool-at-rest] no verifier, callback URL, argument or message text in any table: all sealed", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const url = await PG.freshDatabase();
+  const store = await openPostgresToolState({ url, keyring: keyring() });
+  t.after(() => store.close());
+  const verifier = "verifier-0123456789-abcdefghijklmnopqrstuvwxyz";
+  const callbackUrl = "https://runtime.example/callback/capability-9f8e7d6c5b4a";
+  const state = await store.pending.create(pendingValue(verifier, callbackUrl), 60_000);
+  await store.outbox.add({
+    groupId: "thread_1",
+    callbackUrl,
+    body: { type: "tool_result", text: "token-like-result-text-1234567890" },
+  });
+  const tables = await sql(
+    url,
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'",
+  );
+  let all = "";
+  for (const { table_name } of tables) {
+    all += (await sql(url, `SELECT t::text AS row FROM "${table_name}" t`))
+      .map((r) => r.row)
+      .join("\n");
+  }
+  assert.ok(all.includes("thread_1"), "the dump did read the outbox");
+  for (const secret of [
+    verifier,
+    callbackUrl,
+    "capability-9f8e7d6c5b4a",
+    state,
+    "private-argument",
+    "u-carol",
+    "token-like-result",
+  ]) {
+    assert.ok(!all.includes(secret), `${secret} is not at rest in clear`);
+  }
+});
+
+test("[PG-rap-tool-outbox-order] only the oldest message of a group is claimable, one instance at a time; a lapsed claim comes back", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const url = await PG.freshDatabase();
+  const ring = keyring();
+  const [one, two] = await Promise.all([
+    openPostgresToolState({ url, keyring: ring }),
+    openPostgresToolState({ url, keyring: ring }),
+  ]);
+  t.after(() => Promise.all([one.close(), two.close()]));
+  const add = (groupId: string, n: number) =>
+    one.outbox.add({ groupId, callbackUrl: "http://127.0.0.1:9/cb", body: { n } });
+  const g1a = await add("g1", 1);
+  const g1b = await add("g1", 2);
+  const g2a = await add("g2", 3);
+  const first = await one.outbox.claim(10, 60_000);
+  assert.deepEqual(first.map((m) => m.id).sort(), [g1a, g2a].sort(), "one per group, the oldest");
+  assert.deepEqual(
+    await two.outbox.claim(10, 60_000),
+    [],
+    "claimed messages are not handed out twice",
+  );
+  await one.outbox.remove(g1a);
+  const next = await two.outbox.claim(10, 60_000);
+  assert.deepEqual(
+    next.map((m) => m.id),
+    [g1b],
+    "the group's next message once the first is gone",
+  );
+  assert.deepEqual(next[0]?.body, { n: 2 });
+  // A claim that lapses (its instance died) is due again, attempts counted.
+  await two.outbox.retryLater(g1b, 0);
+  const short = await one.outbox.claim(10, 30);
+  assert.deepEqual(
+    short.map((m) => m.id),
+    [g1b],
+  );
+  await new Promise((resolve) => setTimeout(resolve, 80));
+  const again = await two.outbox.claim(10, 60_000);
+  assert.deepEqual(
+    again.map((m) => m.id),
+    [g1b],
+  );
+  assert.equal(again[0]?.attempts, 3);
+});
+
+test("[PG-rap-tool-outbox-order] a tool server on the outbox delivers a thread's results in the order written, none overtaking a first one refused with 503", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const url = await PG.freshDatabase();
+  const state = await openPostgresToolState({ url, keyring: keyring() });
+  const sink = await keyedSink();
+  const { tool, url: toolUrl } = await startTool({
+    operations: [
+      {
+        name: "echo",
+        description: "echo",
+        inputSchema: { type: "object" },
+        handler: ({ arguments: args }) => String(args.text),
+      },
+    ],
+    state,
+    delivery: { baseDelayMs: 20, maxDelayMs: 50, maxTotalMs: 30_000 },
+    outboxTuning: { pollMs: 20 },
+  });
+  t.after(async () => {
+    tool.shutdown();
+    await state.close();
+  });
+  sink.down = true;
+  const bodies = [1, 2, 3].map((n) =>
+    invocation(sink.url, { arguments: { text: `m${n}` }, group_id: "thread_order" }),
+  );
+  // One after another, each written before the next call: the written order is the invocation order.
+  for (const [i, body] of bodies.entries()) {
+    assert.equal((await post(`${toolUrl}/invoke`, body)).status, 200);
+    for (;;) {
+      const [row] = await sql(url, "SELECT count(*)::int AS n FROM rap_tool_outbox");
+      if (row?.n === i + 1) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+  while (sink.deliveries.length < 3) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.deepEqual(
+    [...new Set(sink.deliveries.map((d) => d.message.text))],
+    ["m1"],
+    "while the first is refused, the later ones wait",
+  );
+  sink.down = false;
+  await sink.waitFor((d) => d.message.id === bodies[2]?.id);
+  const accepted = sink.deliveries.filter((d) => d.status < 300).map((d) => d.message.text);
+  assert.deepEqual(accepted, ["m1", "m2", "m3"]);
+  const keys = sink.deliveries.filter((d) => d.message.id === bodies[0]?.id).map((d) => d.key);
+  assert.ok(keys.length >= 4, "refusals, then the delivery");
+  assert.equal(new Set(keys).size, 1, "one key for every attempt");
+});
+
+test("[RAP-tool-idempotency-key-memory] in memory, every delivery carries an Idempotency-Key, the same on each retry, another for each message", async () => {
+  const sink = await keyedSink();
+  const { url } = await startTool({
+    operations: [
+      {
+        name: "echo",
+        description: "echo",
+        inputSchema: { type: "object" },
+        handler: ({ arguments: args }) => String(args.text),
+      },
+    ],
+  });
+  sink.failNext(2, 503);
+  const first = invocation(sink.url, { arguments: { text: "one" } });
+  assert.equal((await post(`${url}/invoke`, first)).status, 200);
+  await sink.waitFor((d) => d.message.id === first.id);
+  const keys = sink.deliveries.map((d) => d.key);
+  assert.equal(keys.length, 3);
+  assert.match(String(keys[0]), /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  assert.equal(new Set(keys).size, 1, "the same key on each retry");
+  const second = invocation(sink.url, { arguments: { text: "two" } });
+  assert.equal((await post(`${url}/invoke`, second)).status, 200);
+  const other = await sink.waitFor((d) => d.message.id === second.id);
+  assert.notEqual(other.key, keys[0]);
+});
