@@ -83,6 +83,17 @@ export async function processCallback(
       groupId: message.group_id,
       type: message.type,
     });
+    // A final event's entry and key commit together, the subscription's end just after: an instance killed in
+    // between leaves it open. Ending it here (compare-and-set, a no-op if already ended) completes the retry.
+    if (message.type === "subscription_event" && message.final) {
+      await ctx.store.setSubscription(
+        message.group_id,
+        message.tool_call_id,
+        "active",
+        "ended",
+        ctx.now(),
+      );
+    }
     respond(ok({ duplicate: true }));
     return;
   }
