@@ -37,7 +37,6 @@ const IN_FLIGHT_PER_PROCESS = 16;
 const WORKER = join(import.meta.dirname, "fixtures", "postgres-worker.ts");
 
 type Backend = "sqlite" | "postgres";
-const BACKENDS: Backend[] = ["sqlite", "postgres"];
 type Rates = Record<Backend, number[]>;
 
 const median = (xs: number[]) => {
@@ -45,12 +44,14 @@ const median = (xs: number[]) => {
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? (s[m] ?? 0) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
 };
-const orderFor = (round: number): Backend[] =>
-  (round % 2 === 0 ? BACKENDS : [...BACKENDS].reverse()).filter((b) => available[b]);
+/** Who goes first alternates between rounds, so warm-up and background load do not favour one side. */
+const orderFor = (round: number, backends: Backend[]): Backend[] =>
+  round % 2 === 0 ? backends : [...backends].reverse();
 
 const workers = new Set<LineWorker>();
-const start = async (env: Record<string, string>, count: number) => {
-  const started = Array.from({ length: count }, () => spawnLineWorker(WORKER, env));
+/** Starts one worker per env, all at once, and waits for each one's ready event. */
+const start = async (envs: Record<string, string>[]) => {
+  const started = envs.map((env) => spawnLineWorker(WORKER, env));
   for (const w of started) workers.add(w);
   const ready = await Promise.all(started.map((w) => w.next()));
   return { started, ready };
@@ -62,12 +63,8 @@ const stopAll = async (list: LineWorker[]) => {
 
 const dir = mkdtempSync(join(tmpdir(), "agentauth-pg-bench-"));
 const postgres = await benchPostgres();
-const available: Record<Backend, boolean> = { sqlite: true, postgres: postgres !== undefined };
-const why: Partial<Record<Backend, string>> = postgres ? {} : { postgres: "no PostgreSQL server" };
-const unavailable = (backend: Backend, reason: string) => {
-  available[backend] = false;
-  why[backend] = reason;
-};
+/** Why a PostgreSQL column is empty, printed under the table. */
+const notices: string[] = postgres ? [] : ["PostgreSQL: no server (see the notice above)"];
 
 /** Token reads: the credentials are put once, then N readers per backend per process count. */
 async function readsBench(): Promise<Record<number, Rates>> {
@@ -77,14 +74,15 @@ async function readsBench(): Promise<Record<number, Rates>> {
   };
   const urls: Partial<Record<Backend, string>> = {};
   if (postgres) urls.postgres = await postgres.freshDatabase();
-  for (const backend of BACKENDS.filter((b) => available[b])) {
+  const backends: Backend[] = postgres ? ["sqlite", "postgres"] : ["sqlite"];
+  for (const backend of [...backends]) {
     mkdirSync(homes[backend]);
     const store = openBenchVault(backend, homes[backend], urls[backend]);
     try {
       if (backend === "postgres" && isSqlite(store)) {
-        unavailable(
-          "postgres",
-          "openVault({ databaseUrl }) returned the SQLite store (not landed yet)",
+        backends.pop();
+        notices.push(
+          "token reads: openVault({ databaseUrl }) returned the SQLite store (not landed)",
         );
         continue;
       }
@@ -97,22 +95,18 @@ async function readsBench(): Promise<Record<number, Rates>> {
   for (const n of PROCESSES) {
     const rates: Rates = { sqlite: [], postgres: [] };
     const running: Partial<Record<Backend, LineWorker[]>> = {};
-    for (const backend of BACKENDS.filter((b) => available[b])) {
-      const env = {
+    for (const backend of backends) {
+      const env = (i: number) => ({
         MODE: "reader",
         BACKEND: backend,
         HOME_DIR: homes[backend],
         DATABASE_URL: urls[backend] ?? "",
-      };
-      const list: LineWorker[] = [];
-      for (let i = 0; i < n; i++) {
-        const { started } = await start({ ...env, SUBJECT: `user-${i}` }, 1);
-        list.push(...started);
-      }
-      running[backend] = list;
+        SUBJECT: `user-${i}`,
+      });
+      running[backend] = (await start(Array.from({ length: n }, (_, i) => env(i)))).started;
     }
     for (let round = 0; round < ROUNDS; round++) {
-      for (const backend of orderFor(round)) {
+      for (const backend of orderFor(round, backends)) {
         const list = running[backend] ?? [];
         for (const w of list) w.send({ op: "read", ms: READ_MS });
         const done = await Promise.all(list.map((w) => w.next()));
@@ -227,11 +221,12 @@ async function callbacksBench(): Promise<Record<number, Rates>> {
   const tool = await standIn();
   const secretKey = randomBytes(32).toString("base64url");
   const results: Record<number, Rates> = {};
+  const backends: Backend[] = postgres ? ["sqlite", "postgres"] : ["sqlite"];
   try {
     for (const n of PROCESSES) {
       const rates: Rates = { sqlite: [], postgres: [] };
       const running: Partial<Record<Backend, { list: LineWorker[]; ports: string[] }>> = {};
-      for (const backend of BACKENDS.filter((b) => available[b])) {
+      for (const backend of [...backends]) {
         const home = join(dir, `runtime-${backend}-${n}`);
         mkdirSync(home);
         const url = backend === "postgres" ? await postgres?.freshDatabase() : undefined;
@@ -245,14 +240,14 @@ async function callbacksBench(): Promise<Record<number, Rates>> {
           SECRET_KEY: secretKey,
         };
         // The first process creates the schema; the others open it (concurrent opens are the stores' own test).
-        const first = await start(env, 1);
-        const rest = n > 1 ? await start(env, n - 1) : { started: [], ready: [] };
+        const first = await start([env]);
+        const rest = await start(Array.from({ length: n - 1 }, () => env));
         const list = [...first.started, ...rest.started];
         if (url && !(await hasTables(url))) {
           await stopAll(list);
-          unavailable(
-            "postgres",
-            "createRuntime({ databaseUrl }) made no tables in PostgreSQL (not landed yet)",
+          backends.pop();
+          notices.push(
+            "callbacks: createRuntime({ databaseUrl }) made no tables in PostgreSQL (not landed)",
           );
           continue;
         }
@@ -260,7 +255,7 @@ async function callbacksBench(): Promise<Record<number, Rates>> {
         running[backend] = { list, ports };
       }
       for (let round = 0; round < ROUNDS; round++) {
-        for (const backend of orderFor(round)) {
+        for (const backend of orderFor(round, backends)) {
           const { list, ports } = running[backend] ?? { list: [], ports: [] };
           // Pre-create the round's calls, spread over the processes (each records its own callback URLs).
           tool.take();
@@ -283,6 +278,14 @@ async function callbacksBench(): Promise<Record<number, Rates>> {
             return { url, body: JSON.stringify(body) };
           });
           rates[backend].push(await ingest(targets, IN_FLIGHT_PER_PROCESS * n));
+          // Outside the timing: every accepted callback left its call settled, seen from one process.
+          const checker = list[0] as LineWorker;
+          checker.send({ op: "settled", groups: [...new Set(calls.map((c) => c.group_id))] });
+          const settled = Number((await checker.next()).count);
+          if (settled !== calls.length)
+            throw new Error(
+              `${backend}: ${calls.length} callbacks accepted, ${settled} calls settled`,
+            );
         }
       }
       for (const { list } of Object.values(running)) await stopAll(list);
@@ -307,51 +310,55 @@ async function hasTables(url: string): Promise<boolean> {
   }
 }
 
+/** One line per measure and process count; "scale" is the rate against the same backend with 1 process. */
 function report(reads: Record<number, Rates>, callbacks: Record<number, Rates>) {
-  const cell = (backend: Backend, xs: number[]) =>
-    available[backend] || xs.length > 0 ? median(xs).toLocaleString("en-US") : "not available";
   const rows: Record<string, unknown>[] = [];
+  const num = (x: number | undefined, digits = 2) =>
+    x === undefined || Number.isNaN(x) ? "-" : x.toFixed(digits);
+  const rate = (xs: number[]) => (xs.length ? median(xs).toLocaleString("en-US") : "not available");
   console.log(
     `postgres bench: ${ROUNDS} rounds; token reads ${READ_MS} ms per round; ${CALLBACKS} callbacks per round, ` +
       `${IN_FLIGHT_PER_PROCESS} in flight per runtime process; ${availableParallelism()} CPUs`,
   );
   console.log(
-    `${"measure".padEnd(16)}${"procs".padStart(6)}${"sqlite".padStart(12)}${"postgres".padStart(15)}${"pg/sqlite".padStart(11)}${"per-round".padStart(11)}`,
+    `${"measure".padEnd(14)}${"procs".padStart(6)}${"sqlite".padStart(10)}${"scale".padStart(7)}${"postgres".padStart(15)}${"scale".padStart(7)}${"pg/sqlite".padStart(11)}${"per-round".padStart(11)}`,
   );
   for (const [measure, table] of [
     ["token reads/s", reads],
     ["callbacks/s", callbacks],
   ] as const) {
+    const base = table[PROCESSES[0] as number] ?? { sqlite: [], postgres: [] };
     for (const n of PROCESSES) {
       const r = table[n] ?? { sqlite: [], postgres: [] };
       const both = r.postgres.length > 0 && r.sqlite.length > 0;
-      const ratio = both ? median(r.postgres) / median(r.sqlite) : Number.NaN;
+      const ratio = both ? median(r.postgres) / median(r.sqlite) : undefined;
       const perRound = both
         ? median(r.postgres.map((p, i) => p / (r.sqlite[i] ?? Number.NaN)))
-        : Number.NaN;
-      const show = (x: number) => (Number.isNaN(x) ? "-" : x.toFixed(2));
+        : undefined;
+      const scale = (b: Backend) =>
+        r[b].length && base[b].length ? median(r[b]) / median(base[b]) : undefined;
       console.log(
-        `${measure.padEnd(16)}${String(n).padStart(6)}${cell("sqlite", r.sqlite).padStart(12)}${(r.postgres.length ? cell("postgres", r.postgres) : "not available").padStart(15)}${show(ratio).padStart(11)}${show(perRound).padStart(11)}`,
+        `${measure.padEnd(14)}${String(n).padStart(6)}${rate(r.sqlite).padStart(10)}${num(scale("sqlite"), 1).padStart(7)}${rate(r.postgres).padStart(15)}${num(scale("postgres"), 1).padStart(7)}${num(ratio).padStart(11)}${num(perRound).padStart(11)}`,
       );
       rows.push({
         measure,
         processes: n,
-        sqlite: median(r.sqlite),
+        sqlite: r.sqlite.length ? median(r.sqlite) : null,
         postgres: r.postgres.length ? median(r.postgres) : null,
-        ratio: both ? Number(ratio.toFixed(3)) : null,
-        perRoundRatio: both ? Number(perRound.toFixed(3)) : null,
+        ratio: ratio === undefined ? null : Number(ratio.toFixed(3)),
+        perRoundRatio: perRound === undefined ? null : Number(perRound.toFixed(3)),
         rawRounds: r,
       });
     }
   }
-  for (const [backend, reason] of Object.entries(why))
-    console.log(`${backend}: not available: ${reason}`);
+  for (const reason of notices) console.log(`not available: ${reason}`);
   console.log(
     JSON.stringify({
       bench: "postgres",
       rounds: ROUNDS,
       cpus: availableParallelism(),
       unit: "ops/s (median)",
+      notAvailable: notices,
       results: rows,
     }),
   );
