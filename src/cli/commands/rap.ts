@@ -6,13 +6,15 @@ import { peerText } from "../../core/display.ts";
 import { AgentAuthError } from "../../core/errors.ts";
 import { agentauthHome } from "../../core/home.ts";
 import { createLogger } from "../../core/log.ts";
+import { DatabaseError, databaseUrlFromEnv } from "../../db/index.ts";
 import { startExampleTool } from "../../rap/example/index.ts";
 import {
   DEFAULT_INVOCATION_SECRET_FILE,
   type InvocationAuth,
   loadInvocationSecret,
 } from "../../rap/invocation-auth.ts";
-import { openVault } from "../../vault/index.ts";
+import { openPostgresToolState, type ToolStateStore } from "../../rap/tool/index.ts";
+import { loadKeyring, openVault } from "../../vault/index.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 import { parseInteger } from "./idp.ts";
@@ -106,17 +108,26 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
       mode === "hmac" ? { scheme: "hmac-sha256", secret } : { scheme: "bearer", secret };
   }
   const store = openVault({ env: io.env });
+  // AGENTAUTH_DATABASE_URL: pending sign-ins and undelivered results live in PostgreSQL, shared by every instance
+  // with the same URL and vault key, and survive a restart. Without it they live in this process's memory.
+  const databaseUrl = databaseUrlFromEnv(io.env);
+  let state: ToolStateStore | undefined;
   let tool: Awaited<ReturnType<typeof startExampleTool>>;
   try {
+    state = databaseUrl
+      ? await openPostgresToolState({ url: databaseUrl, keyring: loadKeyring({ env: io.env }) })
+      : undefined;
     tool = await startExampleTool({
       issuer: values.issuer,
       store,
+      state,
       port,
       clientId: values["client-id"],
       invocationAuth,
       logger: createLogger({ fields: { component: "rap-tool" } }),
     });
   } catch (error) {
+    await state?.close();
     await store.close();
     io.stderr(`agentauth: ${startFailure(error, values.issuer, port)}\n`);
     return EXIT.failure;
@@ -129,11 +140,13 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
       url: tool.url,
       api: tool.api.url,
       invocationAuth: invocationAuth?.scheme ?? "none",
+      state: state ? state.label : "memory",
       ...(invocationAuth ? { invocationSecretFile: secretFile } : {}),
     })}\n`,
   );
   await terminated;
   await tool.close();
+  await state?.close();
   await store.close();
   return EXIT.ok;
 }
@@ -141,6 +154,8 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
 /** One sentence: what failed and what to do (issue 8 §4.3). */
 function startFailure(error: unknown, issuer: string, port: number): string {
   const code = (error as { code?: unknown }).code;
+  // The database's own message names the redacted URL and what to check.
+  if (error instanceof DatabaseError) return `${error.message} [${error.code}]`;
   if (code === "EADDRINUSE" || code === "EACCES") {
     return `The example tool could not listen on port ${port} (${code}); choose another --port.`;
   }

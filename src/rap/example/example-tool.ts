@@ -8,7 +8,12 @@ import type { Logger } from "../../core/log.ts";
 import { discoverAuthorizationServer, registerClient } from "../../oauth/index.ts";
 import type { CredentialStore } from "../../vault/types.ts";
 import type { InvocationAuth } from "../invocation-auth.ts";
-import { createToolServer, OperationError, TokenRejectedError } from "../tool/index.ts";
+import {
+  createToolServer,
+  OperationError,
+  TokenRejectedError,
+  type ToolStateStore,
+} from "../tool/index.ts";
 import { type ProtectedApi, startProtectedApi } from "./protected-api.ts";
 
 export interface ExampleToolOptions {
@@ -22,6 +27,8 @@ export interface ExampleToolOptions {
   logger?: Logger;
   /** How the runtime must authenticate its requests; none when absent (the CLI defaults to HMAC). */
   invocationAuth?: InvocationAuth;
+  /** Shared durable state (pending sign-ins, undelivered results) on PostgreSQL; memory when absent. */
+  state?: ToolStateStore;
 }
 
 export interface RunningExampleTool {
@@ -54,6 +61,7 @@ async function startOnApi(
       description: "Example RAP tool: echo, and whoami against a protected API",
     },
     store: options.store,
+    state: options.state,
     authorizationTimeoutMs: options.authorizationTimeoutMs,
     logger: options.logger,
     providers: {
