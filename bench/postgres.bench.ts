@@ -8,8 +8,9 @@
  *    separate from the runtimes), round-robin over the N ports; accepted (200) callbacks per second.
  * Medians over rounds whose backend order alternates; ratios are PostgreSQL/SQLite, as a ratio of the medians and as
  * the median of each round's ratio (both sides of a round ran back to back under the same load).
- * The PostgreSQL server is a throwaway one (fsync off, as in the tests: this measures the code path and the round
- * trips, not a disk) or AGENTAUTH_TEST_DATABASE_URL. Without PostgreSQL, the SQLite half runs alone.
+ * The PostgreSQL server is a throwaway one on the same disk as the SQLite files, with fsync and synchronous commit
+ * on (the SQLite stores run synchronous=FULL: both sides flush each commit), or AGENTAUTH_TEST_DATABASE_URL.
+ * Without PostgreSQL, the SQLite half runs alone.
  *
  * Run: node_modules/.bin/node --no-warnings bench/postgres.bench.ts [--quick]
  */

@@ -37,8 +37,23 @@ export function postgresBinDir(root = "/usr/lib/postgresql"): string | undefined
   return undefined;
 }
 
+export interface PostgresServerOptions {
+  /**
+   * Keep PostgreSQL's default durability (fsync, synchronous commit, full page writes). Default false: tests run
+   * with them off, for speed; a bench comparing against SQLite with `synchronous=FULL` turns them on, or it would
+   * compare a disk flush with none.
+   */
+  durable?: boolean;
+}
+
 /** Starts a server from the binaries in `bin`; throws when it does not come up. */
-export async function startPostgresServer(bin: string): Promise<PostgresServer> {
+export async function startPostgresServer(
+  bin: string,
+  options: PostgresServerOptions = {},
+): Promise<PostgresServer> {
+  const speed = options.durable
+    ? []
+    : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"];
   const root = mkdtempSync(join(tmpdir(), "agentauth-pg-"));
   const data = join(root, "data");
   const sockets = join(root, "sock");
@@ -72,12 +87,7 @@ export async function startPostgresServer(bin: string): Promise<PostgresServer> 
         "listen_addresses=127.0.0.1",
         "-c",
         "max_connections=300",
-        "-c",
-        "fsync=off",
-        "-c",
-        "synchronous_commit=off",
-        "-c",
-        "full_page_writes=off",
+        ...speed,
         "-c",
         "shared_buffers=64MB",
       ],
