@@ -20,6 +20,7 @@ import {
   type CredentialRecord,
   type CredentialStore,
   openVault,
+  PostgresCredentialStore,
   SqliteCredentialStore,
 } from "../../src/vault/index.ts";
 import { expireAccessToken, loginForTest, TEST_RESOURCE } from "../support/credentials.ts";
@@ -59,10 +60,9 @@ async function vaultEnv(backend: "postgres" | "sqlite"): Promise<NodeJS.ProcessE
 async function openShared(env: NodeJS.ProcessEnv): Promise<CredentialStore> {
   const store = await openVault({ env });
   if (env.AGENTAUTH_DATABASE_URL) {
-    assert.ok(
-      !(store instanceof SqliteCredentialStore),
-      "openVault chose SQLite although AGENTAUTH_DATABASE_URL is set",
-    );
+    assert.ok(store instanceof PostgresCredentialStore, "openVault chose PostgreSQL");
+  } else {
+    assert.ok(store instanceof SqliteCredentialStore, "openVault chose SQLite");
   }
   return store;
 }
@@ -253,7 +253,11 @@ async function killHolderBeforeGrant(t: TestContext, backend: "postgres" | "sqli
     takeoverMs < LEASE_TTL_MS,
     `the takeover (${takeoverMs} ms after the kill) did not wait for the lease TTL`,
   );
-  t.diagnostic(`${backend}: kill -9 of the lease holder → first caller served: ${takeoverMs} ms`);
+  const intentAt = successors[0]?.lines.find((line) => "intent" in line)?.intent as number;
+  t.diagnostic(
+    `${backend}: kill -9 of the lease holder → successor holds the lease and sends its refresh: ` +
+      `${intentAt - killedAt} ms; → first caller served: ${takeoverMs} ms`,
+  );
   await assertStoredRefreshTokenWorks(env, key, record);
 }
 
