@@ -25,7 +25,8 @@ agentauth vault delete <id>        forget locally without revoking`;
 export const VAULT_HELP: Record<string, string> = {
   "": `${VAULT_USAGE}
 
-The vault is $AGENTAUTH_HOME/vault.db (tokens sealed with AES-256-GCM); its key comes from $AGENTAUTH_VAULT_KEY
+The vault is $AGENTAUTH_HOME/vault.db (tokens sealed with AES-256-GCM), or the PostgreSQL database named by
+$AGENTAUTH_DATABASE_URL or --database-url (tokens sealed the same way); its key comes from $AGENTAUTH_VAULT_KEY
 or $AGENTAUTH_HOME/vault.key. Run 'agentauth vault <command> --help' for one command.
 `,
   list: `agentauth vault list [--json]
