@@ -80,6 +80,8 @@ test("[PG-vault-corrupt-rows] a damaged row is vault_record_corrupt, named in li
     ["id", "UPDATE vault_credentials SET id = 'moved' WHERE subject = $1"],
     ["account", "UPDATE vault_credentials SET account = '[1]' WHERE subject = $1"],
     ["client_id", "UPDATE vault_credentials SET client_id = NULL WHERE subject = $1"],
+    // Beyond 2^53: a number JavaScript cannot hold exactly, so compare-and-swap on it could not be trusted.
+    ["version", "UPDATE vault_credentials SET version = 9007199254740993 WHERE subject = $1"],
   ];
   await store.put(sampleInput({ subject: "healthy" }));
   for (const [column, sql] of damage) {
