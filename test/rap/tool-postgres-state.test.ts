@@ -10,11 +10,18 @@ import pg from "pg";
 import { Secret } from "../../src/core/secret.ts";
 import type { PendingCallAuthorization } from "../../src/rap/tool/index.ts";
 import { openPostgresToolState } from "../../src/rap/tool/index.ts";
-import { generateVaultKey, Keyring, parseVaultKey } from "../../src/vault/index.ts";
+import {
+  generateVaultKey,
+  Keyring,
+  MemoryCredentialStore,
+  parseVaultKey,
+} from "../../src/vault/index.ts";
 import { closedPort } from "../support/closed-port.ts";
+import { useIdp } from "../support/idp.ts";
 import { skipWithoutPostgres, testPostgres } from "../support/postgres.ts";
 import { keyedSink } from "./fixtures/keyed-sink.ts";
 import { invocation, post, startTool } from "./tool-fixture.ts";
+import { oauthOperations, providers, providerUrl, RAP_TOOL_CLIENT } from "./tool-oauth-fixture.ts";
 
 const PG = await testPostgres();
 
@@ -177,6 +184,7 @@ test("[PG-rap-tool-at-rest] no verifier, callback URL, argument or message text 
   const state = await store.pending.create(pendingValue(verifier, callbackUrl), 60_000);
   await store.outbox.add({
     groupId: "thread_1",
+    callId: "call_1",
     callbackUrl,
     body: { type: "tool_result", text: "token-like-result-text-1234567890" },
   });
@@ -214,10 +222,15 @@ test("[PG-rap-tool-outbox-order] only the oldest message of a group is claimable
   ]);
   t.after(() => Promise.all([one.close(), two.close()]));
   const add = (groupId: string, n: number) =>
-    one.outbox.add({ groupId, callbackUrl: "http://127.0.0.1:9/cb", body: { n } });
-  const g1a = await add("g1", 1);
-  const g1b = await add("g1", 2);
-  const g2a = await add("g2", 3);
+    one.outbox.add({
+      groupId,
+      callId: `call_${n}`,
+      callbackUrl: "http://127.0.0.1:9/cb",
+      body: { n },
+    });
+  const g1a = String(await add("g1", 1));
+  const g1b = String(await add("g1", 2));
+  const g2a = String(await add("g2", 3));
   const first = await one.outbox.claim(10, 60_000);
   assert.deepEqual(first.map((m) => m.id).sort(), [g1a, g2a].sort(), "one per group, the oldest");
   assert.deepEqual(
@@ -323,4 +336,102 @@ test("[RAP-tool-idempotency-key-memory] in memory, every delivery carries an Ide
   assert.equal((await post(`${url}/invoke`, second)).status, 200);
   const other = await sink.waitFor((d) => d.message.id === second.id);
   assert.notEqual(other.key, keys[0]);
+});
+
+test("[PG-rap-tool-cancel-pending] a call cancelled while its person signs in (at this or another instance): the late redirect is refused at both, nothing runs, nothing more is sent", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const url = await PG.freshDatabase();
+  const ring = keyring();
+  const sink = await keyedSink();
+  const idp = await useIdp({ clients: [RAP_TOOL_CLIENT] });
+  const instances = [];
+  for (let i = 0; i < 2; i++) {
+    const state = await openPostgresToolState({ url, keyring: ring });
+    const running = await startTool({
+      operations: oauthOperations(idp),
+      providers: providers(idp),
+      store: new MemoryCredentialStore(),
+      state,
+      outboxTuning: { pollMs: 20 },
+    });
+    t.after(async () => {
+      running.tool.shutdown();
+      await state.close();
+    });
+    instances.push(running);
+  }
+  const [a, b] = instances as [(typeof instances)[0], (typeof instances)[0]];
+  const codes = () => idp.stats.byGrant.authorization_code?.success ?? 0;
+  for (const [where, cancelAt] of [
+    ["the same instance", a],
+    ["another instance", b],
+  ] as const) {
+    const body = invocation(sink.url, {
+      operation: "whoami",
+      arguments: {},
+      user_id: "u-erin",
+      group_id: `thread_cancel_${where.replace(/ /g, "_")}`,
+    });
+    assert.equal((await post(`${a.url}/invoke`, body)).status, 200);
+    const oauth = await sink.waitFor((d) => d.message.id === body.id);
+    const toProvider = await providerUrl(String(oauth.message.auth_url));
+    await post(`${cancelAt.url}/cancel_tool_call`, {
+      thread_id: body.group_id,
+      tool_call_id: body.id,
+    });
+    const before = codes();
+    const answer = await fetch(toProvider, { redirect: "manual" });
+    await answer.arrayBuffer();
+    const redirect = new URL(answer.headers.get("location") ?? "", toProvider);
+    for (const instance of [a, b]) {
+      const landed = await fetch(new URL(`${redirect.pathname}${redirect.search}`, instance.url));
+      assert.equal(landed.status, 400, `${where}: ${await landed.text()}`);
+    }
+    await Promise.all([a.tool.settled(), b.tool.settled()]);
+    assert.equal(codes(), before, `${where}: no code exchange for a cancelled call`);
+    assert.equal(sink.accepted(String(body.id)).length, 1, `${where}: only the oauth message`);
+  }
+});
+
+test("[PG-rap-tool-cancel-outbox] a call cancelled at another instance while its result waits for a runtime that is down: the result is dropped, never delivered", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const url = await PG.freshDatabase();
+  const ring = keyring();
+  const sink = await keyedSink();
+  sink.down = true;
+  const instances = [];
+  for (let i = 0; i < 2; i++) {
+    const state = await openPostgresToolState({ url, keyring: ring });
+    const running = await startTool({
+      operations: [
+        {
+          name: "echo",
+          description: "echo",
+          inputSchema: { type: "object" },
+          handler: () => "done",
+        },
+      ],
+      state,
+      delivery: { baseDelayMs: 20, maxDelayMs: 50, maxTotalMs: 30_000 },
+      outboxTuning: { pollMs: 20 },
+    });
+    t.after(async () => {
+      running.tool.shutdown();
+      await state.close();
+    });
+    instances.push(running);
+  }
+  const body = invocation(sink.url, { group_id: "thread_cancel_outbox" });
+  assert.equal((await post(`${instances[0]?.url}/invoke`, body)).status, 200);
+  while (sink.deliveries.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+  await post(`${instances[1]?.url}/close_thread`, { thread_id: "thread_cancel_outbox" });
+  const [row] = await sql(url, "SELECT count(*)::int AS n FROM rap_tool_outbox");
+  assert.equal(row?.n, 0, "the undelivered result is gone");
+  sink.down = false;
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(
+    sink.accepted(String(body.id)).length,
+    0,
+    "nothing delivered after the cancellation",
+  );
 });

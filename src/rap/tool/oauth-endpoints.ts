@@ -33,6 +33,8 @@ export interface OAuthEndpointsOptions {
   pending: PendingAuthorizations;
   runner: () => CallRunner;
   consents: ConsentLinks;
+  /** With shared state: was the call (or its thread) cancelled at any instance? */
+  cancelled?: (groupId: string, id: string) => Promise<boolean>;
   /** The tool's base URL (origin + path prefix), known once listening. */
   base: () => { href: string; path: string };
   logger: Logger;
@@ -115,6 +117,17 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
     );
   }
 
+  /** Unknown counts as cancelled: resuming a call that may have been cancelled would run it against the runtime's word. */
+  async function isCancelled(groupId: string, id: string): Promise<boolean> {
+    if (!o.cancelled) return false;
+    try {
+      return await o.cancelled(groupId, id);
+    } catch (error) {
+      o.logger.error("rap.oauth.state_unavailable", { error });
+      return true;
+    }
+  }
+
   async function redirect(url: URL, res: ServerResponse): Promise<void> {
     const params = url.searchParams;
     const state = params.get("state");
@@ -133,6 +146,13 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
     const { call: spec } = entry;
     // With a shared store, the instance that started the sign-in may be gone (restarted, killed, another machine):
     // the call is resumed here from what the store kept. A call this instance holds must be that very attempt.
+    // With shared state the runtime may have cancelled the call at another instance: then it is not resumed, here
+    // (where it may still be waiting) or by adoption.
+    if (o.pending.shared && (await isCancelled(spec.groupId, spec.id))) {
+      o.calls.cancel(spec.groupId, spec.id);
+      o.logger.warn("rap.oauth.state_refused", { reason: "call cancelled" });
+      return page(res, invalidStatePage());
+    }
     const call =
       o.calls.awaiting(spec.groupId, spec.id, spec.attempt) ??
       (o.pending.shared ? o.calls.adopt(spec, spec.attempt) : undefined);

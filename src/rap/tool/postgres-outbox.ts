@@ -28,7 +28,12 @@ export class PostgresOutbox implements CallbackOutbox {
     this.#keyring = keyring;
   }
 
-  async add(message: { groupId: string; callbackUrl: string; body: unknown }): Promise<string> {
+  async add(message: {
+    groupId: string;
+    callId: string;
+    callbackUrl: string;
+    body: unknown;
+  }): Promise<string | undefined> {
     const id = randomUUID();
     // The callback URL is a capability, so it is sealed with the body, never stored in clear.
     const sealed = sealJson(this.#keyring, purpose(id), {
@@ -37,18 +42,22 @@ export class PostgresOutbox implements CallbackOutbox {
     });
     // Writes to one group are serialised until commit: otherwise a row could take a lower `seq` yet commit after a
     // higher one, and a claim in between would hand out the later message first (sequence order is not commit
-    // order). Other groups do not wait.
-    await this.#db.transaction(async (tx) => {
+    // order). Other groups do not wait. A call cancelled at any instance gets nothing more written.
+    const written = await this.#db.transaction(async (tx) => {
       await tx.query("SELECT pg_advisory_xact_lock($1)", [
         advisoryKey("rap_tool_outbox", message.groupId),
       ]);
-      await tx.query("INSERT INTO rap_tool_outbox (id, group_id, sealed) VALUES ($1, $2, $3)", [
-        id,
-        message.groupId,
-        JSON.stringify(sealed),
-      ]);
+      return tx.query(
+        `INSERT INTO rap_tool_outbox (id, group_id, call_id, sealed)
+         SELECT $1, $2, $3, $4
+          WHERE NOT EXISTS (
+            SELECT 1 FROM rap_tool_cancelled
+             WHERE group_id = $2 AND call_id IN ($3, '') AND expires_at > now())
+         RETURNING id`,
+        [id, message.groupId, message.callId, JSON.stringify(sealed)],
+      );
     });
-    return id;
+    return written.length > 0 ? id : undefined;
   }
 
   async claim(limit: number, claimMs: number): Promise<OutboxMessage[]> {

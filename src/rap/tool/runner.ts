@@ -266,12 +266,20 @@ export class CallRunner {
       if (outbox) {
         try {
           // Written before the first attempt: from here on, a restart or a kill loses nothing.
-          await outbox.add({
+          const id = await outbox.add({
             groupId: target.groupId,
+            callId: target.id,
             callbackUrl: target.callbackUrl,
             body: message,
           });
-          this.#o.onQueued?.();
+          if (id === undefined) {
+            this.#o.logger.info("rap.callback.dropped", {
+              type: message.type,
+              group_id: target.groupId,
+              id: target.id,
+              reason: "cancelled",
+            });
+          } else this.#o.onQueued?.();
           return;
         } catch (error) {
           // The store is unreachable: deliver from memory rather than not at all.

@@ -36,6 +36,8 @@ export interface RuntimeRequestsOptions {
   /** Judges an acknowledged invocation and runs it (intake.ts). */
   intake: (body: unknown, target: CallTarget) => void;
   callbackUrlAllowed: (url: URL) => boolean;
+  /** Shares a cancellation with the other instances (durable state); awaited before the 200. */
+  shareCancellation?: (groupId: string, id?: string) => Promise<void>;
   logger: Logger;
 }
 
@@ -90,25 +92,31 @@ export function createRuntimeRequests(o: RuntimeRequestsOptions) {
     const raw = await authenticatedBody(req);
     if (!("ok" in raw)) return refuse(res, raw, thread ? CLOSE_THREAD_PATH : CANCEL_TOOL_CALL_PATH);
     const body = !raw.ok ? raw : jsonContentType(req) ? parseJson(raw.bytes) : WRONG_CONTENT_TYPE;
-    res
-      .writeHead(200, { "content-length": "0", ...(body.ok ? {} : { connection: "close" }) })
-      .end();
-    if (!body.ok) return;
-    if (thread) {
-      const parsed = CloseThreadSchema.safeParse(body.value);
-      if (!parsed.success) return;
-      const count = calls.cancel(parsed.data.thread_id);
-      logger.info("rap.thread.closed", { group_id: parsed.data.thread_id, cancelled: count });
-    } else {
-      const parsed = CancelToolCallSchema.safeParse(body.value);
-      if (!parsed.success) return;
-      const count = calls.cancel(parsed.data.thread_id, parsed.data.tool_call_id);
-      logger.info("rap.call.cancelled", {
-        group_id: parsed.data.thread_id,
-        id: parsed.data.tool_call_id,
-        cancelled: count,
-      });
+    const answer = () => {
+      res
+        .writeHead(200, { "content-length": "0", ...(body.ok ? {} : { connection: "close" }) })
+        .end();
+    };
+    if (!body.ok) return answer();
+    const parsed = thread
+      ? CloseThreadSchema.safeParse(body.value)
+      : CancelToolCallSchema.safeParse(body.value);
+    if (!parsed.success) return answer();
+    const groupId = parsed.data.thread_id;
+    const id =
+      "tool_call_id" in parsed.data && typeof parsed.data.tool_call_id === "string"
+        ? parsed.data.tool_call_id
+        : undefined;
+    const count = calls.cancel(groupId, id);
+    if (thread) logger.info("rap.thread.closed", { group_id: groupId, cancelled: count });
+    else logger.info("rap.call.cancelled", { group_id: groupId, id, cancelled: count });
+    // Shared before the answer, so a redirect arriving at another instance right after it is refused there too.
+    try {
+      await o.shareCancellation?.(groupId, id);
+    } catch (error) {
+      logger.error("rap.cancel.share_failed", { group_id: groupId, id, error });
     }
+    answer();
   }
 
   return { invoke, cancel, refuse };

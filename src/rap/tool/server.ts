@@ -172,6 +172,9 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
         calls,
         pending,
         consents,
+        cancelled: state
+          ? (groupId, id) => state.cancellations.isCancelled(groupId, id)
+          : undefined,
         runner: () => runner,
         base: () => base as Base,
         logger,
@@ -198,6 +201,10 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     calls,
     intake,
     callbackUrlAllowed,
+    // Remembered while a sign-in for the call could still come back (its pending row lives as long).
+    shareCancellation: state
+      ? (groupId, id) => state.cancellations.cancel(groupId, id, timeoutMs + 60_000)
+      : undefined,
     logger,
   });
 

@@ -23,8 +23,16 @@ export interface OutboxMessage {
 }
 
 export interface CallbackOutbox {
-  /** Writes a message before its first delivery attempt; returns its id. */
-  add(message: { groupId: string; callbackUrl: string; body: unknown }): Promise<string>;
+  /**
+   * Writes a message before its first delivery attempt; returns its id, or undefined when the call (`callId`, the
+   * RAP `id`) or its thread was cancelled meanwhile (nothing is sent after a cancellation).
+   */
+  add(message: {
+    groupId: string;
+    callId: string;
+    callbackUrl: string;
+    body: unknown;
+  }): Promise<string | undefined>;
   /**
    * Claims up to `limit` due messages for `claimMs`: only the oldest undelivered message of each group (the runtime
    * must see a thread's messages in order), each claimed by one instance at a time. A claim that is not settled
@@ -37,9 +45,21 @@ export interface CallbackOutbox {
   retryLater(id: string, delayMs: number): Promise<void>;
 }
 
+/** Cancellations every instance sees: the runtime may cancel at one instance a call another one holds. */
+export interface CallCancellations {
+  /**
+   * Remembers for `keepMs` that call `callId` of `groupId` (or, without it, the whole thread) is cancelled, and drops
+   * its undelivered messages.
+   */
+  cancel(groupId: string, callId: string | undefined, keepMs: number): Promise<void>;
+  /** True when the call or its thread was cancelled (and is still remembered). */
+  isCancelled(groupId: string, callId: string): Promise<boolean>;
+}
+
 export interface ToolStateStore {
   readonly pending: PendingStore<PendingCallAuthorization>;
   readonly outbox: CallbackOutbox;
+  readonly cancellations: CallCancellations;
   /** Where it lives, without secrets (for logs). */
   readonly label: string;
   close(): Promise<void>;
