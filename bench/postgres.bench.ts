@@ -19,7 +19,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { Agent, createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
-import { availableParallelism, tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { secret } from "../src/core/secret.ts";
@@ -30,10 +30,10 @@ import { ISSUER, openBenchVault, RESOURCE } from "./fixtures/postgres-worker.ts"
 
 // --quick: one short round, to check the harness (the figures mean little).
 const QUICK = process.argv.includes("--quick");
-const ROUNDS = QUICK ? 1 : 3;
+const ROUNDS = QUICK ? 1 : 5;
 const PROCESSES = [1, 2, 4];
 const READ_MS = QUICK ? 300 : 1000;
-const CALLBACKS = QUICK ? 200 : 1000;
+const CALLBACKS = QUICK ? 200 : 500;
 const IN_FLIGHT_PER_PROCESS = 16;
 const WORKER = join(import.meta.dirname, "fixtures", "postgres-worker.ts");
 
@@ -62,6 +62,7 @@ const stopAll = async (list: LineWorker[]) => {
   for (const w of list) workers.delete(w);
 };
 
+const loadStart = loadavg()[0] ?? 0;
 const dir = mkdtempSync(join(tmpdir(), "agentauth-pg-bench-"));
 const postgres = await benchPostgres();
 /** Why a PostgreSQL column is empty, printed under the table. */
@@ -178,8 +179,7 @@ async function standIn() {
   };
 }
 
-const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-function post(url: URL, body: string): Promise<number> {
+function post(agent: Agent, url: URL, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,
@@ -202,17 +202,21 @@ function post(url: URL, body: string): Promise<number> {
 async function ingest(targets: { url: URL; body: string }[], inFlight: number): Promise<number> {
   let next = 0;
   const refused = new Map<number, number>();
+  // Keep-alive within a phase, a fresh agent per phase: a socket left idle across the calls' creation would be
+  // closed by the runtime's server while the agent reuses it (ECONNRESET).
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   const begin = performance.now();
   await Promise.all(
     Array.from({ length: inFlight }, async () => {
       for (let i = next++; i < targets.length; i = next++) {
         const target = targets[i] as { url: URL; body: string };
-        const status = await post(target.url, target.body);
+        const status = await post(agent, target.url, target.body);
         if (status !== 200) refused.set(status, (refused.get(status) ?? 0) + 1);
       }
     }),
   );
   const seconds = (performance.now() - begin) / 1000;
+  agent.destroy();
   if (refused.size > 0)
     throw new Error(`callbacks not accepted: ${JSON.stringify(Object.fromEntries(refused))}`);
   return Math.round(targets.length / seconds);
@@ -319,7 +323,9 @@ function report(reads: Record<number, Rates>, callbacks: Record<number, Rates>) 
   const rate = (xs: number[]) => (xs.length ? median(xs).toLocaleString("en-US") : "not available");
   console.log(
     `postgres bench: ${ROUNDS} rounds; token reads ${READ_MS} ms per round; ${CALLBACKS} callbacks per round, ` +
-      `${IN_FLIGHT_PER_PROCESS} in flight per runtime process; ${availableParallelism()} CPUs`,
+      `${IN_FLIGHT_PER_PROCESS} in flight per runtime process; ${availableParallelism()} CPUs, load average ` +
+      `${loadStart.toFixed(1)} at the start, ${loadavg()[0]?.toFixed(1)} at the end (other work on the machine ` +
+      "skews the figures: compare the columns of one run)",
   );
   console.log(
     `${"measure".padEnd(14)}${"procs".padStart(6)}${"sqlite".padStart(10)}${"scale".padStart(7)}${"postgres".padStart(15)}${"scale".padStart(7)}${"pg/sqlite".padStart(11)}${"per-round".padStart(11)}`,
@@ -371,7 +377,6 @@ try {
   report(reads, callbacks);
 } finally {
   await stopAll([...workers]);
-  agent.destroy();
   await postgres?.stop();
   rmSync(dir, { recursive: true, force: true });
 }
