@@ -17,13 +17,12 @@
 
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { Agent, createServer, request } from "node:http";
-import type { AddressInfo } from "node:net";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { secret } from "../src/core/secret.ts";
 import type { CredentialStore } from "../src/vault/index.ts";
+import { ingest, standInTool } from "./fixtures/callback-load.ts";
 import { type LineWorker, spawnLineWorker } from "./fixtures/line-worker.ts";
 import { benchPostgres } from "./fixtures/postgres-server.ts";
 import { ISSUER, openBenchVault, RESOURCE } from "./fixtures/postgres-worker.ts";
@@ -63,8 +62,8 @@ const stopAll = async (list: LineWorker[]) => {
 };
 
 const loadStart = loadavg()[0] ?? 0;
-const dir = mkdtempSync(join(tmpdir(), "agentauth-pg-bench-"));
 const postgres = await benchPostgres();
+const dir = mkdtempSync(join(tmpdir(), "agentauth-pg-bench-"));
 /** Why a PostgreSQL column is empty, printed under the table. */
 const notices: string[] = postgres ? [] : ["PostgreSQL: no server (see the notice above)"];
 
@@ -147,83 +146,8 @@ function isSqlite(store: CredentialStore): boolean {
   return store.constructor.name === "SqliteCredentialStore";
 }
 
-/** The stand-in tool: serves a toolset, acks every invocation and keeps its ids and callback URL. */
-async function standIn() {
-  const seen: { id: string; group_id: string; callback_url: string }[] = [];
-  const server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    if (req.method === "GET" && req.url === "/.well-known/rap-toolset") {
-      res.writeHead(200, { "content-type": "application/json" }).end(
-        JSON.stringify({
-          name: "standin",
-          endpoint: `http://${req.headers.host}/invoke`,
-          tools: [{ name: "op", description: "op", inputSchema: { type: "object" } }],
-        }),
-      );
-      return;
-    }
-    const invocation = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-    seen.push({
-      id: invocation.id,
-      group_id: invocation.group_id,
-      callback_url: invocation.callback_url,
-    });
-    res.writeHead(200).end();
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    take: () => seen.splice(0),
-    close: () => new Promise((r) => server.close(r)),
-  };
-}
-
-function post(agent: Agent, url: URL, body: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: "POST",
-        agent,
-        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
-      },
-      (res) => {
-        res.resume();
-        res.on("end", () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
-/** POSTs every callback, `inFlight` at a time; the rate of 200s. Anything else is a failure of the bench. */
-async function ingest(targets: { url: URL; body: string }[], inFlight: number): Promise<number> {
-  let next = 0;
-  const refused = new Map<number, number>();
-  // Keep-alive within a phase, a fresh agent per phase: a socket left idle across the calls' creation would be
-  // closed by the runtime's server while the agent reuses it (ECONNRESET).
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const begin = performance.now();
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      for (let i = next++; i < targets.length; i = next++) {
-        const target = targets[i] as { url: URL; body: string };
-        const status = await post(agent, target.url, target.body);
-        if (status !== 200) refused.set(status, (refused.get(status) ?? 0) + 1);
-      }
-    }),
-  );
-  const seconds = (performance.now() - begin) / 1000;
-  agent.destroy();
-  if (refused.size > 0)
-    throw new Error(`callbacks not accepted: ${JSON.stringify(Object.fromEntries(refused))}`);
-  return Math.round(targets.length / seconds);
-}
-
 async function callbacksBench(): Promise<Record<number, Rates>> {
-  const tool = await standIn();
+  const tool = await standInTool();
   const secretKey = randomBytes(32).toString("base64url");
   const results: Record<number, Rates> = {};
   const backends: Backend[] = postgres ? ["sqlite", "postgres"] : ["sqlite"];
