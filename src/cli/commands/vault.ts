@@ -17,12 +17,15 @@ import type { CredentialListing, CredentialRecord } from "../../vault/types.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { formatJson, formatTable } from "./vault-format.ts";
 import { idsAsPositionals } from "./vault-ids.ts";
+import { REENCRYPT_HELP, reencrypt } from "./vault-reencrypt.ts";
 
 export const VAULT_USAGE = `agentauth vault list [--json]      what the vault holds (ids, providers, accounts, expiry; never a token)
 agentauth vault revoke <id> [--json]   revoke at the provider (RFC 7009 or its own API), then delete
-agentauth vault delete <id>        forget locally without revoking`;
+agentauth vault delete <id>        forget locally without revoking
+agentauth vault reencrypt [--json]  re-seal every credential under the current key (key rotation)`;
 
 export const VAULT_HELP: Record<string, string> = {
+  reencrypt: REENCRYPT_HELP,
   "": `${VAULT_USAGE}
 
 The vault is $AGENTAUTH_HOME/vault.db (tokens sealed with AES-256-GCM), or the PostgreSQL database named by
@@ -84,6 +87,9 @@ export async function vaultCommand(argv: string[], io: CliIo): Promise<number> {
         throw new UsageError(`vault ${sub} needs exactly one <id> (see 'agentauth vault list')`);
       return sub === "delete" ? remove(io, id, values.json) : revoke(io, id, values.json);
     }
+    case "reencrypt":
+      if (positionals.length > 0) throw new UsageError("vault reencrypt takes no arguments");
+      return reencrypt(io, values.json);
     default:
       throw new UsageError(`unknown vault command '${sub ?? ""}'`);
   }

@@ -1,0 +1,50 @@
+/**
+ * `agentauth vault reencrypt`: re-seals every credential not under the current vault key, the third step of a key
+ * rotation (docs/deploy.md): after AGENTAUTH_VAULT_KEY holds the new key and AGENTAUTH_VAULT_PREVIOUS_KEYS the old
+ * ones (or `rotateVaultKey` rotated the key file), so that the old keys can then be dropped.
+ */
+
+import { agentauthHome } from "../../core/home.ts";
+import { openExistingVault, vaultDbPath } from "../../vault/index.ts";
+import { type CliIo, EXIT } from "../io.ts";
+
+export const REENCRYPT_HELP = `agentauth vault reencrypt [--json]
+
+Re-seals every stored credential that is not sealed under the current vault key, in one transaction (all or
+nothing), so that older keys are no longer needed. The current key is $AGENTAUTH_VAULT_KEY (older keys, still
+needed to read the rows, in $AGENTAUTH_VAULT_PREVIOUS_KEYS) or $AGENTAUTH_HOME/vault.key. Works on the SQLite vault
+and on PostgreSQL ($AGENTAUTH_DATABASE_URL or --database-url). Safe while other processes use the vault: their reads
+accept every key in their keyring. Key rotation with no downtime, step by step: docs/deploy.md.
+
+  --json    the outcome as {"rewritten": N, "kid": "<current key id>"} on stdout; errors as JSON too
+
+Example: AGENTAUTH_VAULT_KEY=<new> AGENTAUTH_VAULT_PREVIOUS_KEYS=<old> agentauth vault reencrypt
+`;
+
+export async function reencrypt(io: CliIo, json: boolean): Promise<number> {
+  const store = openExistingVault({ env: io.env, readOnly: false });
+  if (!store) {
+    const path = vaultDbPath(agentauthHome(io.env));
+    io.stdout(
+      json
+        ? `${JSON.stringify({ rewritten: 0 })}\n`
+        : `The vault does not exist yet (${path}); there is nothing to re-seal.\n`,
+    );
+    return EXIT.ok;
+  }
+  try {
+    const { rewritten } = await store.reencrypt();
+    const kid = store.currentKid;
+    io.stdout(
+      json
+        ? `${JSON.stringify({ rewritten, kid })}\n`
+        : rewritten === 0
+          ? `Every credential is already sealed under key ${kid}; nothing to do.\n`
+          : `Re-sealed ${rewritten} credential${rewritten === 1 ? "" : "s"} under key ${kid}. Older keys are no ` +
+            "longer needed by this vault.\n",
+    );
+    return EXIT.ok;
+  } finally {
+    await store.close();
+  }
+}
