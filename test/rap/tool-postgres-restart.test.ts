@@ -176,3 +176,30 @@ async function countOutbox(url: string): Promise<number> {
     await client.end();
   }
 }
+
+test("[PG-rap-tool-pending-survives-restart] A is killed before the person opens the link: B shows the consent page, takes the Continue, the redirect, and delivers the result", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const url = await PG.freshDatabase();
+  const key = generateVaultKey();
+  const sink = await keyedSink();
+  const a = await startInstance(env(url, key));
+  const body = invocation(sink.url, { operation: "whoami", arguments: {}, user_id: "u-fred" });
+  assert.equal((await post(`${a.url}/invoke`, body)).status, 200);
+  const oauth = await sink.waitFor((d) => d.message.id === body.id);
+  assert.equal(oauth.message.type, "oauth", a.log());
+  await a.kill();
+
+  const b = await startInstance(env(url, key));
+  // A load balancer sends the person's browser to B: the same path and query, another instance.
+  const link = new URL(String(oauth.message.auth_url));
+  const toProvider = await providerUrl(at(b.url, link).href);
+  const landed = await fetch(at(b.url, await providerRedirect(toProvider)));
+  assert.equal(landed.status, 200, `${await landed.text()}\n${b.log()}`);
+  const result = await sink.waitFor(
+    (d) => d.message.id === body.id && d.message.type === "tool_result",
+  );
+  assert.match(String(result.message.text), /^signed in as alice/);
+  const replayed = await fetch(at(b.url, link));
+  assert.equal(replayed.status, 400, "the consent link was used once");
+  await replayed.arrayBuffer();
+});

@@ -435,3 +435,48 @@ test("[PG-rap-tool-cancel-outbox] a call cancelled at another instance while its
     "nothing delivered after the cancellation",
   );
 });
+
+test("[PG-rap-tool-takeover-no-timeout] a sign-in started at A and finished at B: A does not time the call out afterwards (one final message)", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const url = await PG.freshDatabase();
+  const ring = keyring();
+  const sink = await keyedSink();
+  const idp = await useIdp({ clients: [RAP_TOOL_CLIENT] });
+  const instances = [];
+  for (let i = 0; i < 2; i++) {
+    const state = await openPostgresToolState({ url, keyring: ring });
+    const running = await startTool({
+      operations: oauthOperations(idp),
+      providers: providers(idp),
+      store: new MemoryCredentialStore(),
+      state,
+      authorizationTimeoutMs: 1_500,
+      outboxTuning: { pollMs: 20 },
+    });
+    t.after(async () => {
+      running.tool.shutdown();
+      await state.close();
+    });
+    instances.push(running);
+  }
+  const [a, b] = instances as [(typeof instances)[0], (typeof instances)[0]];
+  const body = invocation(sink.url, { operation: "whoami", arguments: {}, user_id: "u-gus" });
+  assert.equal((await post(`${a.url}/invoke`, body)).status, 200);
+  const oauth = await sink.waitFor((d) => d.message.id === body.id);
+  const toProvider = await providerUrl(String(oauth.message.auth_url));
+  const answer = await fetch(toProvider, { redirect: "manual" });
+  await answer.arrayBuffer();
+  const redirect = new URL(answer.headers.get("location") ?? "", toProvider);
+  const landed = await fetch(new URL(`${redirect.pathname}${redirect.search}`, b.url));
+  assert.equal(landed.status, 200, await landed.text());
+  await sink.waitFor((d) => d.message.id === body.id && d.message.type === "tool_result");
+  // A's own authorization timer fires after its 1.5 s: it must see the takeover and stay silent.
+  for (;;) {
+    if (a.logs.some((line) => line.includes("rap.oauth.resumed_elsewhere"))) break;
+    assert.ok(!a.logs.some((line) => line.includes('"rap.oauth.timeout"')), "A timed it out");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await a.tool.settled();
+  const final = sink.accepted(String(body.id)).filter((d) => d.message.type === "tool_result");
+  assert.equal(final.length, 1, JSON.stringify(final.map((d) => d.message.text)));
+});

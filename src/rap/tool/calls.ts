@@ -97,6 +97,11 @@ export class CallRegistry {
     return call;
   }
 
+  /** True when this instance has a call (any attempt, any phase) with this key. */
+  holds(groupId: string, id: string): boolean {
+    return this.#calls.has(callKey(groupId, id));
+  }
+
   /** The call a pending authorization belongs to, only if it is still that same call and still waiting. */
   awaiting(groupId: string, id: string, attempt: string): ActiveCall | undefined {
     const call = this.#calls.get(callKey(groupId, id));

@@ -107,7 +107,7 @@ export function readCookie(header: string | undefined, name: string): string | u
   return undefined;
 }
 
-function sameSecret(given: string | null, expected: string): boolean {
+export function sameSecret(given: string | null, expected: string): boolean {
   if (given === null || given.length > 200) return false;
   const a = createHash("sha256").update(given).digest();
   const b = createHash("sha256").update(expected).digest();

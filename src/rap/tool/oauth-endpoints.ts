@@ -6,11 +6,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../../core/log.ts";
 import { AuthorizationResponseError } from "../../oauth/index.ts";
-import type { CallRegistry } from "./calls.ts";
+import type { ActiveCall, CallRegistry } from "./calls.ts";
 import { ConsentLinks, consentCookieName, readCookie } from "./consent.ts";
 import { readBody } from "./http-body.ts";
 import { page } from "./http-reply.ts";
 import type { ProviderAuth } from "./oauth-flow.ts";
+import type { PendingCall } from "./options.ts";
 import {
   cancelledPage,
   consentPage,
@@ -23,6 +24,7 @@ import {
 } from "./pages.ts";
 import type { PendingAuthorizations } from "./pending-calls.ts";
 import type { CallRunner } from "./runner.ts";
+import type { ConsentStore } from "./state.ts";
 
 export const OAUTH_START_PATH = "/oauth/start";
 const MAX_FORM_BYTES = 4096;
@@ -32,9 +34,11 @@ export interface OAuthEndpointsOptions {
   calls: CallRegistry;
   pending: PendingAuthorizations;
   runner: () => CallRunner;
-  consents: ConsentLinks;
+  consents: ConsentStore;
   /** With shared state: was the call (or its thread) cancelled at any instance? */
   cancelled?: (groupId: string, id: string) => Promise<boolean>;
+  /** With shared state: tells the instance that started a call that this one took it over. */
+  takenOver?: (groupId: string, id: string) => Promise<void>;
   /** The tool's base URL (origin + path prefix), known once listening. */
   base: () => { href: string; path: string };
   logger: Logger;
@@ -44,10 +48,10 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
   const startPath = () => `${o.base().path}${OAUTH_START_PATH}`;
 
   /** GET: the consent page, and the cookie that must come back with its form. */
-  function show(url: URL, res: ServerResponse): void {
+  async function show(url: URL, res: ServerResponse): Promise<void> {
     const id = url.searchParams.get("consent");
-    const entry = o.consents.peek(id);
-    if (!entry || !o.calls.awaiting(entry.groupId, entry.id, entry.attempt)) {
+    const entry = await o.consents.peek(id);
+    if (!entry || !(await stillWaiting(entry))) {
       page(res, invalidStatePage());
       return;
     }
@@ -83,13 +87,14 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
       return page(res, forbiddenPage());
     }
     const cookie = id ? readCookie(req.headers.cookie, consentCookieName(id)) : undefined;
-    const entry = o.consents.take(id, form.get("csrf"), cookie);
+    const entry = await o.consents.take(id, form.get("csrf"), cookie);
     if (!entry) {
       o.logger.warn("rap.oauth.consent_refused", { reason: "unknown link or CSRF token" });
       return page(res, forbiddenPage());
     }
-    const call = o.calls.awaiting(entry.groupId, entry.id, entry.attempt);
-    if (!call) return page(res, invalidStatePage());
+    if (!(await stillWaiting(entry))) return page(res, invalidStatePage());
+    // Held here, or (shared state) by another instance, or by none any more (it was restarted).
+    const local = o.calls.awaiting(entry.groupId, entry.id, entry.attempt);
     const clear = `${consentCookieName(id as string)}=; Path=${startPath()}; HttpOnly; SameSite=Strict; Max-Age=0`;
     if (form.get("action") === "continue") {
       o.logger.info("rap.oauth.consent_given", { provider: entry.provider, user_id: entry.userId });
@@ -104,7 +109,9 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
       return;
     }
     // Cancel: burn the state too, so the provider link cannot be completed later.
-    await o.pending.take(entry.state).catch(() => {});
+    const taken = await o.pending.take(entry.state).catch(() => undefined);
+    const call = local ?? (taken ? await adopt(taken.call) : undefined);
+    if (!call) return page(res, invalidStatePage());
     o.calls.resume(call);
     o.logger.info("rap.oauth.consent_cancelled", {
       provider: entry.provider,
@@ -115,6 +122,33 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
       call,
       `The person cancelled signing in to ${entry.providerName}, so ${entry.operation} did not run. Ask again if you still need it.`,
     );
+  }
+
+  /**
+   * Is the link's call still waiting for the person? Here: it must be that very attempt, waiting. With shared state,
+   * a call this instance does not hold may be waiting at another (or at none, restarted): it counts unless cancelled.
+   */
+  async function stillWaiting(entry: {
+    groupId: string;
+    id: string;
+    attempt: string;
+  }): Promise<boolean> {
+    if (o.calls.awaiting(entry.groupId, entry.id, entry.attempt)) return true;
+    if (!o.pending.shared || o.calls.holds(entry.groupId, entry.id)) return false;
+    return !(await isCancelled(entry.groupId, entry.id));
+  }
+
+  /** Takes over a call another instance started (or one that is gone): registered here, and marked as taken. */
+  async function adopt(spec: PendingCall): Promise<ActiveCall | undefined> {
+    const call = o.calls.adopt(spec, spec.attempt);
+    if (!call) return undefined;
+    try {
+      await o.takenOver?.(spec.groupId, spec.id);
+    } catch (error) {
+      // The starting instance may then also time the call out: a second final message the runtime refuses.
+      o.logger.warn("rap.oauth.takeover_unshared", { group_id: spec.groupId, id: spec.id, error });
+    }
+    return call;
   }
 
   /** Unknown counts as cancelled: resuming a call that may have been cancelled would run it against the runtime's word. */
@@ -155,7 +189,7 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
     }
     const call =
       o.calls.awaiting(spec.groupId, spec.id, spec.attempt) ??
-      (o.pending.shared ? o.calls.adopt(spec, spec.attempt) : undefined);
+      (o.pending.shared ? await adopt(spec) : undefined);
     if (!call || state === null) {
       o.logger.warn("rap.oauth.state_refused", { reason: "call no longer pending" });
       return page(res, invalidStatePage());

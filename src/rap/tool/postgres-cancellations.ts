@@ -1,7 +1,8 @@
 /**
- * Cancelled calls and closed threads on PostgreSQL, so that every instance honours a cancellation one of them
- * received: a sign-in redirect for a cancelled call is refused wherever it lands, and its undelivered messages are
- * dropped. Remembered for as long as a pending sign-in of the call could still come back (the caller's `keepMs`).
+ * What one instance decided about a call that another may hold, on PostgreSQL, so every instance acts on it:
+ * a call cancelled by the runtime (or a thread closed) at any instance is not resumed by a sign-in redirect wherever
+ * it lands, and its undelivered messages are dropped; a call resumed at one instance is not timed out by the one
+ * that started it. Remembered for as long as a pending sign-in of the call could still come back (`keepMs`).
  */
 
 import type { Queryable } from "../../db/index.ts";
@@ -16,13 +17,7 @@ export class PostgresCancellations implements CallCancellations {
 
   async cancel(groupId: string, callId: string | undefined, keepMs: number): Promise<void> {
     const id = callId ?? "";
-    await this.#db.query("DELETE FROM rap_tool_cancelled WHERE expires_at < now()");
-    await this.#db.query(
-      `INSERT INTO rap_tool_cancelled (group_id, call_id, expires_at)
-       VALUES ($1, $2, now() + $3 * interval '1 millisecond')
-       ON CONFLICT (group_id, call_id) DO UPDATE SET expires_at = EXCLUDED.expires_at`,
-      [groupId, id, Math.max(1, Math.round(keepMs))],
-    );
+    await this.#mark(groupId, id, "cancelled", keepMs);
     await this.#db.query(
       "DELETE FROM rap_tool_outbox WHERE group_id = $1 AND ($2 = '' OR call_id = $2)",
       [groupId, id],
@@ -30,10 +25,33 @@ export class PostgresCancellations implements CallCancellations {
   }
 
   async isCancelled(groupId: string, callId: string): Promise<boolean> {
+    return this.#has(groupId, callId, "cancelled", true);
+  }
+
+  async resumed(groupId: string, callId: string, keepMs: number): Promise<void> {
+    await this.#mark(groupId, callId, "resumed", keepMs);
+  }
+
+  async wasResumed(groupId: string, callId: string): Promise<boolean> {
+    return this.#has(groupId, callId, "resumed", false);
+  }
+
+  async #mark(groupId: string, callId: string, kind: string, keepMs: number): Promise<void> {
+    await this.#db.query("DELETE FROM rap_tool_call_marks WHERE expires_at < now()");
+    await this.#db.query(
+      `INSERT INTO rap_tool_call_marks (group_id, call_id, kind, expires_at)
+       VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
+       ON CONFLICT (group_id, call_id, kind) DO UPDATE SET expires_at = EXCLUDED.expires_at`,
+      [groupId, callId, kind, Math.max(1, Math.round(keepMs))],
+    );
+  }
+
+  async #has(groupId: string, callId: string, kind: string, thread: boolean): Promise<boolean> {
     const rows = await this.#db.query(
-      `SELECT 1 FROM rap_tool_cancelled
-        WHERE group_id = $1 AND call_id IN ($2, '') AND expires_at > now() LIMIT 1`,
-      [groupId, callId],
+      `SELECT 1 FROM rap_tool_call_marks
+        WHERE group_id = $1 AND (call_id = $2 OR ($4 AND call_id = '')) AND kind = $3
+          AND expires_at > now() LIMIT 1`,
+      [groupId, callId, kind, thread],
     );
     return rows.length > 0;
   }

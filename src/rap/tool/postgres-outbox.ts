@@ -51,8 +51,8 @@ export class PostgresOutbox implements CallbackOutbox {
         `INSERT INTO rap_tool_outbox (id, group_id, call_id, sealed)
          SELECT $1, $2, $3, $4
           WHERE NOT EXISTS (
-            SELECT 1 FROM rap_tool_cancelled
-             WHERE group_id = $2 AND call_id IN ($3, '') AND expires_at > now())
+            SELECT 1 FROM rap_tool_call_marks
+             WHERE group_id = $2 AND call_id IN ($3, '') AND kind = 'cancelled' AND expires_at > now())
          RETURNING id`,
         [id, message.groupId, message.callId, JSON.stringify(sealed)],
       );

@@ -12,7 +12,7 @@ export const RAP_TOOL_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     description:
-      "pending authorizations by state digest; outbox of undelivered callbacks; cancelled calls and threads",
+      "pending authorizations by state digest; consent links; outbox of undelivered callbacks; marks on calls (cancelled, resumed elsewhere)",
     sql: `
       CREATE TABLE rap_tool_pending (
         digest     bytea       PRIMARY KEY,
@@ -20,6 +20,11 @@ export const RAP_TOOL_MIGRATIONS: readonly Migration[] = [
         expires_at timestamptz NOT NULL
       );
       CREATE INDEX rap_tool_pending_expires ON rap_tool_pending (expires_at);
+      CREATE TABLE rap_tool_consent (
+        digest     bytea       PRIMARY KEY,
+        sealed     jsonb       NOT NULL,
+        expires_at timestamptz NOT NULL
+      );
       CREATE TABLE rap_tool_outbox (
         seq           bigserial   PRIMARY KEY,
         id            uuid        NOT NULL UNIQUE,
@@ -33,13 +38,16 @@ export const RAP_TOOL_MIGRATIONS: readonly Migration[] = [
       );
       CREATE INDEX rap_tool_outbox_group ON rap_tool_outbox (group_id, seq);
       CREATE INDEX rap_tool_outbox_due ON rap_tool_outbox (next_at);
-      -- A cancelled call (call_id) or closed thread (call_id = ''), remembered while a sign-in for it could still
-      -- come back: whichever instance receives the redirect must not resume it.
-      CREATE TABLE rap_tool_cancelled (
+      -- What one instance decided about a call another may hold, remembered while a sign-in for it could still come
+      -- back: 'cancelled' (the runtime cancelled the call, call_id, or closed the thread, call_id = ''): nobody
+      -- resumes it or sends for it; 'resumed' (an instance took over a call waiting for its sign-in): the instance
+      -- that started it does not time it out.
+      CREATE TABLE rap_tool_call_marks (
         group_id   text        NOT NULL,
         call_id    text        NOT NULL,
+        kind       text        NOT NULL CHECK (kind IN ('cancelled', 'resumed')),
         expires_at timestamptz NOT NULL,
-        PRIMARY KEY (group_id, call_id)
+        PRIMARY KEY (group_id, call_id, kind)
       );
     `,
   },

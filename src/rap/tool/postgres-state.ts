@@ -10,6 +10,7 @@
 import { openDatabase } from "../../db/index.ts";
 import type { Keyring } from "../../vault/index.ts";
 import { PostgresCancellations } from "./postgres-cancellations.ts";
+import { PostgresConsents } from "./postgres-consents.ts";
 import { PostgresOutbox } from "./postgres-outbox.ts";
 import { PostgresPendingStore } from "./postgres-pending.ts";
 import { RAP_TOOL_COMPONENT, RAP_TOOL_MIGRATIONS } from "./postgres-schema.ts";
@@ -36,6 +37,7 @@ export async function openPostgresToolState(
   });
   return {
     pending: new PostgresPendingStore(db, options.keyring),
+    consents: (ttlMs) => new PostgresConsents(db, options.keyring, ttlMs),
     outbox: new PostgresOutbox(db, options.keyring),
     cancellations: new PostgresCancellations(db),
     label: db.label,

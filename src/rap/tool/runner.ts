@@ -42,8 +42,10 @@ export interface CallRunnerOptions {
   outbox?: CallbackOutbox;
   /** Called after a message was written to the outbox (the pump looks for it at once). */
   onQueued?: () => void;
+  /** With shared state: did another instance take this call over from its sign-in? Then it is not timed out here. */
+  resumedElsewhere?: (groupId: string, id: string) => Promise<boolean>;
   /** The link sent as `auth_url` for a provider authorization URL (the consent page); the URL itself if absent. */
-  consentLink?: (call: ActiveCall, provider: string, authorizationUrl: URL) => URL;
+  consentLink?: (call: ActiveCall, provider: string, authorizationUrl: URL) => URL | Promise<URL>;
   logger: Logger;
 }
 
@@ -191,7 +193,24 @@ export class CallRunner {
       );
     }
     if (call.controller.signal.aborted) return;
-    this.#o.calls.authorizing(call, provider, this.#o.authorizationTimeoutMs, () => {
+    let link: URL;
+    try {
+      link = (await this.#o.consentLink?.(call, provider, url)) ?? url;
+    } catch (error) {
+      // The consent link lives in the shared state store, which did not answer.
+      this.#o.logger.error("rap.oauth.start_failed", { provider, error });
+      return this.#fail(
+        call,
+        `Signing in to ${name} could not be started (this tool's storage did not answer). Try again later.`,
+      );
+    }
+    if (call.controller.signal.aborted) return;
+    this.#o.calls.authorizing(call, provider, this.#o.authorizationTimeoutMs, async () => {
+      const elsewhere = await this.#o.resumedElsewhere?.(spec.groupId, spec.id).catch(() => false);
+      if (elsewhere) {
+        this.#o.logger.info("rap.oauth.resumed_elsewhere", { group_id: spec.groupId, id: spec.id });
+        return;
+      }
       this.#o.logger.info("rap.oauth.timeout", { provider, group_id: spec.groupId, id: spec.id });
       this.#send(
         call.target,
@@ -203,7 +222,6 @@ export class CallRunner {
       );
     });
     this.#o.logger.info("rap.oauth.requested", { provider, group_id: spec.groupId, id: spec.id });
-    const link = this.#o.consentLink?.(call, provider, url) ?? url;
     this.#send(call.target, oauthMessage(call.target, link), call);
   }
 

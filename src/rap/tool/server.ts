@@ -26,6 +26,7 @@ import { toolProviders } from "./providers.ts";
 import { createRetryPool, DEFAULT_MAX_PENDING_DELIVERIES } from "./retry-pool.ts";
 import { CallRunner } from "./runner.ts";
 import { createRuntimeRequests, INVOKE_PATH } from "./runtime-requests.ts";
+import type { ConsentStore } from "./state.ts";
 import { buildToolset, compileOperations } from "./toolset.ts";
 import { WorkQueue } from "./work-queue.ts";
 
@@ -141,11 +142,14 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     authorizationTimeoutMs: timeoutMs,
     operationTimeoutMs,
     delivery,
+    resumedElsewhere: state
+      ? (groupId, id) => state.cancellations.wasResumed(groupId, id)
+      : undefined,
     stopped: stopping.signal,
     // auth_url leads to the tool's consent page first (issue 8 §1.2), not straight to the provider.
-    consentLink: (call, provider, authorizationUrl) => {
+    consentLink: async (call, provider, authorizationUrl) => {
       const described = auth?.describe(provider);
-      const id = consents.create({
+      const id = await consents.create({
         toolName: options.toolset.name,
         operation: call.spec.operation,
         provider,
@@ -165,7 +169,10 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     logger,
   });
   const intake = createIntake({ operations, calls, runner, work, logger });
-  const consents = new ConsentLinks(timeoutMs, options.maxActiveCalls ?? 1000);
+  // Shared when the state is (a link made by one instance works at every other); in memory otherwise.
+  const consents: ConsentStore = state
+    ? state.consents(timeoutMs)
+    : inMemory(new ConsentLinks(timeoutMs, options.maxActiveCalls ?? 1000));
   const endpoints = auth
     ? createOAuthEndpoints({
         auth,
@@ -174,6 +181,9 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
         consents,
         cancelled: state
           ? (groupId, id) => state.cancellations.isCancelled(groupId, id)
+          : undefined,
+        takenOver: state
+          ? (groupId, id) => state.cancellations.resumed(groupId, id, timeoutMs + 60_000)
           : undefined,
         runner: () => runner,
         base: () => base as Base,
@@ -326,5 +336,14 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
           }),
       };
     },
+  };
+}
+
+/** The in-memory consent links behind the same (async) contract as the shared ones. */
+function inMemory(links: ConsentLinks): ConsentStore {
+  return {
+    create: async (request) => links.create(request),
+    peek: async (id) => links.peek(id),
+    take: async (id, field, cookie) => links.take(id, field, cookie),
   };
 }

@@ -6,6 +6,7 @@
  */
 
 import type { PendingStore } from "../../oauth/index.ts";
+import type { ConsentEntry, ConsentRequest } from "./consent.ts";
 import type { PendingCallAuthorization } from "./options.ts";
 
 /** One undelivered callback as the outbox hands it out for a delivery attempt. */
@@ -45,7 +46,10 @@ export interface CallbackOutbox {
   retryLater(id: string, delayMs: number): Promise<void>;
 }
 
-/** Cancellations every instance sees: the runtime may cancel at one instance a call another one holds. */
+/**
+ * Marks on calls every instance sees: the runtime may cancel at one instance a call another one holds, and a sign-in
+ * started at one instance may be finished at another.
+ */
 export interface CallCancellations {
   /**
    * Remembers for `keepMs` that call `callId` of `groupId` (or, without it, the whole thread) is cancelled, and drops
@@ -54,10 +58,30 @@ export interface CallCancellations {
   cancel(groupId: string, callId: string | undefined, keepMs: number): Promise<void>;
   /** True when the call or its thread was cancelled (and is still remembered). */
   isCancelled(groupId: string, callId: string): Promise<boolean>;
+  /** Remembers that an instance took over the call from its sign-in (redirect or Cancel on the consent page). */
+  resumed(groupId: string, callId: string, keepMs: number): Promise<void>;
+  /** True when some instance took the call over: the one that started it must not time it out. */
+  wasResumed(groupId: string, callId: string): Promise<boolean>;
+}
+
+/**
+ * The consent links `auth_url` points at (consent.ts), shared so that the page shown by one instance can be
+ * answered at another, and a link outlives the instance that made it. Same contract as `ConsentLinks`.
+ */
+export interface ConsentStore {
+  create(request: ConsentRequest): Promise<string>;
+  peek(id: string | null): Promise<ConsentEntry | undefined>;
+  take(
+    id: string | null,
+    field: string | null,
+    cookie: string | undefined,
+  ): Promise<ConsentEntry | undefined>;
 }
 
 export interface ToolStateStore {
   readonly pending: PendingStore<PendingCallAuthorization>;
+  /** `ttlMs`: how long a link stays valid (the tool's authorization timeout). */
+  consents(ttlMs: number): ConsentStore;
   readonly outbox: CallbackOutbox;
   readonly cancellations: CallCancellations;
   /** Where it lives, without secrets (for logs). */
