@@ -188,6 +188,20 @@ test("[PG-rap-tool-at-rest] no verifier, callback URL, argument or message text 
     callbackUrl,
     body: { type: "tool_result", text: "token-like-result-text-1234567890" },
   });
+  const link = await store.consents(60_000).create({
+    toolName: "t",
+    operation: "whoami",
+    provider: "demo",
+    providerName: "Demo",
+    providerHost: "as.example",
+    scopes: ["read"],
+    userId: "u-carol",
+    authorizationUrl: new URL(`https://as.example/auth?state=${state}&code_challenge=c`),
+    state,
+    groupId: "thread_1",
+    id: "call_1",
+    attempt: "attempt-1",
+  });
   const tables = await sql(
     url,
     "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'",
@@ -207,6 +221,7 @@ test("[PG-rap-tool-at-rest] no verifier, callback URL, argument or message text 
     "private-argument",
     "u-carol",
     "token-like-result",
+    link,
   ]) {
     assert.ok(!all.includes(secret), `${secret} is not at rest in clear`);
   }
