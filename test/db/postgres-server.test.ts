@@ -1,0 +1,58 @@
+/**
+ * The throwaway PostgreSQL server shared by the tests and the PostgreSQL bench (test/support/postgres-server.ts):
+ * the bench compares against SQLite with synchronous=FULL, so its server must really flush (durable), while the
+ * tests keep the fast default; stop() ends the server.
+ */
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import pg from "pg";
+import { missingPostgresNotice } from "../support/postgres.ts";
+import { postgresBinDir, startPostgresServer } from "../support/postgres-server.ts";
+
+const bin = postgresBinDir();
+const REQUIRED = process.env.AGENTAUTH_REQUIRE_POSTGRES === "1";
+
+async function settings(url: string): Promise<Record<string, string>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      "SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'synchronous_commit', 'full_page_writes')",
+    );
+    return Object.fromEntries(rows.map((r) => [String(r.name), String(r.setting)]));
+  } finally {
+    await client.end();
+  }
+}
+
+const alive = (pid: number | undefined) => {
+  try {
+    process.kill(pid as number, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+for (const durable of [false, true]) {
+  test(`[PG-test-server-durability] a ${durable ? "durable (bench)" : "default (tests)"} server runs with fsync ${durable ? "on" : "off"}; stop() ends it, twice is safe`, async (t) => {
+    if (!bin) {
+      assert.ok(!REQUIRED, "AGENTAUTH_REQUIRE_POSTGRES=1 but no PostgreSQL binaries");
+      t.skip(missingPostgresNotice());
+      return;
+    }
+    const server = await startPostgresServer(bin, { durable });
+    t.after(() => server.stop());
+    const expected = durable ? "on" : "off";
+    assert.deepEqual(await settings(server.adminUrl), {
+      fsync: expected,
+      synchronous_commit: expected,
+      full_page_writes: expected,
+    });
+    assert.ok(alive(server.pid));
+    await server.stop();
+    await server.stop();
+    assert.ok(!alive(server.pid), "the server process is gone after stop()");
+  });
+}
