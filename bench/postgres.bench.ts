@@ -6,7 +6,7 @@
  * 2. Callbacks/s: N RAP runtime processes on one store (SQLite: one file; PostgreSQL: one database), each on its own
  *    port; tool_result callbacks for distinct pre-created calls POSTed over HTTP by this process (the load generator,
  *    separate from the runtimes), round-robin over the N ports; accepted (200) callbacks per second.
- * Medians over rounds whose backend order alternates; ratios are PostgreSQL/SQLite, as a ratio of the medians and as
+ * Medians over rounds (after a warm-up round) whose backend order alternates; ratios are PostgreSQL/SQLite, as a ratio of the medians and as
  * the median of each round's ratio (both sides of a round ran back to back under the same load).
  * The PostgreSQL server is a throwaway one on the same disk as the SQLite files, with fsync and synchronous commit
  * on (the SQLite stores run synchronous=FULL: both sides flush each commit), or AGENTAUTH_TEST_DATABASE_URL.
@@ -29,6 +29,8 @@ import { ISSUER, openBenchVault, RESOURCE } from "./fixtures/postgres-worker.ts"
 // --quick: one short round, to check the harness (the figures mean little).
 const QUICK = process.argv.includes("--quick");
 const ROUNDS = QUICK ? 1 : 5;
+/** Unmeasured rounds first: the processes' JIT and the databases' caches warm up before the figures count. */
+const WARMUP_ROUNDS = QUICK ? 0 : 1;
 const PROCESSES = [1, 2, 4];
 const READ_MS = QUICK ? 300 : 1000;
 const CALLBACKS = QUICK ? 200 : 500;
@@ -45,7 +47,7 @@ const median = (xs: number[]) => {
 };
 /** Who goes first alternates between rounds, so warm-up and background load do not favour one side. */
 const orderFor = (round: number, backends: Backend[]): Backend[] =>
-  round % 2 === 0 ? backends : [...backends].reverse();
+  Math.abs(round) % 2 === 0 ? backends : [...backends].reverse();
 
 const workers = new Set<LineWorker>();
 /** Starts one worker per env, all at once, and waits for each one's ready event. */
@@ -98,14 +100,13 @@ async function readsBench(): Promise<Record<number, Rates>> {
       });
       running[backend] = (await start(Array.from({ length: n }, (_, i) => env(i)))).started;
     }
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = -WARMUP_ROUNDS; round < ROUNDS; round++) {
       for (const backend of orderFor(round, backends)) {
         const list = running[backend] ?? [];
         for (const w of list) w.send({ op: "read", ms: READ_MS });
         const done = await Promise.all(list.map((w) => w.next()));
-        rates[backend].push(
-          Math.round(done.reduce((sum, e) => sum + (Number(e.count) / Number(e.ms)) * 1000, 0)),
-        );
+        const rate = done.reduce((sum, e) => sum + (Number(e.count) / Number(e.ms)) * 1000, 0);
+        if (round >= 0) rates[backend].push(Math.round(rate));
       }
     }
     for (const list of Object.values(running)) await stopAll(list);
@@ -166,38 +167,11 @@ async function callbacksBench(): Promise<Record<number, Rates>> {
         const ports = [...first.ready, ...rest.ready].map((e) => new URL(String(e.url)).host);
         running[backend] = { list, ports };
       }
-      for (let round = 0; round < ROUNDS; round++) {
+      for (let round = -WARMUP_ROUNDS; round < ROUNDS; round++) {
         for (const backend of orderFor(round, backends)) {
           const { list, ports } = running[backend] ?? { list: [], ports: [] };
-          // Pre-create the round's calls, spread over the processes (each records its own callback URLs).
-          tool.take();
-          for (const [i, w] of list.entries())
-            w.send({ op: "create", count: Math.ceil(CALLBACKS / n), prefix: `r${round}-p${i}` });
-          const created = await Promise.all(list.map((w) => w.next()));
-          const calls = tool.take();
-          const accepted = created.reduce((sum, e) => sum + Number(e.accepted), 0);
-          if (accepted !== calls.length)
-            throw new Error(`${accepted} calls acked, ${calls.length} seen`);
-          const targets = calls.map((call, k) => {
-            const url = new URL(call.callback_url);
-            url.host = ports[k % ports.length] as string; // round-robin: any process may apply any callback
-            const body = {
-              type: "tool_result",
-              group_id: call.group_id,
-              id: call.id,
-              text: "done",
-            };
-            return { url, body: JSON.stringify(body) };
-          });
-          rates[backend].push(await ingest(targets, IN_FLIGHT_PER_PROCESS * n));
-          // Outside the timing: every accepted callback left its call settled, seen from one process.
-          const checker = list[0] as LineWorker;
-          checker.send({ op: "settled", groups: [...new Set(calls.map((c) => c.group_id))] });
-          const settled = Number((await checker.next()).count);
-          if (settled !== calls.length)
-            throw new Error(
-              `${backend}: ${calls.length} callbacks accepted, ${settled} calls settled`,
-            );
+          const rate = await callbackRound(tool, list, ports, `r${round}`);
+          if (round >= 0) rates[backend].push(rate);
         }
       }
       for (const { list } of Object.values(running)) await stopAll(list);
@@ -207,6 +181,39 @@ async function callbacksBench(): Promise<Record<number, Rates>> {
     await tool.close();
   }
   return results;
+}
+
+/**
+ * One measured batch: CALLBACKS calls pre-created over the processes (each invokes its share; the stand-in keeps
+ * the callback URLs), their tool_results POSTed round-robin over the processes' ports, then a check outside the
+ * timing that every accepted callback settled its call. Returns accepted callbacks per second.
+ */
+async function callbackRound(
+  tool: Awaited<ReturnType<typeof standInTool>>,
+  list: LineWorker[],
+  ports: string[],
+  prefix: string,
+): Promise<number> {
+  tool.take();
+  for (const [i, w] of list.entries())
+    w.send({ op: "create", count: Math.ceil(CALLBACKS / list.length), prefix: `${prefix}-p${i}` });
+  const created = await Promise.all(list.map((w) => w.next()));
+  const calls = tool.take();
+  const accepted = created.reduce((sum, e) => sum + Number(e.accepted), 0);
+  if (accepted !== calls.length) throw new Error(`${accepted} calls acked, ${calls.length} seen`);
+  const targets = calls.map((call, k) => {
+    const url = new URL(call.callback_url);
+    url.host = ports[k % ports.length] as string; // round-robin: any process may apply any callback
+    const body = { type: "tool_result", group_id: call.group_id, id: call.id, text: "done" };
+    return { url, body: JSON.stringify(body) };
+  });
+  const rate = await ingest(targets, IN_FLIGHT_PER_PROCESS * list.length);
+  const checker = list[0] as LineWorker;
+  checker.send({ op: "settled", groups: [...new Set(calls.map((c) => c.group_id))] });
+  const settled = Number((await checker.next()).count);
+  if (settled !== calls.length)
+    throw new Error(`${calls.length} callbacks accepted, ${settled} calls settled`);
+  return rate;
 }
 
 async function hasTables(url: string): Promise<boolean> {
@@ -229,7 +236,7 @@ function report(reads: Record<number, Rates>, callbacks: Record<number, Rates>) 
     x === undefined || Number.isNaN(x) ? "-" : x.toFixed(digits);
   const rate = (xs: number[]) => (xs.length ? median(xs).toLocaleString("en-US") : "not available");
   console.log(
-    `postgres bench: ${ROUNDS} rounds; token reads ${READ_MS} ms per round; ${CALLBACKS} callbacks per round, ` +
+    `postgres bench: ${ROUNDS} rounds after ${WARMUP_ROUNDS} warm-up; token reads ${READ_MS} ms per round; ${CALLBACKS} callbacks per round, ` +
       `${IN_FLIGHT_PER_PROCESS} in flight per runtime process; ${availableParallelism()} CPUs, load average ` +
       `${loadStart.toFixed(1)} at the start, ${loadavg()[0]?.toFixed(1)} at the end (other work on the machine ` +
       "skews the figures: compare the columns of one run)",
@@ -270,6 +277,10 @@ function report(reads: Record<number, Rates>, callbacks: Record<number, Rates>) 
     JSON.stringify({
       bench: "postgres",
       rounds: ROUNDS,
+      warmupRounds: WARMUP_ROUNDS,
+      processes: PROCESSES,
+      callbacksPerRound: CALLBACKS,
+      readMs: READ_MS,
       cpus: availableParallelism(),
       unit: "ops/s (median)",
       notAvailable: notices,
