@@ -495,3 +495,37 @@ test("[PG-rap-tool-takeover-no-timeout] a sign-in started at A and finished at B
   const final = sink.accepted(String(body.id)).filter((d) => d.message.type === "tool_result");
   assert.equal(final.length, 1, JSON.stringify(final.map((d) => d.message.text)));
 });
+
+test("[PG-rap-tool-outbox-retry-after] a 503 with Retry-After: 60 reschedules the outbox message at least that far out, not at the short backoff", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const url = await PG.freshDatabase();
+  const state = await openPostgresToolState({ url, keyring: keyring() });
+  const sink = await keyedSink();
+  sink.down = true;
+  sink.retryAfter = "60";
+  const { tool, url: toolUrl } = await startTool({
+    operations: [
+      { name: "echo", description: "echo", inputSchema: { type: "object" }, handler: () => "x" },
+    ],
+    state,
+    delivery: { baseDelayMs: 20, maxDelayMs: 50, maxTotalMs: 600_000 },
+    outboxTuning: { pollMs: 20 },
+  });
+  t.after(async () => {
+    tool.shutdown();
+    await state.close();
+  });
+  assert.equal((await post(`${toolUrl}/invoke`, invocation(sink.url))).status, 200);
+  for (;;) {
+    const [row] = await sql(
+      url,
+      "SELECT attempts, extract(epoch FROM next_at - now()) AS wait FROM rap_tool_outbox WHERE claimed_until IS NULL",
+    );
+    if (row && Number(row.attempts) >= 1) {
+      assert.ok(Number(row.wait) > 30, `rescheduled ${row.wait} s out`);
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.equal(sink.deliveries.length, 1, "no second attempt before the Retry-After");
+});

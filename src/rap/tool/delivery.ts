@@ -36,6 +36,8 @@ export interface DeliveryOutcome {
    * `cancelled` (the call was cancelled), `dropped` (evicted from a full retry pool).
    */
   reason?: "rejected" | "exhausted" | "cancelled" | "dropped";
+  /** The last answer's Retry-After (RFC 9110 §10.2.3), in ms, when it had one: the outbox waits at least that. */
+  retryAfterMs?: number;
 }
 
 export const DEFAULT_DELIVERY = {
@@ -80,7 +82,13 @@ export async function deliverCallback(
     const asked = answer?.retryAfterMs;
     const delay = asked !== undefined ? Math.max(asked, base) : backoff(attempt, base, maxDelay);
     if (attempt >= attempts || Date.now() + delay > deadline) {
-      return { delivered: false, attempts: attempt, status, reason: "exhausted" };
+      return {
+        delivered: false,
+        attempts: attempt,
+        status,
+        reason: "exhausted",
+        retryAfterMs: asked,
+      };
     }
     const waited = await wait(delay, options.signal, options.pool);
     if (waited !== "ok") return { delivered: false, attempts: attempt, status, reason: waited };

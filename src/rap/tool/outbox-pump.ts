@@ -110,10 +110,14 @@ export class OutboxPump {
       logger.warn("rap.callback.failed", { ...fields, reason: "rejected" });
       return;
     }
-    const delay = backoff(
-      message.attempts,
-      delivery.baseDelayMs ?? DEFAULT_DELIVERY.baseDelayMs,
-      delivery.maxDelayMs ?? DEFAULT_DELIVERY.maxDelayMs,
+    // A Retry-After (429, 503) is honoured as in memory: never sooner than the runtime asked.
+    const delay = Math.max(
+      outcome.retryAfterMs ?? 0,
+      backoff(
+        message.attempts,
+        delivery.baseDelayMs ?? DEFAULT_DELIVERY.baseDelayMs,
+        delivery.maxDelayMs ?? DEFAULT_DELIVERY.maxDelayMs,
+      ),
     );
     const budget = delivery.maxTotalMs ?? DEFAULT_DELIVERY.maxTotalMs;
     const attemptsLeft = (delivery.attempts ?? DEFAULT_DELIVERY.attempts) > message.attempts;
