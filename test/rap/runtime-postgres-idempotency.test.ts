@@ -208,3 +208,29 @@ test("[PG-rap-callbacks-two-instances] two runtimes on one PostgreSQL: the same 
   assert.equal(thread.calls[0]?.subscription, "ended");
   assert.deepEqual(seen, { results: 1, events: 20 });
 });
+
+test("[PG-rap-wait-across-instances] waitForResult on one instance resolves when the result reaches another instance", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const databaseUrl = await PG.freshDatabase();
+  const tool = await standInTool({ tools: [echoTool] });
+  const make = () =>
+    createRuntime({ toolsetUrls: [tool.origin], databaseUrl, secretKey: TEST_KEY });
+  const a = await make();
+  const b = await make();
+  t.after(() => Promise.all([a.close(), b.close()]));
+  await a.listen();
+  const lb = await b.listen();
+  const { id } = await a.invoke({ groupId: "w", operation: "echo", arguments: { text: "hi" } });
+  const waiting = a.waitForResult("w", id);
+  const path = new URL(tool.invocation(id).callback_url).pathname;
+  const reply = await tool.deliver(`${lb.url}${path}`, {
+    type: "tool_result",
+    group_id: "w",
+    id,
+    text: "from b",
+  });
+  assert.equal(reply.status, 200);
+  const settled = await waiting;
+  assert.equal(settled.result.text, "from b");
+  assert.equal(settled.status, "completed");
+});

@@ -37,6 +37,9 @@ import { DEFAULT_CALL_TIMEOUT_MS, DeadlineTimer, timeoutText } from "./timeouts.
 import { endpointAuth, toolsetConfigs } from "./toolset-config.ts";
 import { ResultWaiters } from "./waiters.ts";
 
+/** How often `waitForResult` looks for a result another instance applied (shared stores only). */
+const SHARED_POLL_MS = 250;
+
 export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime> {
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
@@ -62,7 +65,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
    */
   const exclusive = <T>(groupId: string, task: () => Promise<T>) =>
     queue.run(groupId, () => (store.lockGroup ? store.lockGroup(groupId, task) : task()));
-  const waiters = new ResultWaiters();
+  // A shared store's results may be applied by another instance, whose waiters and hooks are its own: waiters
+  // here then also poll the store. Hooks fire on the instance that applied the callback.
+  const waiters = new ResultWaiters(
+    storage.kind === "postgres"
+      ? { lookup: (groupId, id) => store.getCall(groupId, id), intervalMs: SHARED_POLL_MS }
+      : undefined,
+  );
   const servers = new Set<Listening>();
   let publicBaseUrl = options.publicBaseUrl?.replace(/\/+$/, "");
   let closed = false;
