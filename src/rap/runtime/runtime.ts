@@ -6,7 +6,6 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { peerText } from "../../core/display.ts";
 import { silentLogger } from "../../core/log.ts";
 import { CANCEL_TOOL_CALL_PATH, CLOSE_THREAD_PATH, type Invocation } from "../wire.ts";
 import {
@@ -22,7 +21,7 @@ import {
 import { type CallbackContext, processCallback, syntheticResult } from "./callbacks.ts";
 import { callbackUrl, signCallToken } from "./capability.ts";
 import { type PrepareRequest, prepareCall, toolInfo } from "./catalog.ts";
-import { type Discovery, discoverToolsets, type LoadedToolset } from "./discovery.ts";
+import type { Discovery } from "./discovery.ts";
 import { InvocationRefusedError, WaitError } from "./errors.ts";
 import { callHook } from "./hooks.ts";
 import { describeEndpoint, joinBase } from "./http.ts";
@@ -35,6 +34,7 @@ import { openRuntimeStorage } from "./storage.ts";
 import type { CallRecord, CallStatus } from "./store.ts";
 import { DEFAULT_CALL_TIMEOUT_MS, DeadlineTimer, timeoutText } from "./timeouts.ts";
 import { endpointAuth, toolsetConfigs } from "./toolset-config.ts";
+import { loadToolsets } from "./toolset-loading.ts";
 import { ResultWaiters } from "./waiters.ts";
 
 /** How often `waitForResult` looks for a result another instance applied (shared stores only). */
@@ -78,36 +78,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
   let discovery: Discovery = { toolsets: [], tools: new Map(), clashes: [], failures: [] };
 
   const refreshToolsets = async () => {
-    const previous = new Map<string, LoadedToolset>(discovery.toolsets.map((t) => [t.baseUrl, t]));
-    discovery = await discoverToolsets(
-      baseUrls,
-      { fetch: options.fetch, allowInsecureHttp, authFor },
-      previous,
-    );
-    for (const failure of discovery.failures) {
-      // Configured URLs may carry credentials (user:pass@, ?key=): log them the way every other line does. The
-      // error code goes under `errorCode`: the logger redacts any field named `code` (an OAuth authorization code).
-      logger.warn("rap.runtime.toolset_failed", {
-        baseUrl: describeEndpoint(failure.baseUrl),
-        errorCode: failure.code,
-        reason: peerText(failure.reason ?? failure.message),
-      });
-    }
-    for (const set of discovery.toolsets) {
-      const withheld = endpointAuth(configs.get(set.baseUrl), set.toolset.endpoint).withheldFrom;
-      if (withheld) {
-        logger.warn("rap.runtime.endpoint_other_origin", {
-          baseUrl: describeEndpoint(set.baseUrl),
-          endpoint: describeEndpoint(set.toolset.endpoint),
-          reason:
-            "invocations to it carry no credentials; list its origin in authOrigins if it is the tool's",
-        });
-      }
-    }
-    for (const clash of discovery.clashes) logger.warn("rap.runtime.name_clash", { ...clash });
-    logger.info("rap.runtime.toolsets", {
-      toolsets: discovery.toolsets.map((t) => t.toolset.name),
-      tools: discovery.tools.size,
+    discovery = await loadToolsets({
+      configs,
+      previous: discovery,
+      logger,
+      allowInsecureHttp,
+      fetch: options.fetch,
     });
   };
 
