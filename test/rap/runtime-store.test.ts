@@ -210,6 +210,19 @@ test("[PG-rap-runtime-key] postgres: instances sharing a database must share the
     },
   );
   await Promise.all([first.close(), same.close()]);
+  // A store passed in without a key gets a key of this process only, never recorded: it locks nobody out.
+  const other = await PG.freshDatabase();
+  const ephemeral = await createRuntime({
+    toolsetUrls: [],
+    store: await PostgresRuntimeStore.open(other),
+  });
+  await ephemeral.close();
+  const keyed = await createRuntime({
+    toolsetUrls: [],
+    databaseUrl: other,
+    secretKey: new Uint8Array(32).fill(3),
+  });
+  await keyed.close();
   // Selected from AGENTAUTH_DATABASE_URL when no store or dbPath is given; a non-PostgreSQL value is a typed error.
   const home = tempDir();
   const fromEnv = await createRuntime({

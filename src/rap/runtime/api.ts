@@ -23,7 +23,10 @@ export interface RuntimeOptions {
   toolsetUrls?: readonly string[];
   /** Tool servers with the invocation authentication each expects (bearer or HMAC-SHA256); see ToolsetConfig. */
   toolsets?: readonly ToolsetConfig[];
-  /** A store of your own (e.g. `new MemoryRuntimeStore()` in tests). Default: SQLite at `dbPath`. */
+  /**
+   * A store of your own (e.g. `new MemoryRuntimeStore()` in tests). Default: PostgreSQL at `databaseUrl` (or
+   * AGENTAUTH_DATABASE_URL), else SQLite at `dbPath`.
+   */
   store?: RuntimeStore;
   /** Default `<AGENTAUTH_HOME>/rap-runtime.db`. */
   dbPath?: string;
@@ -37,7 +40,10 @@ export interface RuntimeOptions {
    * Keep it with the database: a new key invalidates every callback URL already handed to tools.
    */
   secretKey?: Uint8Array | Secret;
-  /** Default: `rap-runtime.key` next to the database. With a custom store and no key, a random one per process. */
+  /**
+   * Default: `rap-runtime.key` next to the SQLite database, or in AGENTAUTH_HOME with PostgreSQL (every instance
+   * must then be given the same key). With a custom store and no key, a random one per process.
+   */
   keyPath?: string;
   /**
    * The URL tools reach this runtime at (callback URLs are `{publicBaseUrl}/callback/{token}`). Default: the

@@ -37,13 +37,12 @@ export async function openRuntimeStorage(
 ): Promise<RuntimeStorage> {
   if (options.store) {
     const store = options.store;
-    return withKey(store, "custom", "custom", () => {
-      if (options.secretKey || options.keyPath) return givenKey(options);
-      logger.warn("rap.runtime.ephemeral_key", {
-        why: "custom store without secretKey or keyPath",
-      });
-      return randomBytes(32);
-    });
+    if (options.secretKey || options.keyPath) {
+      return withKey(store, "custom", "custom", () => givenKey(options));
+    }
+    // A key of this process only: never recorded in a shared store, where it would lock every later instance out.
+    logger.warn("rap.runtime.ephemeral_key", { why: "custom store without secretKey or keyPath" });
+    return { store, key: randomBytes(32), kind: "custom", label: "custom" };
   }
   if (options.databaseUrl !== undefined && options.dbPath !== undefined) {
     throw new RangeError(
