@@ -234,3 +234,74 @@ test("[PG-rap-wait-across-instances] waitForResult on one instance resolves when
   assert.equal(settled.result.text, "from b");
   assert.equal(settled.status, "completed");
 });
+
+test("[PG-rap-group-serial-across-instances] messages of one group_id arriving at two instances at once are processed one at a time (RAP §2.6)", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const databaseUrl = await PG.freshDatabase();
+  const tool = await standInTool({ tools: [echoTool] });
+  const log: string[] = [];
+  let active = 0;
+  let overlaps = 0;
+  const make = (name: string) =>
+    createRuntime({
+      toolsetUrls: [tool.origin],
+      databaseUrl,
+      secretKey: TEST_KEY,
+      hooks: {
+        // Processing includes the hooks: a slow one keeps the thread busy, on every instance.
+        onSubscriptionEvent: async (e) => {
+          if (e.groupId !== "s") return;
+          active++;
+          if (active > 1) overlaps++;
+          log.push(`${name}:${e.text}`);
+          await new Promise((r) => setTimeout(r, 20));
+          active--;
+        },
+      },
+    });
+  const a = await make("a");
+  const b = await make("b");
+  t.after(() => Promise.all([a.close(), b.close()]));
+  const bases = [(await a.listen()).url, (await b.listen()).url];
+  const start = async (groupId: string) => {
+    const { id } = await a.invoke({ groupId, operation: "echo", arguments: { text: "x" } });
+    const path = new URL(tool.invocation(id).callback_url).pathname;
+    const reply = await tool.deliver(`${bases[0]}${path}`, {
+      type: "tool_result",
+      group_id: groupId,
+      id,
+      text: "ok",
+      subscription: true,
+    });
+    assert.equal(reply.status, 200);
+    return { id, path };
+  };
+  const s = await start("s");
+  const other = await start("o");
+  const replies = await Promise.all([
+    ...Array.from({ length: 12 }, (_, n) =>
+      tool.deliver(`${bases[n % 2]}${s.path}`, {
+        type: "subscription_event",
+        group_id: "s",
+        tool_call_id: s.id,
+        text: `e${n}`,
+      }),
+    ),
+    tool.deliver(`${bases[1]}${other.path}`, {
+      type: "subscription_event",
+      group_id: "o",
+      tool_call_id: other.id,
+      text: "other",
+    }),
+  ]);
+  assert.ok(replies.every((r) => r.status === 200));
+  assert.equal(overlaps, 0, `one at a time across instances: ${log.join(" ")}`);
+  assert.equal(log.length, 12);
+  assert.ok(log.some((l) => l.startsWith("a:")) && log.some((l) => l.startsWith("b:")));
+  // The store's order is the processing order.
+  const texts = (await a.thread("s")).entries.map((e) => (e as { text: string }).text);
+  assert.deepEqual(
+    texts,
+    log.map((l) => l.slice(2)),
+  );
+});
