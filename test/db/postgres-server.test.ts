@@ -5,6 +5,8 @@
  */
 
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { join } from "node:path";
 import { test } from "node:test";
 import pg from "pg";
 import { missingPostgresNotice } from "../support/postgres.ts";
@@ -56,3 +58,35 @@ for (const durable of [false, true]) {
     assert.ok(!alive(server.pid), "the server process is gone after stop()");
   });
 }
+
+test("[PG-test-server-orphan] a server whose test process is killed with SIGKILL does not outlive it", async (t) => {
+  if (!bin) {
+    assert.ok(!REQUIRED, "AGENTAUTH_REQUIRE_POSTGRES=1 but no PostgreSQL binaries");
+    t.skip(missingPostgresNotice());
+    return;
+  }
+  const child = spawn(
+    process.execPath,
+    [join(import.meta.dirname, "fixtures", "start-server-then-hang.ts")],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  t.after(() => child.kill("SIGKILL"));
+  const line = await new Promise<string>((resolve, reject) => {
+    let buffered = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      buffered += chunk.toString();
+      if (buffered.includes("\n")) resolve(buffered.split("\n")[0] as string);
+    });
+    child.once("exit", () => reject(new Error("the fixture exited before starting a server")));
+  });
+  const { pid } = JSON.parse(line) as { pid: number };
+  t.after(() => {
+    if (alive(pid)) process.kill(pid, "SIGKILL");
+  });
+  assert.ok(alive(pid));
+  child.kill("SIGKILL");
+  // Structural bound, not a timing claim: the watchdog acts on the pipe's end; 30 s is far beyond that.
+  const deadline = Date.now() + 30_000;
+  while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(!alive(pid), "the PostgreSQL server outlived the process that started it");
+});

@@ -109,6 +109,7 @@ export async function startPostgresServer(
     throw new Error(`the throwaway PostgreSQL server did not start: ${lastError}`);
   }
   const server = child;
+  const watchdog = startWatchdog(server.pid as number, root);
   const kill = () => {
     if (server.exitCode === null) server.kill("SIGKILL");
   };
@@ -126,11 +127,38 @@ export async function startPostgresServer(
           kill();
         }
         process.removeListener("exit", kill);
+        watchdog.kill("SIGKILL");
         rmSync(root, { recursive: true, force: true });
       })();
       return stopped;
     },
   };
+}
+
+/**
+ * A process that outlives a SIGKILL of ours (which runs no exit handler) just long enough to stop the server and
+ * delete its folder: it holds the read end of a pipe from us, and the kernel closes the write end when we die.
+ */
+const WATCHDOG = `
+const [pid, root] = process.argv.slice(1);
+const { rmSync } = require("node:fs");
+const signal = (name) => { try { process.kill(Number(pid), name); } catch {} };
+process.stdin.on("close", () => {
+  signal("SIGQUIT");
+  setTimeout(() => { signal("SIGKILL"); try { rmSync(root, { recursive: true, force: true }); } catch {} process.exit(0); }, 2000);
+});
+process.stdin.resume();
+`;
+
+function startWatchdog(pid: number, root: string): ChildProcess {
+  const watchdog = spawn(process.execPath, ["-e", WATCHDOG, String(pid), root], {
+    stdio: ["pipe", "ignore", "ignore"],
+    detached: true,
+  });
+  // Neither the child nor its pipe may keep this process (a test file, a bench) alive.
+  watchdog.unref();
+  (watchdog.stdin as unknown as { unref?: () => void })?.unref?.();
+  return watchdog;
 }
 
 /** Creates an empty database named `<prefix>_<random>` on the server and returns its URL. */
