@@ -27,6 +27,7 @@ import {
 import { type RoundRobinProxy, roundRobinProxy } from "./fixtures/round-robin-proxy.ts";
 
 const PG = await testPostgres();
+// RAP_FLEET_THREADS / RAP_FLEET_PER_THREAD shrink the run when debugging; the defaults are what the issue asks for.
 const THREADS = Number(process.env.RAP_FLEET_THREADS ?? 50);
 const PER_THREAD = Number(process.env.RAP_FLEET_PER_THREAD ?? 200);
 
