@@ -16,6 +16,7 @@ import {
 } from "../console/index.ts";
 import type { Logger } from "../core/log.ts";
 import { silentLogger } from "../core/log.ts";
+import { databaseUrlFromEnv } from "../db/index.ts";
 import { CONSOLE_CLIENT_ID, EXAMPLE_TOOL_CLIENT_ID, startIdp } from "../idp/index.ts";
 import { startExampleTool } from "../rap/example/index.ts";
 import { DEFAULT_INVOCATION_SECRET_FILE, loadInvocationSecret } from "../rap/invocation-auth.ts";
@@ -68,6 +69,17 @@ export interface RunningDemo {
 
 export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
   const logger = options.logger ?? silentLogger;
+  // The demo keeps everything in its data folder. A PostgreSQL URL from the shell would put the vault there while
+  // the runtime stays in the folder, and the ACP agent it starts (which inherits this environment) would follow the
+  // URL too: the parts would no longer see one another's credentials. So the demo ignores it, says so, and its
+  // printed commands unset it.
+  const databaseUrlIgnored = databaseUrlFromEnv(process.env) !== undefined;
+  if (databaseUrlIgnored) {
+    logger.warn("demo.database_url_ignored", {
+      why: "the demo keeps its vault and RAP state in its data folder; AGENTAUTH_DATABASE_URL is for deployments",
+    });
+    delete process.env.AGENTAUTH_DATABASE_URL;
+  }
   const report = options.onProgress ?? (() => {});
   const closers: { step: string; close: () => Promise<void> }[] = [];
   const closeAll = async () => {
@@ -211,7 +223,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
       activity,
       logger: logger.child({ component: "acp-panel" }),
       agentCommand: acpAgentCommand,
-      terminalCommand: acpStatusCommand(dataDir, idp.issuer),
+      terminalCommand: acpStatusCommand(dataDir, idp.issuer, databaseUrlIgnored),
       autoApprove,
     });
     peerPanels.push(acpPanel);
@@ -270,7 +282,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
       board,
       activity,
       acpAgentCommand,
-      commands: demoCommands(dataDir, urls),
+      commands: demoCommands(dataDir, urls, databaseUrlIgnored),
       close: closeAll,
     };
   } catch (error) {
@@ -280,8 +292,9 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
 }
 
 /** The printed commands' start: the demo folder as AGENTAUTH_HOME, the CLI through npm (which puts Node 24 first). */
-function cliPrefix(dataDir: string): string {
-  return `AGENTAUTH_HOME=${shellWord(dataDir)} npm run agentauth --`;
+function cliPrefix(dataDir: string, unsetDatabaseUrl: boolean): string {
+  const unset = unsetDatabaseUrl ? "AGENTAUTH_DATABASE_URL= " : "";
+  return `AGENTAUTH_HOME=${shellWord(dataDir)} ${unset}npm run agentauth --`;
 }
 
 function exampleAgentWords(issuer: string): string {
@@ -289,22 +302,28 @@ function exampleAgentWords(issuer: string): string {
 }
 
 /** What the ACP panel suggests for a terminal: the same `acp status` the summary prints. */
-export function acpStatusCommand(dataDir: string, issuer: string): string {
-  return `${cliPrefix(dataDir)} acp status -- ${exampleAgentWords(issuer)}`;
+export function acpStatusCommand(
+  dataDir: string,
+  issuer: string,
+  unsetDatabaseUrl = false,
+): string {
+  return `${cliPrefix(dataDir, unsetDatabaseUrl)} acp status -- ${exampleAgentWords(issuer)}`;
 }
 
 /** Pure: the commands the summary prints, one per protocol, each against this demo's folder and addresses. */
 export function demoCommands(
   dataDir: string,
   urls: DemoUrls,
+  /** The shell has AGENTAUTH_DATABASE_URL, which the demo ignored: the commands unset it too. */
+  unsetDatabaseUrl = false,
 ): { label: string; command: string }[] {
-  const prefix = cliPrefix(dataDir);
+  const prefix = cliPrefix(dataDir, unsetDatabaseUrl);
   const agent = exampleAgentWords(urls.issuer);
   return [
     { label: "the accounts in the demo vault", command: `${prefix} vault list` },
     {
       label: "ACP: the example agent's sign-in state",
-      command: acpStatusCommand(dataDir, urls.issuer),
+      command: acpStatusCommand(dataDir, urls.issuer, unsetDatabaseUrl),
     },
     { label: "ACP: sign in to the example agent", command: `${prefix} acp login -- ${agent}` },
     { label: "AHP: what the example host protects", command: `${prefix} ahp status ${urls.ahp}` },

@@ -297,3 +297,29 @@ test("[DEMO-api-port-taken] the example tool's protected API on a taken port rej
     await new Promise((resolve) => blocker.close(resolve));
   }
 });
+
+test("[DEMO-start-database-url-ignored] AGENTAUTH_DATABASE_URL in the shell does not split the demo between two stores: its vault stays in the folder, the agent it starts and the printed commands too", async () => {
+  const dataDir = tempDir();
+  const lines: string[] = [];
+  const logger = createLogger({ write: (line) => lines.push(line), level: "warn" });
+  const before = process.env.AGENTAUTH_DATABASE_URL;
+  process.env.AGENTAUTH_DATABASE_URL = "postgres://demo@127.0.0.1:1/unreachable";
+  let demo: RunningDemo | undefined;
+  try {
+    demo = await startDemo({ dataDir, logger });
+    assert.equal(demo.store.constructor.name, "SqliteCredentialStore");
+    assert.equal((await demo.store.list()).length, 0);
+    for (const { command } of demo.commands.filter((c) => c.command.includes("agentauth"))) {
+      assert.match(command, /AGENTAUTH_DATABASE_URL= /, command);
+    }
+    assert.ok(
+      lines.some((line) => line.includes("demo.database_url_ignored")),
+      lines.join("\n"),
+    );
+    assert.ok(!lines.join("\n").includes("unreachable"), "the URL itself is not logged");
+  } finally {
+    await demo?.close();
+    if (before === undefined) delete process.env.AGENTAUTH_DATABASE_URL;
+    else process.env.AGENTAUTH_DATABASE_URL = before;
+  }
+});
