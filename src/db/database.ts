@@ -12,6 +12,9 @@ import { isPostgresUrl, redactDatabaseUrl } from "./url.ts";
 
 export type Row = Record<string, unknown>;
 
+/** `application_name` of every agentauth connection (pg_stat_activity shows it). */
+export const APPLICATION_NAME = "agentauth";
+
 /** Anything that runs a statement: the pool, a transaction's client, or a session. */
 export interface Queryable {
   query<R extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<R[]>;
@@ -59,7 +62,15 @@ export async function openDatabase(url: string, options: DatabaseOptions): Promi
   const connectionTimeoutMillis = options.connectTimeoutMs ?? 10_000;
   let config: pg.PoolConfig;
   try {
-    config = { connectionString: url, connectionTimeoutMillis };
+    config = {
+      connectionString: url,
+      connectionTimeoutMillis,
+      // TCP keepalive: a lock session whose host vanished (no FIN: a crashed machine, a partition) is noticed by the
+      // kernel instead of being held open for hours; the server side has its own keepalive settings.
+      keepAlive: true,
+      // Names our sessions in pg_stat_activity, and lets the lease takeover end only agentauth's own sessions.
+      application_name: APPLICATION_NAME,
+    };
     // Parse now, so a malformed URL is reported here and not as a crash inside the pool.
     new URL(url);
   } catch {
@@ -79,7 +90,10 @@ export async function openDatabase(url: string, options: DatabaseOptions): Promi
   const ignore = () => {};
   pool.on("error", ignore);
   sessions.on("error", ignore);
-  const db = new PgDatabase(label, pool, sessions);
+  const db = new PgDatabase(label, pool, sessions, {
+    pool: options.poolSize ?? 10,
+    sessions: options.sessionPoolSize ?? 16,
+  });
   try {
     await applyMigrations(db, options.component, options.migrations);
   } catch (error) {
@@ -93,19 +107,28 @@ class PgDatabase implements Database {
   readonly label: string;
   readonly #pool: pg.Pool;
   readonly #sessions: pg.Pool;
+  readonly #sizes: { pool: number; sessions: number };
   #closed = false;
 
-  constructor(label: string, pool: pg.Pool, sessions: pg.Pool) {
+  constructor(
+    label: string,
+    pool: pg.Pool,
+    sessions: pg.Pool,
+    sizes: { pool: number; sessions: number },
+  ) {
     this.label = label;
+    this.#sizes = sizes;
     this.#pool = pool;
     this.#sessions = sessions;
   }
 
   async query<R extends Row = Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
     this.#open();
+    const waiting = this.#pool.totalCount >= this.#sizes.pool;
     try {
       return (await this.#pool.query(sql, params as unknown[])).rows as R[];
     } catch (error) {
+      if (waiting) throw this.#connectFailure(error, this.#pool, this.#sizes.pool, "poolSize");
       throw this.wrap(error, "run a statement");
     }
   }
@@ -116,7 +139,7 @@ class PgDatabase implements Database {
     try {
       client = await this.#pool.connect();
     } catch (error) {
-      throw this.wrap(error, "connect");
+      throw this.#connectFailure(error, this.#pool, this.#sizes.pool, "poolSize");
     }
     let broken = false;
     const onError = () => {
@@ -155,9 +178,15 @@ class PgDatabase implements Database {
     let backendPid: number;
     try {
       client = await this.#sessions.connect();
+    } catch (error) {
+      throw this.#connectFailure(error, this.#sessions, this.#sizes.sessions, "sessionPoolSize");
+    }
+    try {
       const rows = (await client.query("SELECT pg_backend_pid() AS pid")).rows;
       backendPid = Number(rows[0]?.pid);
     } catch (error) {
+      // Not given back to the pool as usable: it failed its first statement.
+      client.release(true);
       throw this.wrap(error, "open a session");
     }
     let released = false;
@@ -217,6 +246,24 @@ class PgDatabase implements Database {
       );
     }
     return error instanceof Error ? error : new Error(String(error));
+  }
+
+  /**
+   * A connection that could not be had: when every connection of the pool was busy the whole wait, the server is
+   * fine and the pool is too small for the load, which "check that the server is running" would misstate.
+   */
+  #connectFailure(error: unknown, pool: pg.Pool, size: number, option: string): Error {
+    const exhausted =
+      /timeout exceeded when trying to connect/i.test(String((error as Error)?.message)) &&
+      pool.totalCount >= size;
+    if (!exhausted) return this.wrap(error, "connect");
+    return new DatabaseError(
+      "database_pool_exhausted",
+      `All ${size} connections this process keeps to the PostgreSQL database at ${this.label} stayed busy until ` +
+        `the wait ran out. Retry; if it recurs, raise ${option} (and the server's max_connections to match) or ` +
+        "lower the concurrency.",
+      { cause: error },
+    );
   }
 
   #open(): void {

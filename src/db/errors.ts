@@ -7,6 +7,8 @@ export type DatabaseErrorCode =
   | "database_url_invalid"
   /** The server could not be reached, refused the login, or dropped the connection. */
   | "database_unavailable"
+  /** Every connection of this process's pool stayed busy until the wait ran out: the pool is too small for the load. */
+  | "database_pool_exhausted"
   /** The database holds a schema from a newer agentauth. */
   | "database_schema_unsupported"
   /** A statement failed for another reason (disk full, permissions, a constraint). */

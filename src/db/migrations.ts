@@ -32,7 +32,23 @@ export async function applyMigrations(
   migrations: readonly Migration[],
 ): Promise<{ applied: number[] }> {
   checkList(component, migrations);
+  // Fast path, with no lock and no DDL: an instance whose schema is current needs only SELECT on the table (a role
+  // without CREATE can run it), and does not queue behind another instance's migration.
+  const current = await db.transaction(async (client) => {
+    const exists = await client.query("SELECT to_regclass('agentauth_schema') IS NOT NULL AS yes");
+    if (exists[0]?.yes !== true) return undefined;
+    const rows = await client.query("SELECT version FROM agentauth_schema WHERE component = $1", [
+      component,
+    ]);
+    return new Set(rows.map((r) => Number(r.version)));
+  });
+  if (current) {
+    refuseNewer(db.label, component, current, migrations);
+    if (migrations.every((m) => current.has(m.version))) return { applied: [] };
+  }
   return db.transaction(async (client) => {
+    // Bounded: an instance stuck mid-migration must not hang every other instance's start for ever.
+    await client.query("SET LOCAL lock_timeout = '60s'");
     await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK.toString()]);
     await client.query(`CREATE TABLE IF NOT EXISTS agentauth_schema (
       component   text        NOT NULL,
@@ -45,15 +61,7 @@ export async function applyMigrations(
       component,
     ]);
     const done = new Set(rows.map((r) => Number(r.version)));
-    const newest = Math.max(0, ...done);
-    const known = Math.max(0, ...migrations.map((m) => m.version));
-    if (newest > known) {
-      throw new DatabaseError(
-        "database_schema_unsupported",
-        `The PostgreSQL database at ${db.label} holds the ${component} schema version ${newest}, newer than this ` +
-          `agentauth understands (${known}). Upgrade agentauth on every instance before starting this one.`,
-      );
-    }
+    refuseNewer(db.label, component, done, migrations);
     const applied: number[] = [];
     for (const migration of migrations) {
       if (done.has(migration.version)) continue;
@@ -66,6 +74,23 @@ export async function applyMigrations(
     }
     return { applied };
   });
+}
+
+function refuseNewer(
+  label: string,
+  component: string,
+  done: ReadonlySet<number>,
+  migrations: readonly Migration[],
+): void {
+  const newest = Math.max(0, ...done);
+  const known = Math.max(0, ...migrations.map((m) => m.version));
+  if (newest > known) {
+    throw new DatabaseError(
+      "database_schema_unsupported",
+      `The PostgreSQL database at ${label} holds the ${component} schema version ${newest}, newer than this ` +
+        `agentauth understands (${known}). Upgrade agentauth on every instance before starting this one.`,
+    );
+  }
 }
 
 /** A programming error, caught on first open: versions 1..n, in order, no gaps. */

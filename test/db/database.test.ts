@@ -166,3 +166,78 @@ test("[DB-advisory-key] advisory keys are stable signed 64-bit integers, distinc
   const n = BigInt(a);
   assert.ok(n >= -(2n ** 63n) && n < 2n ** 63n);
 });
+
+test("[DB-migrations-no-create-privilege] an instance whose schema is current opens with a role that has no CREATE privilege", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const url = await PG.freshDatabase();
+  const owner = await openDatabase(url, { component: "t", migrations: V2 });
+  const role = `app_${Math.random().toString(36).slice(2, 8)}`;
+  await owner.query(`CREATE ROLE ${role} LOGIN`);
+  await owner.query(`REVOKE CREATE ON SCHEMA public FROM PUBLIC`);
+  await owner.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON things, agentauth_schema TO ${role}`);
+  await owner.close();
+  const asApp = new URL(url);
+  asApp.username = role;
+  const app = await openDatabase(asApp.toString(), { component: "t", migrations: V2 });
+  try {
+    await app.query("INSERT INTO things (id, n) VALUES ('x', 1)");
+    assert.equal((await app.query("SELECT count(*)::int AS n FROM things"))[0]!.n, 1);
+  } finally {
+    await app.close();
+  }
+  // Behind by one version, the same role cannot migrate: a typed error naming the database, not a hang.
+  const V3: Migration[] = [
+    ...V2,
+    { version: 3, description: "more", sql: "CREATE TABLE more_things (id text)" },
+  ];
+  const error = await openDatabase(asApp.toString(), { component: "t", migrations: V3 }).catch(
+    (e) => e,
+  );
+  assert.ok(error instanceof DatabaseError, String(error));
+  assert.equal(error.code, "database_failed");
+  assert.match(error.message, /permission denied/);
+});
+
+test("[DB-pool-exhausted] a pool whose every connection stays busy says so and which option to raise, not that the server is down", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const db = await openDatabase(await PG.freshDatabase(), {
+    component: "t",
+    migrations: V1,
+    sessionPoolSize: 1,
+    poolSize: 1,
+    connectTimeoutMs: 300,
+  });
+  try {
+    const held = await db.session();
+    const error = await db.session().catch((e) => e);
+    assert.ok(error instanceof DatabaseError, String(error));
+    assert.equal(error.code, "database_pool_exhausted");
+    assert.match(error.message, /sessionPoolSize/);
+    held.release();
+    const busy = db.transaction(() => new Promise((r) => setTimeout(r, 1_000)));
+    const waited = await db.query("SELECT 1").catch((e) => e);
+    await busy;
+    assert.ok(waited instanceof DatabaseError, String(waited));
+    assert.equal(waited.code, "database_pool_exhausted");
+    assert.match(waited.message, /poolSize/);
+    // And the pool works again once a connection is free.
+    assert.deepEqual(await db.query("SELECT 1 AS one"), [{ one: 1 }]);
+  } finally {
+    await db.close();
+  }
+});
+
+test("[DB-application-name] every connection names itself 'agentauth' (what the lease takeover filters on)", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const db = await openDatabase(await PG.freshDatabase(), { component: "t", migrations: V1 });
+  try {
+    const session = await db.session();
+    const rows = await session.query(
+      "SELECT application_name FROM pg_stat_activity WHERE pid = pg_backend_pid()",
+    );
+    assert.deepEqual(rows, [{ application_name: "agentauth" }]);
+    session.release();
+  } finally {
+    await db.close();
+  }
+});
