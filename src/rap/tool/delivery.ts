@@ -36,7 +36,7 @@ export interface DeliveryOutcome {
    * `cancelled` (the call was cancelled), `dropped` (evicted from a full retry pool).
    */
   reason?: "rejected" | "exhausted" | "cancelled" | "dropped";
-  /** The last answer's Retry-After (RFC 9110 §10.2.3), in ms, when it had one: the outbox waits at least that. */
+  /** With `reportRetryAfter`: the last answer's Retry-After (RFC 9110 §10.2.3) in ms, when it had one. */
   retryAfterMs?: number;
 }
 
@@ -60,6 +60,8 @@ export async function deliverCallback(
     signal?: AbortSignal;
     pool?: RetryPool;
     idempotencyKey?: string;
+    /** Adds `retryAfterMs` to an exhausted outcome (the outbox schedules its own retries). */
+    reportRetryAfter?: boolean;
   } = {},
 ): Promise<DeliveryOutcome> {
   const target = typeof url === "string" ? new URL(url) : url;
@@ -82,13 +84,14 @@ export async function deliverCallback(
     const asked = answer?.retryAfterMs;
     const delay = asked !== undefined ? Math.max(asked, base) : backoff(attempt, base, maxDelay);
     if (attempt >= attempts || Date.now() + delay > deadline) {
-      return {
+      const outcome: DeliveryOutcome = {
         delivered: false,
         attempts: attempt,
         status,
         reason: "exhausted",
-        retryAfterMs: asked,
       };
+      if (options.reportRetryAfter && asked !== undefined) outcome.retryAfterMs = asked;
+      return outcome;
     }
     const waited = await wait(delay, options.signal, options.pool);
     if (waited !== "ok") return { delivered: false, attempts: attempt, status, reason: waited };

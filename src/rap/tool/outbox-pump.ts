@@ -87,6 +87,7 @@ export class OutboxPump {
       ...delivery,
       attempts: 1,
       idempotencyKey: message.id,
+      reportRetryAfter: true,
       signal: this.#stopped.signal,
     });
     const fields = {
