@@ -43,6 +43,7 @@ export class PostgresLeases {
   readonly #now: () => number;
   readonly #held = new Map<string, Held>();
   readonly #queues = new Map<string, Promise<unknown>>();
+  #closing = false;
 
   constructor(db: () => Promise<Database>, now: () => number) {
     this.#db = db;
@@ -92,13 +93,20 @@ export class PostgresLeases {
     });
   }
 
-  /** Drops every session this store holds: the server releases their locks. */
-  close(): void {
+  /**
+   * Lets every operation in flight finish (an acquire that is taking a lock ends up in #held), then drops every
+   * session this store holds: the server releases their locks. Acquires that start meanwhile refuse. Without the
+   * wait, an acquire finishing after the sweep kept its session checked out and the pool's end() waited for ever.
+   */
+  async close(): Promise<void> {
+    this.#closing = true;
+    await Promise.all([...this.#queues.values()]);
     for (const held of this.#held.values()) held.session.release(true);
     this.#held.clear();
   }
 
   async #acquire(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    if (this.#closing) return false;
     const db = await this.#db();
     const now = this.#now();
     const expiresAt = now + ttlMs;

@@ -48,11 +48,13 @@ export const LEASE_SQL = {
   unlock: "SELECT pg_advisory_unlock($1::bigint) AS released",
   /**
    * Ends the backend recorded on the lease row, and only if it really holds this lease's advisory lock (pg_locks
-   * splits a bigint key into classid = high 32 bits, objid = low 32 bits, objsubid = 1): never an unrelated
-   * connection that reused the pid.
+   * splits a bigint key into classid = high 32 bits, objid = low 32 bits, objsubid = 1), in this database, on an
+   * agentauth connection: never an unrelated connection that reused the pid, nor another database's agentauth.
    */
   terminateHolder: `SELECT pg_terminate_backend(l.pid) AS terminated FROM pg_locks l
+    JOIN pg_stat_activity a ON a.pid = l.pid AND a.application_name = 'agentauth'
     WHERE l.locktype = 'advisory' AND l.granted AND l.pid = $2 AND l.objsubid = 1
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
       AND l.classid::bigint = (($1::bigint >> 32) & 4294967295)
       AND l.objid::bigint = ($1::bigint & 4294967295)`,
 } as const;

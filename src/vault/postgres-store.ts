@@ -207,8 +207,9 @@ export class PostgresCredentialStore implements CredentialStore {
 
   async close(): Promise<void> {
     if (this.#closed) return;
+    // Before the store refuses calls: an acquire in flight still needs the database to finish (or fail).
+    await this.#leases.close();
     this.#closed = true;
-    this.#leases.close();
     const ready = this.#ready;
     this.#ready = undefined;
     const db = await ready?.catch(() => undefined);

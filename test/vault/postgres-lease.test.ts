@@ -150,3 +150,33 @@ test("[PG-vault-cas-multiprocess] 4 processes incrementing one counter with comp
   assert.equal(final.version, 1 + 4 * perWorker);
   t.diagnostic(`compare-and-swap conflicts retried: ${results.map((r) => r.conflicts).join(", ")}`);
 });
+
+test("[PG-vault-lease-close-during-acquire] closing a store while it is taking a lease neither hangs nor leaves the lock held", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const url = await PG.freshDatabase();
+  const env = { AGENTAUTH_VAULT_KEY: newKey() };
+  // close() lands at several points of the acquire (before its session, during try-lock, during the row write).
+  for (const delayMs of [0, 1, 2, 3, 5, 8, 12, 20]) {
+    const first = openVault({ databaseUrl: url, env });
+    await first.list(); // opened and migrated, so the acquire below goes straight to the lock
+    const taking = first.acquireLease("refresh:x", "a", 60_000).catch(() => false);
+    await sleep(delayMs);
+    const outcome = await Promise.race([
+      first.close().then(() => "closed"),
+      sleep(15_000).then(() => "hung"),
+    ]);
+    assert.equal(outcome, "closed", `close() ${delayMs} ms into an acquire returned`);
+    await taking;
+    const second = openVault({ databaseUrl: url, env });
+    try {
+      assert.equal(
+        await second.acquireLease("refresh:x", "b", 60_000),
+        true,
+        `the store closed ${delayMs} ms into an acquire released its lock`,
+      );
+      await second.releaseLease("refresh:x", "b");
+    } finally {
+      await second.close();
+    }
+  }
+});
