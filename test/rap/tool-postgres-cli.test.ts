@@ -15,6 +15,7 @@ import { skipWithoutPostgres, testPostgres } from "../support/postgres.ts";
 import { tempDir } from "../support/tmp.ts";
 import { keyedSink } from "./fixtures/keyed-sink.ts";
 import { invocation, post } from "./tool-fixture.ts";
+import { authorize } from "./tool-oauth-fixture.ts";
 
 const PG = await testPostgres();
 const idp = await useIdp();
@@ -57,8 +58,36 @@ test("[PG-rap-tool-cli-database-url] rap tool serve with AGENTAUTH_DATABASE_URL:
   t.after(() => client.end());
   const pending = await client.query("SELECT count(*)::int AS n FROM rap_tool_pending");
   assert.equal(pending.rows[0].n, 1, "the pending sign-in is in PostgreSQL");
-  const outbox = await client.query("SELECT count(*)::int AS n FROM rap_tool_outbox");
-  assert.equal(outbox.rows[0].n, 0, "the delivered oauth message left the outbox");
+  // The sink has the message before the tool's DELETE commits: wait (bounded) for the row to go.
+  for (let tries = 0; ; tries++) {
+    const outbox = await client.query("SELECT count(*)::int AS n FROM rap_tool_outbox");
+    if (outbox.rows[0].n === 0) break;
+    assert.ok(tries < 500, "the delivered oauth message left the outbox");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+
+  // The person signs in; the result comes back; then nothing of the journey is readable in any table (the vault
+  // follows AGENTAUTH_DATABASE_URL too).
+  const landed = await authorize(String(oauth.message.auth_url));
+  assert.equal(landed.status, 200, landed.page);
+  const result = await sink.waitFor(
+    (d) => d.message.id === body.id && d.message.type === "tool_result",
+  );
+  assert.match(String(result.message.text), /^You are alice at the demo API/);
+  const tables = await client.query(
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'",
+  );
+  let all = "";
+  for (const { table_name } of tables.rows) {
+    const rows = await client.query(`SELECT t::text AS row FROM "${table_name}" t`);
+    all += rows.rows.map((r) => r.row).join("\n");
+  }
+  const code = landed.redirect.searchParams.get("code") ?? "";
+  const state = landed.redirect.searchParams.get("state") ?? "";
+  assert.ok(code.length > 0 && state.length > 0);
+  assert.ok(!all.includes(code), "no authorization code at rest");
+  assert.ok(!all.includes(state), "no state at rest");
+  assert.ok(!all.includes(sink.url), "no callback URL at rest");
   tool.kill("SIGTERM");
   assert.equal((await ends(tool.exited, "rap tool serve")).code, 0);
 });
