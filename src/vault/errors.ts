@@ -10,7 +10,9 @@ export type VaultKeyErrorCode =
   /** The key id matched but the GCM tag did not verify: wrong key material, tampering, or a row moved. */
   | "vault_decrypt_failed"
   /** The key comes from the environment, so the key file cannot be rotated. */
-  | "vault_key_env_managed";
+  | "vault_key_env_managed"
+  /** A shared (PostgreSQL) vault is sealed with keys this process's keyring has none of: it must not write. */
+  | "vault_key_mismatch";
 
 export class VaultKeyError extends AgentAuthError {
   declare readonly code: VaultKeyErrorCode;

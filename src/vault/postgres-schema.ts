@@ -48,4 +48,17 @@ CREATE TABLE vault_leases (
   holder_pid integer
 );`,
   },
+  {
+    version: 2,
+    description:
+      "key ids the vault is sealed with, so an instance with a key of its own refuses to write (vault_key_mismatch)",
+    sql: `
+CREATE TABLE vault_keys (
+  kid           text   PRIMARY KEY,
+  first_used_at bigint NOT NULL
+);
+INSERT INTO vault_keys (kid, first_used_at)
+  SELECT DISTINCT kid, 0 FROM vault_credentials WHERE kid IS NOT NULL AND kid <> ''
+  ON CONFLICT DO NOTHING;`,
+  },
 ];

@@ -8,6 +8,9 @@ const SUMMARY_COLUMNS = `subject, issuer, resource, id, client_id, status, expir
   has_access, has_refresh, has_id, version, created_at, updated_at`;
 
 export const PG_SQL = {
+  keyIds: "SELECT kid FROM vault_keys",
+  recordKeyId:
+    "INSERT INTO vault_keys (kid, first_used_at) VALUES ($1, $2) ON CONFLICT (kid) DO NOTHING",
   get: "SELECT * FROM vault_credentials WHERE subject = $1 AND issuer = $2 AND resource = $3",
   getById: "SELECT * FROM vault_credentials WHERE id = $1",
   list: `SELECT ${SUMMARY_COLUMNS} FROM vault_credentials

@@ -61,6 +61,8 @@ export class PostgresCredentialStore implements CredentialStore {
   #keyring: Keyring | (() => Keyring);
   #ready: Promise<Database> | undefined;
   #closed = false;
+  /** The current key id last checked against (and recorded in) the database's vault_keys. */
+  #checkedKid: string | undefined;
 
   constructor(options: PostgresCredentialStoreOptions) {
     if (!isPostgresUrl(options.url)) {
@@ -127,7 +129,8 @@ export class PostgresCredentialStore implements CredentialStore {
   async put(input: CredentialInput): Promise<CredentialRecord> {
     validateInput(input);
     const db = await this.#db();
-    const rows = await db.query(PG_SQL.put, writeParams(this.#keys(), input, this.#now()));
+    const keys = await this.#writeKeys(db);
+    const rows = await db.query(PG_SQL.put, writeParams(keys, input, this.#now()));
     return stored(input, rows[0] as Row);
   }
 
@@ -137,7 +140,8 @@ export class PostgresCredentialStore implements CredentialStore {
   ): Promise<CredentialRecord | undefined> {
     validateInput(input);
     const db = await this.#db();
-    const params = [...writeParams(this.#keys(), input, this.#now()), expectedVersion];
+    const keys = await this.#writeKeys(db);
+    const params = [...writeParams(keys, input, this.#now()), expectedVersion];
     const row = (await db.query(PG_SQL.compareAndSwap, params))[0];
     return row ? stored(input, row) : undefined;
   }
@@ -186,6 +190,7 @@ export class PostgresCredentialStore implements CredentialStore {
    */
   async reencrypt(): Promise<{ rewritten: number }> {
     const db = await this.#db();
+    await this.#writeKeys(db);
     return db.transaction(async (client) => {
       const keys = this.#keys();
       const rows = await client.query(PG_SQL.staleRows, [keys.currentKid]);
@@ -263,5 +268,35 @@ export class PostgresCredentialStore implements CredentialStore {
   #keys(): Keyring {
     if (typeof this.#keyring === "function") this.#keyring = this.#keyring();
     return this.#keyring;
+  }
+
+  /**
+   * The keyring to seal with, once it is known to match the shared vault. Each instance of a PostgreSQL vault must
+   * seal with a key the others can open; an instance that made a key of its own (no AGENTAUTH_VAULT_KEY, a fresh
+   * home's vault.key) would otherwise write rows nobody else reads, and read none of theirs. So the database records
+   * every current key id it was written with, and a keyring that shares none of them refuses to write. During a
+   * rotation the new key arrives as current beside the old (recorded) one, so it is accepted and recorded.
+   */
+  async #writeKeys(db: Database): Promise<Keyring> {
+    let keys = this.#keys();
+    if (this.#checkedKid === keys.currentKid) return keys;
+    const known = (await db.query(PG_SQL.keyIds)).map((row) => String(row.kid));
+    if (known.length > 0 && !keys.kids.some((kid) => known.includes(kid)) && this.#reloadKeyring) {
+      // Another process on this machine may have rotated the key file since this one read it.
+      this.#keyring = this.#reloadKeyring();
+      keys = this.#keys();
+    }
+    if (known.length > 0 && !keys.kids.some((kid) => known.includes(kid))) {
+      throw new VaultKeyError(
+        "vault_key_mismatch",
+        `The vault on ${this.location} is sealed with key ${known.slice(0, 3).join(", ")}` +
+          `${known.length > 3 ? ", …" : ""}, and this process's keys (${keys.kids.join(", ")}) include none of ` +
+          "them: what it wrote, the other instances could not read. Give every instance the same " +
+          "AGENTAUTH_VAULT_KEY (see docs/deploy.md); a vault.key this process created on its own can be deleted.",
+      );
+    }
+    await db.query(PG_SQL.recordKeyId, [keys.currentKid, this.#now()]);
+    this.#checkedKid = keys.currentKid;
+    return keys;
   }
 }

@@ -5,6 +5,8 @@
  */
 
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { type TestContext, test } from "node:test";
 import { inspect } from "node:util";
 import pg from "pg";
@@ -15,12 +17,23 @@ import {
   openVault,
   PostgresCredentialStore,
   VaultCorruptError,
+  VaultKeyError,
 } from "../../src/vault/index.ts";
+import { VAULT_MIGRATIONS } from "../../src/vault/postgres-schema.ts";
 import { closedPort } from "../support/closed-port.ts";
 import { skipWithoutPostgres, testPostgres } from "../support/postgres.ts";
-import { newKey, sampleInput, token, tokenValues } from "./helpers.ts";
+import { newKey, sampleInput, tempHome, token, tokenValues } from "./helpers.ts";
 
 const PG = await testPostgres();
+
+/** The current key of a home's vault.key file, as AGENTAUTH_VAULT_KEY text. */
+function keyFileKey(home: string): string {
+  const file = JSON.parse(readFileSync(join(home, "vault.key"), "utf8")) as {
+    current: string;
+    keys: Record<string, string>;
+  };
+  return file.keys[file.current] as string;
+}
 
 const keyBytes = () => Buffer.from(newKey(), "base64");
 
@@ -144,7 +157,7 @@ test("[PG-vault-concurrent-open] 8 stores opening one fresh database at once app
   );
   assert.deepEqual(
     applied.rows.map((r) => r.version),
-    [1],
+    VAULT_MIGRATIONS.map((m) => m.version),
   );
   assert.equal((await stores[0]!.list()).length, 8);
 });
@@ -233,4 +246,31 @@ test("[PG-vault-errors-no-password] unreachable server, missing database and mal
       e.code === "database_url_invalid" &&
       !e.message.includes(password),
   );
+});
+
+test("[PG-vault-key-mismatch] a second machine that made a key of its own cannot write into a shared vault sealed with another key: a typed error says to share AGENTAUTH_VAULT_KEY", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const url = await PG.freshDatabase();
+  // Two machines: each has its own AGENTAUTH_HOME, neither sets AGENTAUTH_VAULT_KEY, so each creates vault.key.
+  const homeA = tempHome(t);
+  const machineA = openVault({ databaseUrl: url, home: homeA, env: {} });
+  t.after(() => machineA.close());
+  const alice = await machineA.put(sampleInput({ subject: "alice" }));
+  const machineB = openVault({ databaseUrl: url, home: tempHome(t), env: {} });
+  t.after(() => machineB.close());
+  const error = await machineB.put(sampleInput({ subject: "bob" })).catch((e) => e);
+  assert.ok(error instanceof VaultKeyError, String(error));
+  assert.equal(error.code, "vault_key_mismatch");
+  assert.match(error.message, /AGENTAUTH_VAULT_KEY/);
+  assert.equal((await machineA.list()).length, 1, "nothing was written under B's key");
+  assert.ok(await machineA.getById(alice.id));
+  // With the shared key, B writes and A reads what it wrote.
+  const shared = openVault({
+    databaseUrl: url,
+    home: tempHome(t),
+    env: { AGENTAUTH_VAULT_KEY: keyFileKey(homeA) },
+  });
+  t.after(() => shared.close());
+  const bob = await shared.put(sampleInput({ subject: "bob" }));
+  assert.ok(await machineA.getById(bob.id));
 });
