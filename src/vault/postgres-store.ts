@@ -49,6 +49,10 @@ export interface PostgresCredentialStoreOptions {
   reloadKeyring?: () => Keyring;
   /** The clock for timestamps and lease expiry; tests pass a fake one. */
   now?: () => number;
+  /** Connections for reads and writes (default 10). */
+  poolSize?: number;
+  /** Connections for held leases: one per credential being refreshed at once in this process (default 16). */
+  sessionPoolSize?: number;
 }
 
 export class PostgresCredentialStore implements CredentialStore {
@@ -57,6 +61,7 @@ export class PostgresCredentialStore implements CredentialStore {
   readonly #url: string;
   readonly #reloadKeyring: (() => Keyring) | undefined;
   readonly #now: () => number;
+  readonly #pools: { poolSize?: number; sessionPoolSize?: number };
   readonly #leases: PostgresLeases;
   #keyring: Keyring | (() => Keyring);
   #ready: Promise<Database> | undefined;
@@ -77,6 +82,10 @@ export class PostgresCredentialStore implements CredentialStore {
     this.#keyring = options.keyring;
     this.#reloadKeyring = options.reloadKeyring;
     this.#now = options.now ?? Date.now;
+    this.#pools = {
+      ...(options.poolSize ? { poolSize: options.poolSize } : {}),
+      ...(options.sessionPoolSize ? { sessionPoolSize: options.sessionPoolSize } : {}),
+    };
     this.#leases = new PostgresLeases(() => this.#db(), this.#now);
   }
 
@@ -228,6 +237,7 @@ export class PostgresCredentialStore implements CredentialStore {
       const opening = openDatabase(this.#url, {
         component: VAULT_COMPONENT,
         migrations: VAULT_MIGRATIONS,
+        ...this.#pools,
       });
       this.#ready = opening;
       opening.catch(() => {
