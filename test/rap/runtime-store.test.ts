@@ -142,6 +142,23 @@ for (const [name, make] of stores) {
       // Unkeyed entries are unaffected.
       assert.ok(await store.appendEntry("g", event));
       assert.equal((await store.listEntries("g")).length, 3);
+      // A keyed transition records its key with the change, and only when the change happens.
+      await store.createCall(call("keyed"));
+      const blocked = { from: ["completed" as const], to: "cancelled" as const, at: 8 };
+      assert.equal(
+        await store.transition("g", "keyed", { ...blocked, deliveryKey: "k4" }),
+        undefined,
+      );
+      assert.equal(await store.hasDelivery("g", "k4"), false, "no change, no key");
+      const done = await store.transition("g", "keyed", {
+        from: ["pending"],
+        to: "completed",
+        result: { text: "ok", isError: false, synthetic: false },
+        at: 9,
+        deliveryKey: "k4",
+      });
+      assert.equal(done?.status, "completed");
+      assert.equal(await store.hasDelivery("g", "k4"), true, "recorded with the change");
     } finally {
       await store.close();
     }

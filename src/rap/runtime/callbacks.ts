@@ -9,8 +9,9 @@
  *
  * Delivery keys (the tool's `Idempotency-Key`, stable across retries of one message): a key the thread already
  * recorded is answered 200 `duplicate` and nothing is applied; otherwise the change is applied and the key recorded
- * before the reply (with the entry itself, atomically, for subscription_event and user_choice, which would
- * otherwise add twice). This runs under the thread's lock, across instances when the store has `lockGroup`.
+ * before the reply (with the change itself, atomically, for tool_result, subscription_event and user_choice: a
+ * result committed without its key would make the retry a "duplicate" that never settles; an entry would be added
+ * twice). This runs under the thread's lock, across instances when the store has `lockGroup`.
  * Without a key: subscription events are at-least-once (a retry after a lost reply adds the event again);
  * tool_result, oauth and user_choice are still deduplicated by the call's state, view_update overwrites.
  */
@@ -180,9 +181,11 @@ async function onToolResult(
     result,
     ...(message.subscription ? { subscription: "active" as const } : {}),
     at: ctx.now(),
+    // With the change, atomically: a result committed without its key would turn the retry into a "duplicate"
+    // and never be settled. No change (a race lost to a timeout): the call's state answers the retry.
+    ...(key ? { deliveryKey: key.deliveryKey } : {}),
   });
   ctx.surfaced.delete(JSON.stringify([call.groupId, call.id]));
-  await recordDelivery(ctx, key);
   respond(ok(done ? {} : { duplicate: true }));
   if (!done) return;
   ctx.logger.info("rap.callback.tool_result", {

@@ -47,6 +47,7 @@ export class MemoryRuntimeStore implements RuntimeStore {
     if (change.result) record.result = structuredClone(change.result);
     if (change.subscription) record.subscription = change.subscription;
     record.updatedAt = change.at;
+    if (change.deliveryKey !== undefined) this.#record(groupId, change.deliveryKey);
     return structuredClone(record);
   }
 

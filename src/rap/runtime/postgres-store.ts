@@ -36,6 +36,16 @@ const SQL = {
   transition: `UPDATE rap_calls SET status = $3, result = COALESCE($4, result),
       subscription = COALESCE($5, subscription), updated_at = $6
     WHERE group_id = $1 AND id = $2 AND status = ANY($7::text[]) RETURNING *`,
+  // The change and its delivery key in one statement: both are committed or neither (a key only if it changed).
+  transitionKeyed: `WITH done AS (
+      UPDATE rap_calls SET status = $3, result = COALESCE($4, result),
+        subscription = COALESCE($5, subscription), updated_at = $6::bigint
+      WHERE group_id = $1 AND id = $2 AND status = ANY($7::text[]) RETURNING *
+    ), recorded AS (
+      INSERT INTO rap_deliveries (group_id, key, at) SELECT group_id, $8::text, $6::bigint FROM done
+      ON CONFLICT DO NOTHING
+    )
+    SELECT * FROM done`,
   setSubscription: `UPDATE rap_calls SET subscription = $4, updated_at = $5
     WHERE group_id = $1 AND id = $2 AND subscription = $3 RETURNING 1`,
   list: "SELECT * FROM rap_calls WHERE group_id = $1 ORDER BY created_at, ord",
@@ -115,7 +125,7 @@ export class PostgresRuntimeStore implements RuntimeStore {
   }
 
   async transition(groupId: string, id: string, change: Transition) {
-    const [row] = await this.#db.query(SQL.transition, [
+    const params = [
       groupId,
       id,
       change.to,
@@ -123,7 +133,11 @@ export class PostgresRuntimeStore implements RuntimeStore {
       change.subscription ?? null,
       change.at,
       [...change.from],
-    ]);
+    ];
+    const [row] =
+      change.deliveryKey === undefined
+        ? await this.#db.query(SQL.transition, params)
+        : await this.#db.query(SQL.transitionKeyed, [...params, change.deliveryKey]);
     return row ? this.#record(row) : undefined;
   }
 

@@ -150,7 +150,7 @@ export class SqliteRuntimeStore implements RuntimeStore {
   }
 
   async transition(groupId: string, id: string, change: Transition) {
-    const row = this.#io(() =>
+    const apply = () =>
       this.#sql.transition.get({
         group_id: groupId,
         id,
@@ -159,8 +159,24 @@ export class SqliteRuntimeStore implements RuntimeStore {
         result: change.result ? JSON.stringify(change.result) : null,
         subscription: change.subscription ?? null,
         at: change.at,
-      }),
-    );
+      });
+    const { deliveryKey } = change;
+    const row = this.#io(() => {
+      if (deliveryKey === undefined) return apply();
+      // One transaction: the change and its delivery key are committed together or not at all.
+      this.#db.exec("BEGIN IMMEDIATE");
+      try {
+        const changed = apply();
+        if (changed) {
+          this.#sql.recordDelivery.run({ group_id: groupId, key: deliveryKey, at: change.at });
+        }
+        this.#db.exec("COMMIT");
+        return changed;
+      } catch (error) {
+        if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+        throw error;
+      }
+    });
     return row ? this.#record(row) : undefined;
   }
 

@@ -97,6 +97,11 @@ export interface Transition {
   result?: CallResult;
   subscription?: SubscriptionState;
   at: number;
+  /**
+   * The message's delivery key (its `Idempotency-Key`), recorded with the change, atomically, when the change
+   * happens: a change committed without its key would make the retry look like a duplicate and never settle.
+   */
+  deliveryKey?: string;
 }
 
 export interface RuntimeStore {
