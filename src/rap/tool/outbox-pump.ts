@@ -30,6 +30,13 @@ export class OutboxPump {
   #again = false;
 
   constructor(options: OutboxPumpOptions) {
+    const timeoutMs = options.delivery.timeoutMs ?? DEFAULT_DELIVERY.timeoutMs;
+    // A claim that can lapse while its attempt is still running lets a second instance send the same message at once.
+    if (options.claimMs !== undefined && !(options.claimMs > timeoutMs)) {
+      throw new RangeError(
+        `claimMs (${options.claimMs}) must be longer than one delivery attempt's timeout (${timeoutMs} ms): raise claimMs or lower delivery.timeoutMs.`,
+      );
+    }
     this.#o = options;
   }
 
@@ -70,7 +77,16 @@ export class OutboxPump {
       try {
         for (;;) {
           if (this.#stopped.signal.aborted) return;
-          const claimed = await this.#o.outbox.claim(this.#o.batch ?? 32, claimMs);
+          const claimed = await this.#o.outbox.claim(this.#o.batch ?? 32, claimMs, (row) =>
+            // By id only: the row's content is sealed and may hold a capability URL.
+            this.#o.logger.warn("rap.outbox.unreadable", {
+              message_id: row.id,
+              group_id: row.groupId,
+              unreadable: row.unreadable,
+              dropped: row.dropped,
+              error_code: row.code,
+            }),
+          );
           if (claimed.length === 0) break;
           await Promise.all(claimed.map((message) => this.#deliver(message)));
         }
@@ -99,8 +115,15 @@ export class OutboxPump {
       status: outcome.status,
       callback_origin: URL.parse(message.callbackUrl)?.origin,
     };
-    // Stopping mid-attempt: the claim lapses and another instance (or this one, restarted) tries again.
-    if (outcome.reason === "cancelled") return;
+    // Stopping mid-attempt: release the claim so that another instance tries again now, not after `claimMs`. If the
+    // store cannot be reached, the claim lapses instead.
+    // An attempt cut short by the stop ends as a failed POST, so the stop itself is what tells it apart.
+    if (!outcome.delivered && (outcome.reason === "cancelled" || this.#stopped.signal.aborted)) {
+      await outbox.retryLater(message.id, 0).catch((error: unknown) => {
+        logger.warn("rap.outbox.release_failed", { message_id: message.id, error });
+      });
+      return;
+    }
     if (outcome.delivered) {
       await outbox.remove(message.id);
       logger.info("rap.callback.delivered", fields);

@@ -4,12 +4,21 @@
  * produced it. Instances claim due rows with `FOR UPDATE SKIP LOCKED` and a claim expiry: one instance at a time
  * delivers a message, and a claim held by a killed instance lapses. Only the oldest undelivered message of a group is
  * ever due, so a thread's messages reach the runtime in the order they were written.
+ *
+ * A row this instance cannot open (sealed under a key it lacks, or damaged) is handled alone: released for
+ * `claimMs` so that an instance with the key can take it, counted in `unreadable` (not in `attempts`, which is the
+ * delivery budget), and deleted once UNREADABLE_CLAIMS claims found it unreadable, so it cannot block its thread for
+ * ever. Deleted rather than moved to a dead-letter table: nothing could ever read it there either, and the log line
+ * (by id) is what an operator needs to find the instance with the wrong key.
  */
 
 import { randomUUID } from "node:crypto";
 import { advisoryKey, type Database } from "../../db/index.ts";
 import { type Keyring, openJson, type Sealed, sealJson } from "../../vault/index.ts";
-import type { CallbackOutbox, OutboxMessage } from "./state.ts";
+import type { CallbackOutbox, OutboxMessage, UnreadableOutboxRow } from "./state.ts";
+
+/** Claims that found a row unreadable before it is deleted. */
+export const UNREADABLE_CLAIMS = 5;
 
 type ClaimedRow = {
   id: string;
@@ -29,12 +38,13 @@ export class PostgresOutbox implements CallbackOutbox {
   }
 
   async add(message: {
+    id?: string;
     groupId: string;
     callId: string;
     callbackUrl: string;
     body: unknown;
   }): Promise<string | undefined> {
-    const id = randomUUID();
+    const id = message.id ?? randomUUID();
     // The callback URL is a capability, so it is sealed with the body, never stored in clear.
     const sealed = sealJson(this.#keyring, purpose(id), {
       callbackUrl: message.callbackUrl,
@@ -60,7 +70,11 @@ export class PostgresOutbox implements CallbackOutbox {
     return written.length > 0 ? id : undefined;
   }
 
-  async claim(limit: number, claimMs: number): Promise<OutboxMessage[]> {
+  async claim(
+    limit: number,
+    claimMs: number,
+    onUnreadable?: (row: UnreadableOutboxRow) => void,
+  ): Promise<OutboxMessage[]> {
     const rows = await this.#db.query<ClaimedRow>(
       `WITH due AS (
          SELECT o.seq FROM rap_tool_outbox o
@@ -92,9 +106,9 @@ export class PostgresOutbox implements CallbackOutbox {
           body?: unknown;
         };
       } catch (error) {
-        // Unreadable here (a key this instance lacks): release it for an instance that has the key, and say why.
-        await this.retryLater(row.id, claimMs);
-        throw error;
+        // One unreadable row must not cost the others their pass: set it aside and go on.
+        onUnreadable?.(await this.#setAside(row, claimMs, error));
+        continue;
       }
       if (typeof opened?.callbackUrl !== "string") {
         await this.remove(row.id);
@@ -110,6 +124,24 @@ export class PostgresOutbox implements CallbackOutbox {
       });
     }
     return claimed;
+  }
+
+  /** Releases an unreadable row for `claimMs` (an instance with the key may take it), or deletes it at the bound. */
+  async #setAside(row: ClaimedRow, claimMs: number, error: unknown): Promise<UnreadableOutboxRow> {
+    const code = String((error as { code?: unknown })?.code ?? "unreadable");
+    // This claim was no delivery attempt: give it back to the delivery budget.
+    const [counted] = await this.#db.query<{ unreadable: number }>(
+      `UPDATE rap_tool_outbox
+          SET unreadable = unreadable + 1, attempts = greatest(attempts - 1, 0), claimed_until = NULL,
+              next_at = now() + $2 * interval '1 millisecond'
+        WHERE id = $1
+       RETURNING unreadable`,
+      [row.id, Math.max(1, Math.round(claimMs))],
+    );
+    const unreadable = Number(counted?.unreadable ?? UNREADABLE_CLAIMS);
+    const dropped = unreadable >= UNREADABLE_CLAIMS;
+    if (dropped) await this.remove(row.id);
+    return { id: row.id, groupId: row.group_id, unreadable, dropped, code };
   }
 
   async remove(id: string): Promise<void> {

@@ -51,4 +51,12 @@ export const RAP_TOOL_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description:
+      "outbox: count the claims of a row this instance could not open apart from delivery attempts, to set it aside",
+    // Kept apart from `attempts` so that an instance without the key never spends a message's delivery budget, and
+    // a message retried for long by an instance with the key is not dropped by one without it.
+    sql: "ALTER TABLE rap_tool_outbox ADD COLUMN unreadable integer NOT NULL DEFAULT 0;",
+  },
 ];

@@ -281,10 +281,14 @@ export class CallRunner {
     const outbox = this.#o.outbox;
     const deliver = async () => {
       if (signal?.aborted) return;
+      // Made before the write, and the Idempotency-Key of every attempt, outbox or fallback: if the write committed
+      // but its answer was lost, the pump and the fallback send one message under one key and the runtime dedupes.
+      const messageId = randomUUID();
       if (outbox) {
         try {
           // Written before the first attempt: from here on, a restart or a kill loses nothing.
           const id = await outbox.add({
+            id: messageId,
             groupId: target.groupId,
             callId: target.id,
             callbackUrl: target.callbackUrl,
@@ -309,7 +313,7 @@ export class CallRunner {
         signal,
         pool: this.#o.retryPool,
         // One key per message, the same on every retry: the runtime applies a message whose answer was lost once.
-        idempotencyKey: randomUUID(),
+        idempotencyKey: messageId,
       });
       const fields = {
         type: message.type,

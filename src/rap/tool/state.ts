@@ -23,12 +23,26 @@ export interface OutboxMessage {
   createdAt: number;
 }
 
+/** A row claimed that this instance could not open (a key it lacks, or damage): reported by id, never content. */
+export interface UnreadableOutboxRow {
+  id: string;
+  groupId: string;
+  /** How many times a claim found it unreadable, this one included. */
+  unreadable: number;
+  /** True when it was deleted (the bound was reached); otherwise it is released for an instance with the key. */
+  dropped: boolean;
+  /** The error's stable code (e.g. vault_key_unknown, vault_decrypt_failed). */
+  code: string;
+}
+
 export interface CallbackOutbox {
   /**
    * Writes a message before its first delivery attempt; returns its id, or undefined when the call (`callId`, the
    * RAP `id`) or its thread was cancelled meanwhile (nothing is sent after a cancellation).
    */
   add(message: {
+    /** The message's id, made by the caller so that a fallback delivery can use the same key; default: a new one. */
+    id?: string;
     groupId: string;
     callId: string;
     callbackUrl: string;
@@ -37,9 +51,15 @@ export interface CallbackOutbox {
   /**
    * Claims up to `limit` due messages for `claimMs`: only the oldest undelivered message of each group (the runtime
    * must see a thread's messages in order), each claimed by one instance at a time. A claim that is not settled
-   * (the instance died) expires and the message is due again.
+   * (the instance died) expires and the message is due again. A row this instance cannot open does not hold back
+   * the others: it is reported to `onUnreadable`, released for another instance (or deleted after a bounded number
+   * of such claims), and the readable rows are returned.
    */
-  claim(limit: number, claimMs: number): Promise<OutboxMessage[]>;
+  claim(
+    limit: number,
+    claimMs: number,
+    onUnreadable?: (row: UnreadableOutboxRow) => void,
+  ): Promise<OutboxMessage[]>;
   /** Delivered, or refused for good: gone. */
   remove(id: string): Promise<void>;
   /** Failed for now: released and due again after `delayMs`. */
