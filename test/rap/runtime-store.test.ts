@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type TestContext, test } from "node:test";
+import pg from "pg";
 import {
   createRuntime,
   MemoryRuntimeStore,
@@ -260,6 +261,30 @@ test("[PG-rap-runtime-key] postgres: instances sharing a database must share the
     createRuntime({ toolsetUrls: [], databaseUrl, dbPath: join(home, "x.db") }),
     RangeError,
   );
+});
+
+test("[PG-rap-runtime-key-race] postgres: instances binding the same callback key at the same moment all succeed (a statement's snapshot missing the other's insert is no mismatch)", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const databaseUrl = await PG.freshDatabase();
+  const stores = await Promise.all(
+    Array.from({ length: 6 }, () => PostgresRuntimeStore.open(databaseUrl, { poolSize: 2 })),
+  );
+  const side = new pg.Client({ connectionString: databaseUrl });
+  await side.connect();
+  t.after(async () => {
+    await side.end();
+    await Promise.all(stores.map((s) => s.close()));
+  });
+  let refused = 0;
+  for (let round = 0; round < 25; round++) {
+    await side.query("DELETE FROM rap_runtime_meta WHERE name = 'callback_key'");
+    const fingerprint = `fp-${round}`;
+    const bound = await Promise.all(stores.map((s) => s.bindCallbackKey(fingerprint)));
+    refused += bound.filter((b) => !b).length;
+    // A different key is still refused once one is recorded.
+    assert.equal(await stores[0]?.bindCallbackKey("another"), false);
+  }
+  assert.equal(refused, 0, "every concurrent bind of the same key succeeds");
 });
 
 test("[RAP-runtime-store-contract] sqlite: owner-only file, key file 0600 next to it, refuses another program's file", async () => {

@@ -69,6 +69,7 @@ const SQL = {
       INSERT INTO rap_runtime_meta (name, value) VALUES ('callback_key', $1) ON CONFLICT DO NOTHING RETURNING value
     )
     SELECT value FROM ins UNION ALL SELECT value FROM rap_runtime_meta WHERE name = 'callback_key'`,
+  readKey: "SELECT value FROM rap_runtime_meta WHERE name = 'callback_key'",
 } as const;
 
 export interface PostgresRuntimeStoreOptions {
@@ -232,7 +233,10 @@ export class PostgresRuntimeStore implements RuntimeStore {
   }
 
   async bindCallbackKey(fingerprint: string): Promise<boolean> {
-    const rows = await this.#db.query(SQL.bindKey, [fingerprint]);
+    let rows = await this.#db.query(SQL.bindKey, [fingerprint]);
+    // Nothing back: another instance's insert committed after this statement's snapshot was taken (the conflict
+    // check sees it, the SELECT does not). A new statement takes a new snapshot and reads it.
+    if (rows.length === 0) rows = await this.#db.query(SQL.readKey);
     return rows.length > 0 && rows.every((r) => r.value === fingerprint);
   }
 
