@@ -166,7 +166,9 @@ export interface ToolServerOptions {
   state?: ToolStateStore;
   /**
    * With `state`: how often the outbox is polled for due messages (default 1 s), how long a claim on a message lasts
-   * before another instance may deliver it (default the attempt timeout + 20 s), and how many are claimed at once.
+   * before another instance may deliver it (default the attempt timeout + 20 s; it must be longer than the attempt
+   * timeout, or a RangeError is thrown, since a claim lapsing mid-attempt lets two instances send one message at
+   * once), and how many are claimed at once.
    */
   outboxTuning?: { pollMs?: number; claimMs?: number; batch?: number };
   discovery?: DiscoveryOptions;

@@ -3,7 +3,8 @@
  * as `Idempotency-Key`), then deletes it (2xx, or a refusal for good: other 4xx) or reschedules it with backoff.
  * Runs when a message is written, and every `pollMs` so that messages written by an instance that died, or whose
  * retry time came, are picked up by whichever instance is alive. At-least-once: a claim that lapses (its instance was
- * killed mid-attempt) is delivered again, with the same key, and the runtime dedupes it.
+ * killed mid-attempt) is delivered again, with the same key, and the runtime dedupes it. A clean stop releases the
+ * claims it holds, so another instance takes them at once rather than after `claimMs`.
  */
 
 import type { Logger } from "../../core/log.ts";
@@ -16,7 +17,7 @@ export interface OutboxPumpOptions {
   logger: Logger;
   /** How often due messages are looked for without a nudge. Default 1 s. */
   pollMs?: number;
-  /** How long a claim lasts; longer than one attempt's timeout. Default: the attempt timeout + 20 s. */
+  /** How long a claim lasts; must be longer than one attempt's timeout (RangeError). Default: that timeout + 20 s. */
   claimMs?: number;
   /** Messages claimed per round. Default 32. */
   batch?: number;
