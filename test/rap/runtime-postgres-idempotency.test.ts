@@ -7,7 +7,11 @@
 import assert from "node:assert/strict";
 import { connect } from "node:net";
 import { test } from "node:test";
-import { createRuntime, type RapRuntime } from "../../src/rap/runtime/index.ts";
+import {
+  createRuntime,
+  parseIdempotencyKey,
+  type RapRuntime,
+} from "../../src/rap/runtime/index.ts";
 import { skipWithoutPostgres, testPostgres } from "../support/postgres.ts";
 import { TEST_KEY, testRuntime } from "../support/rap-runtime.ts";
 import { echoTool, standInTool } from "../support/rap-tool-stand-in.ts";
@@ -110,6 +114,42 @@ test("[RAP-callback-idempotency-key-hostile] a malformed, oversized, non-ASCII o
   });
   assert.equal(edge.status, 200);
   assert.equal((await runtime.thread("g")).entries.length, 1);
+});
+
+test("[RAP-callback-idempotency-key-comma] a quoted key containing a comma is one valid key (not refused with a 400 that drops the message); it deduplicates like any key", async () => {
+  const tool = await standInTool({ tools: [echoTool] });
+  const { runtime } = await testRuntime({ toolsetUrls: [tool.origin] });
+  const invocation = await subscribedCall(runtime, tool);
+  const event = {
+    type: "subscription_event",
+    group_id: "g",
+    tool_call_id: invocation.id,
+    text: "c",
+  };
+  const headers = { "idempotency-key": '"a,b"' };
+  assert.deepEqual(await tool.deliver(invocation, event, { headers }), {
+    status: 200,
+    body: { ok: true },
+  });
+  assert.deepEqual(await tool.deliver(invocation, event, { headers }), {
+    status: 200,
+    body: { ok: true, duplicate: true },
+  });
+  assert.equal((await runtime.thread("g")).entries.length, 1);
+  // Pure parser: the quoted value is read before any comma test; a bare list and quoted lists stay refused.
+  assert.deepEqual(parseIdempotencyKey('"a,b"'), { ok: true, key: "a,b" });
+  assert.deepEqual(parseIdempotencyKey(' "x,y" '), { ok: true, key: "x,y" });
+  const spaced = parseIdempotencyKey('"x, y"');
+  assert.match(
+    spaced.ok ? "" : spaced.problem,
+    /visible ASCII/,
+    "refused for the space, not as a list",
+  );
+  for (const several of ["a, b", "a,b", '"a", "b"', '"a","b"']) {
+    const check = parseIdempotencyKey(several);
+    assert.equal(check.ok, false, several);
+    assert.match(check.ok ? "" : check.problem, /not several/, several);
+  }
 });
 
 test("[RAP-callback-idempotency-key] a keyed message is applied once however often it comes (quoted and bare forms are one key); unkeyed events stay at-least-once", async () => {

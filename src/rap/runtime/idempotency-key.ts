@@ -14,18 +14,22 @@ export type KeyCheck = { ok: true; key: string | undefined } | { ok: false; prob
 /** Pure: the key a request carries (undefined without the header), or why the header is unusable. */
 export function parseIdempotencyKey(header: string | string[] | undefined): KeyCheck {
   if (header === undefined) return { ok: true, key: undefined };
-  if (Array.isArray(header) || header.includes(",")) {
-    return { ok: false, problem: "send one Idempotency-Key header, not several" };
-  }
+  const several = { ok: false, problem: "send one Idempotency-Key header, not several" } as const;
+  if (Array.isArray(header)) return several;
   let value = header.trim();
+  // The quoted form first: a comma inside one quoted string is part of the key, not a list separator (refusing
+  // `"a,b"` with a 400 would tell the tool never to retry, and the message would be dropped).
   if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) {
     value = value.slice(1, -1);
     if (/["\\]/.test(value)) {
+      if (value.includes(",")) return several; // `"a", "b"`: two quoted values joined by the HTTP layer
       return {
         ok: false,
         problem: "the quoted Idempotency-Key must not contain quotes or backslashes",
       };
     }
+  } else if (value.includes(",")) {
+    return several;
   }
   if (value.length === 0) return { ok: false, problem: "the Idempotency-Key is empty" };
   if (value.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
