@@ -319,6 +319,8 @@ export class CallRunner {
         type: message.type,
         group_id: target.groupId,
         id: target.id,
+        // The same id as the outbox row (if the write did commit), so both sends can be matched in the logs.
+        message_id: messageId,
         attempts: outcome.attempts,
         status: outcome.status,
         callback_origin: new URL(target.callbackUrl).origin,
