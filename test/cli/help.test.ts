@@ -246,7 +246,7 @@ test("[CLI-help] vault revoke without an id exits 2", async () => {
 test("[CLI-help] an unknown vault command exits 2", async () => {
   assertUsageError(
     await runCli(["vault", "bogus"], env),
-    "unknown vault command 'bogus'; the vault commands are list, revoke, delete",
+    "unknown vault command 'bogus'; the vault commands are list, revoke, delete, reencrypt",
     "vault",
   );
 });

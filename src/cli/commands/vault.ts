@@ -25,7 +25,6 @@ agentauth vault delete <id>        forget locally without revoking
 agentauth vault reencrypt [--json]  re-seal every credential under the current key (key rotation)`;
 
 export const VAULT_HELP: Record<string, string> = {
-  reencrypt: REENCRYPT_HELP,
   "": `${VAULT_USAGE}
 
 The vault is $AGENTAUTH_HOME/vault.db (tokens sealed with AES-256-GCM), or the PostgreSQL database named by
@@ -66,6 +65,7 @@ Works on rows that cannot be read or decrypted.
 
 Example: agentauth vault delete Qm9iLWlk3x
 `,
+  reencrypt: REENCRYPT_HELP,
 };
 
 export async function vaultCommand(argv: string[], io: CliIo): Promise<number> {
