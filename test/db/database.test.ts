@@ -205,7 +205,8 @@ test("[DB-pool-exhausted] a pool whose every connection stays busy says so and w
     migrations: V1,
     sessionPoolSize: 1,
     poolSize: 1,
-    connectTimeoutMs: 300,
+    // Long enough to open a connection on a loaded machine; the exhausted waits below last this long.
+    connectTimeoutMs: 2_000,
   });
   try {
     const held = await db.session();
@@ -214,7 +215,7 @@ test("[DB-pool-exhausted] a pool whose every connection stays busy says so and w
     assert.equal(error.code, "database_pool_exhausted");
     assert.match(error.message, /sessionPoolSize/);
     held.release();
-    const busy = db.transaction(() => new Promise((r) => setTimeout(r, 1_000)));
+    const busy = db.transaction(() => new Promise((r) => setTimeout(r, 5_000)));
     const waited = await db.query("SELECT 1").catch((e) => e);
     await busy;
     assert.ok(waited instanceof DatabaseError, String(waited));
