@@ -40,6 +40,8 @@ import {
 export interface Reply {
   status: number;
   body: Record<string, unknown>;
+  /** Extra response headers (e.g. `Retry-After` on a 503). */
+  headers?: Record<string, string>;
 }
 
 export interface CallbackContext {

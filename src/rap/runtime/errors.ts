@@ -68,3 +68,11 @@ export class CallbackKeyError extends AgentAuthError {
 export class WaitError extends AgentAuthError {
   declare readonly code: "rap_unknown_call" | "rap_wait_aborted";
 }
+
+/**
+ * `rap_thread_busy`: the thread's lock stayed held by another instance (a slow hook, a long task) past the store's
+ * bounded wait. Nothing was applied; the receiver answers 503 with `Retry-After`, so the tool retries later.
+ */
+export class ThreadBusyError extends AgentAuthError {
+  declare readonly code: "rap_thread_busy";
+}

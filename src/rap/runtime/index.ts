@@ -34,6 +34,7 @@ export {
   CallbackKeyError,
   InvocationRefusedError,
   RuntimeStoreError,
+  ThreadBusyError,
   ToolsetDiscoveryError,
   WaitError,
 } from "./errors.ts";

@@ -9,8 +9,14 @@
  * Failures are DatabaseErrors naming the redacted URL; a 500 from the receiver then makes the tool retry.
  */
 
-import { advisoryKey, type Database, openDatabase, type Row } from "../../db/index.ts";
-import { callExists, RuntimeStoreError } from "./errors.ts";
+import {
+  advisoryKey,
+  type Database,
+  DatabaseError,
+  openDatabase,
+  type Row,
+} from "../../db/index.ts";
+import { callExists, RuntimeStoreError, ThreadBusyError } from "./errors.ts";
 import { RUNTIME_COMPONENT, RUNTIME_MIGRATIONS } from "./postgres-schema.ts";
 import type {
   CallRecord,
@@ -72,20 +78,34 @@ const SQL = {
   readKey: "SELECT value FROM rap_runtime_meta WHERE name = 'callback_key'",
 } as const;
 
+/** How long a task waits for its thread's lock before giving up with `rap_thread_busy` (default). */
+export const DEFAULT_LOCK_WAIT_MS = 10_000;
+
+/** PostgreSQL's SQLSTATE for a lock wait that ran past `lock_timeout`. */
+const LOCK_NOT_AVAILABLE = "55P03";
+
 export interface PostgresRuntimeStoreOptions {
   /** Connections for statements (default 10) and for thread locks (default 16) in this process. */
   poolSize?: number;
   lockPoolSize?: number;
+  /**
+   * How long a task waits for its thread's lock (default 10 s). Past it the task fails with `rap_thread_busy` and
+   * nothing is applied (a callback is answered 503 + Retry-After), instead of a slow hook on one instance stopping
+   * the thread everywhere, each waiter holding a lock connection.
+   */
+  lockWaitMs?: number;
 }
 
 export class PostgresRuntimeStore implements RuntimeStore {
   /** The database URL without its password, for messages and logs. */
   readonly label: string;
   readonly #db: Database;
+  readonly #lockWaitMs: number;
 
-  private constructor(db: Database) {
+  private constructor(db: Database, lockWaitMs: number) {
     this.#db = db;
     this.label = db.label;
+    this.#lockWaitMs = lockWaitMs;
   }
 
   /** Connects and brings the schema up to date (safe when several instances start at once). */
@@ -99,7 +119,12 @@ export class PostgresRuntimeStore implements RuntimeStore {
       ...(options.poolSize ? { poolSize: options.poolSize } : {}),
       ...(options.lockPoolSize ? { sessionPoolSize: options.lockPoolSize } : {}),
     });
-    return new PostgresRuntimeStore(db);
+    const wait = options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
+    if (!Number.isSafeInteger(wait) || wait < 1) {
+      await db.close();
+      throw new RangeError("lockWaitMs must be a whole number of milliseconds, at least 1");
+    }
+    return new PostgresRuntimeStore(db, wait);
   }
 
   async createCall(call: NewCall): Promise<CallRecord> {
@@ -215,7 +240,22 @@ export class PostgresRuntimeStore implements RuntimeStore {
     const session = await this.#db.session();
     let destroy = false;
     try {
-      await session.query("SELECT pg_advisory_lock($1)", [key]);
+      // A bounded wait: lock_timeout covers advisory locks too. Set per acquire (one round trip) since the lock
+      // sessions are pooled; only lockGroup uses them.
+      await session.query("SELECT set_config('lock_timeout', $1, false)", [
+        `${this.#lockWaitMs}ms`,
+      ]);
+      try {
+        await session.query("SELECT pg_advisory_lock($1)", [key]);
+      } catch (error) {
+        if (!(error instanceof DatabaseError && error.sqlState === LOCK_NOT_AVAILABLE)) throw error;
+        throw new ThreadBusyError(
+          "rap_thread_busy",
+          `Thread ${JSON.stringify(groupId)} stayed busy on another runtime instance for ${this.#lockWaitMs} ms ` +
+            "(a slow hook or task holds its lock); nothing was applied. Retry in a moment.",
+          { cause: error },
+        );
+      }
       try {
         return await fn();
       } finally {
@@ -225,7 +265,7 @@ export class PostgresRuntimeStore implements RuntimeStore {
         });
       }
     } catch (error) {
-      destroy = true;
+      if (!(error instanceof ThreadBusyError)) destroy = true;
       throw error;
     } finally {
       session.release(destroy);

@@ -16,6 +16,7 @@ import {
 } from "../wire.ts";
 import type { Reply } from "./callbacks.ts";
 import { CALLBACK_PATH_PREFIX, type CallClaims, verifyCallToken } from "./capability.ts";
+import { ThreadBusyError } from "./errors.ts";
 import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from "./idempotency-key.ts";
 
 // A body far beyond the limit is not drained to the end: past this, the connection is cut.
@@ -162,6 +163,21 @@ async function handle(
   try {
     await options.process(message, respond, delivery.key);
   } catch (error) {
+    if (error instanceof ThreadBusyError) {
+      // The thread's lock stayed held elsewhere past the bounded wait; nothing ran. 503 + Retry-After: the tool
+      // retries shortly (its delivery retries 503) instead of this instance waiting with a connection held.
+      logger.warn("rap.callback.thread_busy", { groupId: claims.groupId, id: claims.id });
+      respond({
+        status: 503,
+        headers: { "retry-after": "1" },
+        body: {
+          error: "thread_busy",
+          message:
+            "This thread is busy on another runtime instance; nothing was applied. Retry in a moment.",
+        },
+      });
+      return;
+    }
     // Nothing was committed (or the reply already went): 500 makes the tool retry, which RAP expects on 5xx.
     logger.error("rap.callback.failed", { groupId: claims.groupId, id: claims.id, error });
     respond({ status: 500, body: { error: "internal_error", message: "Retry later." } });
@@ -224,6 +240,7 @@ function send(res: ServerResponse, reply: Reply): void {
     "content-type": "application/json",
     "content-length": Buffer.byteLength(text),
     "cache-control": "no-store",
+    ...reply.headers,
   });
   res.end(text);
 }
