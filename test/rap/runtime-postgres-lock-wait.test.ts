@@ -91,3 +91,31 @@ test("[PG-rap-runtime-lock-wait-hostile] lockWaitMs that is not a whole number o
     );
   }
 });
+
+test("[PG-rap-runtime-lock-wait-sweep] the timeout sweep skips a thread locked elsewhere and still times out the other threads' calls; the skipped one is swept once free", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const databaseUrl = await PG.freshDatabase();
+  const tool = await standInTool({ tools: [echoTool] });
+  let clock = 1_000_000;
+  const store = await PostgresRuntimeStore.open(databaseUrl, { lockWaitMs: 200 });
+  const { runtime } = await testRuntime({
+    toolsetUrls: [tool.origin],
+    store,
+    callTimeoutMs: 60_000,
+    now: () => clock,
+  });
+  await runtime.invoke({ groupId: "a", id: "c", operation: "echo", arguments: { text: "x" } });
+  await runtime.invoke({ groupId: "b", id: "c", operation: "echo", arguments: { text: "x" } });
+  const holder = new pg.Client({ connectionString: databaseUrl });
+  await holder.connect();
+  t.after(() => holder.end());
+  const key = advisoryKey("rap-group", "a");
+  await holder.query("SELECT pg_advisory_lock($1)", [key]);
+  clock += 61_000;
+  assert.equal(await runtime.sweepTimeouts(), 1, "thread b swept although a is busy");
+  assert.equal((await runtime.getCall("b", "c"))?.status, "timed_out");
+  assert.equal((await runtime.getCall("a", "c"))?.status, "pending");
+  await holder.query("SELECT pg_advisory_unlock($1)", [key]);
+  assert.equal(await runtime.sweepTimeouts(), 1);
+  assert.equal((await runtime.getCall("a", "c"))?.status, "timed_out");
+});

@@ -22,7 +22,7 @@ import { type CallbackContext, processCallback, syntheticResult } from "./callba
 import { callbackUrl, signCallToken } from "./capability.ts";
 import { type PrepareRequest, prepareCall, toolInfo } from "./catalog.ts";
 import type { Discovery } from "./discovery.ts";
-import { InvocationRefusedError, WaitError } from "./errors.ts";
+import { InvocationRefusedError, ThreadBusyError, WaitError } from "./errors.ts";
 import { callHook } from "./hooks.ts";
 import { describeEndpoint, joinBase } from "./http.ts";
 import { dispatchInvocation } from "./invoke.ts";
@@ -129,19 +129,30 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
     let count = 0;
     for (;;) {
       const overdue = await store.overdueCalls(now(), 100);
-      if (overdue.length === 0) return count;
+      // A thread busy on another instance is left for a later sweep; the others are not held up by it. A pass
+      // that only met busy threads ends the sweep (they would come back first, and wait again, for ever).
+      let progressed = false;
       for (const call of overdue) {
-        const ended = await endCall(
-          call.groupId,
-          call.id,
-          "timed_out",
-          timeoutText(call.deadline - call.createdAt),
-        );
+        let ended: CallRecord | undefined;
+        try {
+          ended = await endCall(
+            call.groupId,
+            call.id,
+            "timed_out",
+            timeoutText(call.deadline - call.createdAt),
+          );
+        } catch (error) {
+          if (!(error instanceof ThreadBusyError)) throw error;
+          logger.warn("rap.runtime.timeout_deferred", { groupId: call.groupId, id: call.id });
+          continue;
+        }
+        progressed = true;
         if (ended) {
           count++;
           logger.warn("rap.runtime.timeout", { groupId: call.groupId, id: call.id });
         }
       }
+      if (!progressed) return count;
     }
   };
 
