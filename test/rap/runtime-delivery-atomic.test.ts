@@ -147,3 +147,36 @@ test("[PG-rap-callback-key-atomic] PostgreSQL store: a tool_result whose key can
     );
   });
 });
+
+test("[RAP-callback-key-atomic-oauth] SQLite store: an oauth message whose key cannot be recorded is not half-applied; the retry moves the call to authorizing and adds the status line once", async (t) => {
+  const tool = await standInTool({ tools: [echoTool] });
+  const { runtime, recorded, dbPath } = await testRuntime({
+    toolsetUrls: [tool.origin],
+    sqlite: true,
+  });
+  const side = new DatabaseSync(String(dbPath));
+  t.after(() => side.close());
+  const { id } = await runtime.invoke({
+    groupId: "g",
+    operation: "echo",
+    arguments: { text: "x" },
+  });
+  const invocation = tool.invocation(id);
+  const oauth = { type: "oauth", group_id: "g", id, auth_url: "https://idp.example/authorize?s=1" };
+  const headers = { "idempotency-key": "o-1" };
+  side.exec(`CREATE TRIGGER fail_key BEFORE INSERT ON deliveries WHEN NEW.key = 'o-1'
+    BEGIN SELECT RAISE(ABORT, 'injected'); END`);
+  assert.equal((await tool.deliver(invocation, oauth, { headers })).status, 500);
+  assert.equal((await runtime.getCall("g", id))?.status, "pending", "nothing applied");
+  side.exec("DROP TRIGGER fail_key");
+  assert.deepEqual(await tool.deliver(invocation, oauth, { headers }), {
+    status: 200,
+    body: { ok: true },
+  });
+  assert.equal((await runtime.getCall("g", id))?.status, "authorizing");
+  assert.equal(recorded.authorizations.length, 1);
+  assert.equal(recorded.statuses.length, 1, "the 'authorization in progress' line, once");
+  const again = await tool.deliver(invocation, oauth, { headers });
+  assert.equal(again.body.duplicate, true);
+  assert.equal(recorded.authorizations.length, 1);
+});

@@ -9,7 +9,7 @@
  *
  * Delivery keys (the tool's `Idempotency-Key`, stable across retries of one message): a key the thread already
  * recorded is answered 200 `duplicate` and nothing is applied; otherwise the change is applied and the key recorded
- * before the reply (with the change itself, atomically, for tool_result, subscription_event and user_choice: a
+ * before the reply (with the change itself, atomically, for tool_result, oauth, subscription_event and user_choice: a
  * result committed without its key would make the retry a "duplicate" that never settles; an entry would be added
  * twice). This runs under the thread's lock, across instances when the store has `lockGroup`.
  * Without a key: subscription events are at-least-once (a retry after a lost reply adds the event again);
@@ -214,15 +214,18 @@ async function onOAuth(
   }
   const call = await matchCall(ctx, message, respond);
   if (!call) return;
+  // The key with the change, atomically (else a retry after a failed key record finds the call already
+  // authorizing and never adds the status line); a re-issued URL changes nothing, so its key is recorded alone.
   const changed = await ctx.store.transition(call.groupId, call.id, {
     from: ["pending"],
     to: "authorizing",
     at: ctx.now(),
+    ...(key ? { deliveryKey: key.deliveryKey } : {}),
   });
   const k = JSON.stringify([call.groupId, call.id]);
   const digest = createHash("sha256").update(message.auth_url).digest("hex");
   const repeat = !changed && ctx.surfaced.get(k) === digest;
-  await recordDelivery(ctx, key);
+  if (!changed) await recordDelivery(ctx, key);
   respond(ok(repeat ? { duplicate: true } : {}));
   if (repeat) return;
   ctx.surfaced.set(k, digest);
