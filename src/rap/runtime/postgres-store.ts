@@ -5,7 +5,9 @@
  * latest per (thread, view_type). Opened with the async `PostgresRuntimeStore.open(url)`, which applies the schema.
  *
  * Across instances: `lockGroup` holds a session-level advisory lock per thread on a connection of its own, so a
- * process killed while holding it loses the connection and the server frees the lock (no TTL to wait out).
+ * process killed while holding it loses the connection and the server frees the lock (no TTL to wait out). The
+ * wait for it is bounded (`lockWaitMs`): a thread held elsewhere fails fast with `rap_thread_busy` (a callback is
+ * answered 503 + Retry-After) rather than parking every instance's receiver on it, each with a connection held.
  * Failures are DatabaseErrors naming the redacted URL; a 500 from the receiver then makes the tool retry.
  */
 
