@@ -18,12 +18,11 @@ import {
   openDatabase,
   type Row,
 } from "../../db/index.ts";
+import { callFromRow } from "./call-row.ts";
 import { callExists, RuntimeStoreError, ThreadBusyError } from "./errors.ts";
 import { RUNTIME_COMPONENT, RUNTIME_MIGRATIONS } from "./postgres-schema.ts";
 import type {
   CallRecord,
-  CallResult,
-  CallStatus,
   NewCall,
   NewThreadEntry,
   RuntimeStore,
@@ -287,31 +286,16 @@ export class PostgresRuntimeStore implements RuntimeStore {
   }
 
   #record(row: Row): CallRecord {
-    const text = (v: unknown) => (typeof v === "string" ? v : null);
-    // bigint columns arrive as strings (pg keeps 64-bit values exact); ours are ms timestamps, safe as numbers.
-    const num = (v: unknown) => {
-      const n = Number(v);
-      if (v === null || !Number.isSafeInteger(n))
-        throw this.#corrupt("a numeric column is not a number");
-      return n;
-    };
-    return {
-      groupId: String(row.group_id),
-      id: String(row.id),
-      callId: text(row.call_id),
-      operation: String(row.operation),
-      arguments: this.#json(row.arguments, "arguments") as Record<string, unknown>,
-      userId: text(row.user_id),
-      toolset: String(row.toolset),
-      baseUrl: String(row.base_url),
-      requiresAuth: text(row.requires_auth),
-      status: String(row.status) as CallStatus,
-      subscription: String(row.subscription) as SubscriptionState,
-      result: row.result === null ? null : (this.#json(row.result, "result") as CallResult),
-      createdAt: num(row.created_at),
-      updatedAt: num(row.updated_at),
-      deadline: num(row.deadline),
-    };
+    return callFromRow(row, {
+      // bigint columns arrive as strings (pg keeps 64-bit values exact); ours are ms timestamps, safe as numbers.
+      num: (v) => {
+        const n = Number(v);
+        if (v === null || !Number.isSafeInteger(n))
+          throw this.#corrupt("a numeric column is not a number");
+        return n;
+      },
+      corrupt: (why, cause) => this.#corrupt(why, cause),
+    });
   }
 
   #json(value: unknown, what: string): unknown {

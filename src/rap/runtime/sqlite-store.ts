@@ -7,11 +7,10 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { AgentAuthError } from "../../core/errors.ts";
 import { openSqliteDatabase } from "../../core/sqlite.ts";
+import { callFromRow } from "./call-row.ts";
 import { callExists, RuntimeStoreError } from "./errors.ts";
 import type {
   CallRecord,
-  CallResult,
-  CallStatus,
   NewCall,
   NewThreadEntry,
   RuntimeStore,
@@ -288,28 +287,13 @@ export class SqliteRuntimeStore implements RuntimeStore {
   }
 
   #record(row: Row): CallRecord {
-    const text = (v: unknown) => (typeof v === "string" ? v : null);
-    const num = (v: unknown) => {
-      if (typeof v !== "number") throw this.#corrupt("a numeric column is not a number");
-      return v;
-    };
-    return {
-      groupId: String(row.group_id),
-      id: String(row.id),
-      callId: text(row.call_id),
-      operation: String(row.operation),
-      arguments: this.#json(row.arguments, "arguments") as Record<string, unknown>,
-      userId: text(row.user_id),
-      toolset: String(row.toolset),
-      baseUrl: String(row.base_url),
-      requiresAuth: text(row.requires_auth),
-      status: String(row.status) as CallStatus,
-      subscription: String(row.subscription) as SubscriptionState,
-      result: row.result === null ? null : (this.#json(row.result, "result") as CallResult),
-      createdAt: num(row.created_at),
-      updatedAt: num(row.updated_at),
-      deadline: num(row.deadline),
-    };
+    return callFromRow(row, {
+      num: (v) => {
+        if (typeof v !== "number") throw this.#corrupt("a numeric column is not a number");
+        return v;
+      },
+      corrupt: (why, cause) => this.#corrupt(why, cause),
+    });
   }
 
   #json(value: unknown, what: string): unknown {
