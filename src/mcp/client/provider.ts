@@ -1,0 +1,168 @@
+/**
+ * `agentAuthProvider(options)`: the official MCP SDK's client `AuthProvider` (`@modelcontextprotocol/client` 2.x:
+ * `token()` before every request, `onUnauthorized(ctx)` on a 401, then the transport retries once) on agentauth's
+ * engine. Tokens come from the `TokenRefresher` over the vault, keyed {subject, issuer, resource = the server's
+ * canonical URI}, so a thousand concurrent requests at expiry share one refresh (single flight in the process, the
+ * store's lease across processes). A 401 forces one refresh per stale record version, shared by every request that
+ * saw it; only a refused refresh token (`login_required`) starts a sign-in, itself single-flight, through the host's
+ * `onAuthorizationUrl`, or fails with a typed `login_required` when the host gave none.
+ */
+
+import type { AuthProvider } from "@modelcontextprotocol/client";
+import {
+  type DiscoveryOptions,
+  LoginRequiredError,
+  type OAuthClient,
+  TokenRefresher,
+} from "../../oauth/index.ts";
+import type { CredentialKey, CredentialStore } from "../../vault/index.ts";
+import { readUnauthorized, type UnauthorizedHints } from "./challenge.ts";
+import { McpAuthError } from "./errors.ts";
+import { authorizationServerOf, discoverServerMetadata, signInToMcpServer } from "./sign-in.ts";
+
+/** The SDK declares `UnauthorizedContext` but does not export it (2.4.0): take it from `AuthProvider`. */
+type UnauthorizedContext = Parameters<NonNullable<AuthProvider["onUnauthorized"]>>[0];
+
+export interface AgentAuthProviderOptions {
+  /** The MCP server's URL (the Streamable HTTP endpoint); its canonical form is the RFC 8707 `resource`. */
+  serverUrl: string | URL;
+  /** The vault holding the credential. */
+  store: CredentialStore;
+  /** Whose credential this is (the vault subject), e.g. the local user. */
+  subject: string;
+  /** The authorization server's issuer when known; otherwise learnt from the server's metadata on the first 401. */
+  issuer?: string;
+  /** Share one refresher between providers over the same store (default: one per provider). */
+  refresher?: TokenRefresher;
+  /** Asked to show the person the authorization URL (open a browser, print it, elicit it). Without it a needed
+   * sign-in fails with `McpAuthError` `login_required`. */
+  onAuthorizationUrl?: (url: URL) => Promise<void>;
+  /** A pre-registered client for an issuer; without one, the client registers dynamically (RFC 7591). */
+  clientFor?: (issuer: string) => OAuthClient | undefined;
+  clientName?: string;
+  discovery?: DiscoveryOptions;
+  /** How long a sign-in may wait for the person. Default 5 minutes. */
+  signInTimeoutMs?: number;
+}
+
+export interface AgentAuthProvider extends AuthProvider {
+  /** The RFC 8707 resource this provider's tokens are for. */
+  readonly canonicalUri: string;
+}
+
+/**
+ * MCP's canonical server URI: the URL without fragment, scheme and host lower-cased (the URL parser does that);
+ * the path is kept as given, since MCP servers are often one path of a larger origin.
+ */
+export function canonicalServerUri(serverUrl: string | URL): string {
+  const url = new URL(serverUrl);
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new McpAuthError(
+      "invalid_server_url",
+      "The MCP server URL must be an absolute http(s) URL.",
+    );
+  }
+  url.hash = "";
+  return url.href;
+}
+
+/**
+ * @example
+ * const authProvider = agentAuthProvider({ serverUrl, store: vault, subject: "alice", onAuthorizationUrl: open });
+ * const transport = new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider });
+ * await new Client({ name: "app", version: "1" }).connect(transport);
+ */
+export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthProvider {
+  const canonicalUri = canonicalServerUri(options.serverUrl);
+  const refresher = options.refresher ?? new TokenRefresher({ store: options.store });
+  const registrations = new Map<string, Promise<OAuthClient>>();
+  let issuer = options.issuer;
+  // The version of the record whose token was last handed out: a 401 is taken to be about that version.
+  let handedVersion: number | undefined;
+  // One forced refresh per stale version, shared by every request that saw it.
+  const forced = new Map<number, Promise<void>>();
+  let signingIn: Promise<void> | undefined;
+
+  const keyOf = (iss: string): CredentialKey => ({
+    subject: options.subject,
+    issuer: iss,
+    resource: canonicalUri,
+  });
+
+  async function token(): Promise<string | undefined> {
+    if (!issuer) return undefined;
+    try {
+      const record = await refresher.getCredential(keyOf(issuer));
+      handedVersion = record.version;
+      return record.tokens.accessToken?.reveal();
+    } catch (error) {
+      // No usable credential: send the request bare, so the server's 401 tells us where to sign in.
+      if (error instanceof LoginRequiredError) return undefined;
+      throw error;
+    }
+  }
+
+  async function signIn(hints: UnauthorizedHints): Promise<void> {
+    if (!options.onAuthorizationUrl) {
+      throw new McpAuthError(
+        "login_required",
+        `Signing in to the MCP server ${canonicalUri} is needed, and no way to ask the person was given; run \`agentauth mcp login ${canonicalUri}\` or pass onAuthorizationUrl.`,
+      );
+    }
+    signingIn ??= signInToMcpServer({
+      canonicalUri,
+      subject: options.subject,
+      store: options.store,
+      hints,
+      onAuthorizationUrl: options.onAuthorizationUrl,
+      clientFor: options.clientFor,
+      registrations,
+      clientName: options.clientName,
+      discovery: options.discovery,
+      timeoutMs: options.signInTimeoutMs ?? 300_000,
+    })
+      .then((record) => {
+        issuer = record.issuer;
+      })
+      .finally(() => {
+        signingIn = undefined;
+      });
+    return signingIn;
+  }
+
+  async function refreshAfter401(iss: string, seen: number): Promise<void> {
+    const key = keyOf(iss);
+    const current = await options.store.get(key);
+    // Someone (this process or another) already replaced the token the server refused.
+    if (current && current.version > seen && current.status === "active") return;
+    let run = forced.get(seen);
+    if (!run) {
+      run = refresher.forceRefresh(key).then(() => undefined);
+      forced.set(seen, run);
+      // Forget it once settled and replaced, so the map stays small; a late 401 for `seen` sees the newer version.
+      run.finally(() => forced.delete(seen)).catch(() => {});
+    }
+    return run;
+  }
+
+  async function onUnauthorized(ctx: UnauthorizedContext): Promise<void> {
+    const hints = readUnauthorized(ctx.response.headers.get("www-authenticate"), ctx.serverUrl);
+    if (!issuer) {
+      const prm = await discoverServerMetadata(canonicalUri, hints, options.discovery);
+      issuer = (await authorizationServerOf(prm, canonicalUri, options.discovery)).issuer;
+    }
+    const seen = handedVersion;
+    const stored = await options.store.get(keyOf(issuer));
+    if (!stored || stored.status !== "active" || !stored.tokens.refreshToken) {
+      return signIn(hints);
+    }
+    try {
+      await refreshAfter401(issuer, seen ?? stored.version);
+    } catch (error) {
+      if (error instanceof LoginRequiredError) return signIn(hints);
+      throw error;
+    }
+  }
+
+  return { canonicalUri, token, onUnauthorized };
+}
