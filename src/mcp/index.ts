@@ -9,3 +9,4 @@ export {
   scopesFor,
   type UnauthorizedHints,
 } from "./client/index.ts";
+export * from "./server/index.ts";
