@@ -104,7 +104,7 @@ test("[MCP-server-caller] the official SDK client calls a tool, and the handler 
   t.after(() => client.close());
   const result = await client.callTool({ name: "whoami", arguments: {} });
   const content = result.content as { type: string; text: string }[];
-  const seen = JSON.parse(content[0].text);
+  const seen = JSON.parse(content[0]?.text ?? "{}");
   assert.equal(seen.fromContext.subject, "alice");
   assert.ok(seen.fromContext.scopes.includes("read"));
   assert.equal(seen.fromAsync.subject, "alice");
@@ -126,7 +126,7 @@ test("[MCP-server-audience] a token issued for another MCP server is refused wit
 
 test("[MCP-server-forged] a token whose claims were altered, or signed by another key, is 401 invalid_token", async () => {
   const token = await tokenFor(readServer.url);
-  const [header, payload, signature] = token.split(".");
+  const [header, payload, signature] = token.split(".") as [string, string, string];
   const claims = JSON.parse(Buffer.from(payload, "base64url").toString());
   const altered = Buffer.from(JSON.stringify({ ...claims, sub: "mallory" })).toString("base64url");
   for (const forged of [
@@ -152,7 +152,7 @@ test("[MCP-server-expired] an expired token is 401 invalid_token saying it expir
     { resource: server.url },
   );
   const token = answer.body.access_token as string;
-  const claims = JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString());
+  const claims = JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString());
   // Past exp plus the verifier's 5 s clock tolerance: a structural wait, not a timing assertion.
   const waitMs = (claims.exp + 6) * 1000 - Date.now();
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, waitMs)));
