@@ -8,7 +8,7 @@
  * `onAuthorizationUrl`, or fails with a typed `login_required` when the host gave none.
  */
 
-import type { AuthProvider } from "@modelcontextprotocol/client";
+import type { AuthProvider, FetchLike } from "@modelcontextprotocol/client";
 import {
   type DiscoveryOptions,
   LoginRequiredError,
@@ -48,7 +48,16 @@ export interface AgentAuthProviderOptions {
 export interface AgentAuthProvider extends AuthProvider {
   /** The RFC 8707 resource this provider's tokens are for. */
   readonly canonicalUri: string;
+  /**
+   * Pass as the transport's `fetch` option: it notes which stored token each response answered, so a 401 forces a
+   * refresh of exactly that token's version. Without it a 401 is taken to be about the token last handed out,
+   * which under concurrency can cost one extra refresh (never a lost refresh token).
+   */
+  readonly fetch: FetchLike;
 }
+
+// A few recent tokens suffice: a response answers a token handed out moments before.
+const REMEMBERED_TOKENS = 8;
 
 /**
  * MCP's canonical server URI: the URL without fragment, scheme and host lower-cased (the URL parser does that);
@@ -82,6 +91,9 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
   // One forced refresh per stale version, shared by every request that saw it.
   const forced = new Map<number, Promise<void>>();
   let signingIn: Promise<void> | undefined;
+  // Access token → record version, and response → the version of the token it answered (see `fetch`).
+  const versionOfToken = new Map<string, number>();
+  const answered = new WeakMap<Response, number>();
 
   const keyOf = (iss: string): CredentialKey => ({
     subject: options.subject,
@@ -94,7 +106,14 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
     try {
       const record = await refresher.getCredential(keyOf(issuer));
       handedVersion = record.version;
-      return record.tokens.accessToken?.reveal();
+      const value = record.tokens.accessToken?.reveal();
+      if (value !== undefined && !versionOfToken.has(value)) {
+        versionOfToken.set(value, record.version);
+        if (versionOfToken.size > REMEMBERED_TOKENS) {
+          versionOfToken.delete(versionOfToken.keys().next().value as string);
+        }
+      }
+      return value;
     } catch (error) {
       // No usable credential: send the request bare, so the server's 401 tells us where to sign in.
       if (error instanceof LoginRequiredError) return undefined;
@@ -151,9 +170,9 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
       const prm = await discoverServerMetadata(canonicalUri, hints, options.discovery);
       issuer = (await authorizationServerOf(prm, canonicalUri, options.discovery)).issuer;
     }
-    const seen = handedVersion;
+    const seen = answered.get(ctx.response) ?? handedVersion;
     const stored = await options.store.get(keyOf(issuer));
-    if (!stored || stored.status !== "active" || !stored.tokens.refreshToken) {
+    if (stored?.status !== "active" || !stored.tokens.refreshToken) {
       return signIn(hints);
     }
     try {
@@ -164,5 +183,13 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
     }
   }
 
-  return { canonicalUri, token, onUnauthorized };
+  const fetchNoting: FetchLike = async (url, init) => {
+    const response = await fetch(url, init);
+    const authorization = new Headers(init?.headers).get("authorization");
+    const version = authorization && versionOfToken.get(authorization.replace(/^Bearer /i, ""));
+    if (typeof version === "number") answered.set(response, version);
+    return response;
+  };
+
+  return { canonicalUri, token, onUnauthorized, fetch: fetchNoting };
 }
