@@ -6,6 +6,7 @@ import { discoverAuthorizationServer, revokeTokens } from "../../src/oauth/index
 import { type CredentialRecord, MemoryCredentialStore } from "../../src/vault/index.ts";
 import { expireAccessToken, loginForTest } from "../support/credentials.ts";
 import { useIdp } from "../support/idp.ts";
+import { findCode } from "./fixtures/find-code.ts";
 import { startProtectedMcpServer } from "./fixtures/protected-mcp-server.ts";
 
 // The embedded server rotates refresh tokens (RFC 9700 §4.14.2) and revokes the grant on reuse: a second refresh
@@ -208,12 +209,3 @@ test("[MCP-client-login-required-typed] a refused refresh token without a sign-i
   assert.match(typed?.message ?? "", /onAuthorizationUrl|agentauth mcp login/);
   assert.doesNotMatch(String((error as Error).message), /eyJ/, "no token in the message");
 });
-
-/** The SDK may wrap the provider's error; find ours by its stable code. */
-export function findCode(error: unknown): { code: string; message: string } | undefined {
-  for (let e = error as { code?: unknown; cause?: unknown; message?: string } | undefined; e; ) {
-    if (typeof e.code === "string") return { code: e.code, message: e.message ?? "" };
-    e = e.cause as typeof e;
-  }
-  return undefined;
-}

@@ -1,0 +1,181 @@
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { test } from "node:test";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { type AgentAuthProvider, agentAuthProvider } from "../../src/mcp/index.ts";
+import { MemoryCredentialStore } from "../../src/vault/index.ts";
+import { useIdp } from "../support/idp.ts";
+import { findCode } from "./fixtures/find-code.ts";
+import { startProtectedMcpServer } from "./fixtures/protected-mcp-server.ts";
+
+const idp = await useIdp();
+const whoami = { name: "whoami", arguments: {} };
+
+async function connect(serverUrl: string, authProvider: AgentAuthProvider) {
+  const client = new Client({ name: "agentauth-test", version: "1.0.0" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(serverUrl), {
+      authProvider,
+      fetch: authProvider.fetch,
+    }),
+  );
+  return client;
+}
+
+/** The host's sign-in callback, with the auto-approving embedded server playing the person. */
+function browser() {
+  const asked: URL[] = [];
+  return {
+    asked,
+    open: async (url: URL) => {
+      asked.push(url);
+      await (await fetch(url)).arrayBuffer();
+    },
+  };
+}
+
+test("[MCP-client-discovery-dcr] with an empty vault, the first 401 leads to RFC 9728 discovery, dynamic registration and one sign-in", async (t) => {
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  const store = new MemoryCredentialStore();
+  const person = browser();
+  const provider = agentAuthProvider({
+    serverUrl: mcp.url,
+    store,
+    subject: "alice",
+    onAuthorizationUrl: person.open,
+  });
+  const client = await connect(mcp.url, provider);
+  t.after(() => client.close());
+
+  const result = await client.callTool(whoami);
+
+  assert.deepEqual(result.content, [{ type: "text", text: "hello" }]);
+  assert.equal(person.asked.length, 1);
+  assert.ok(mcp.stats.metadataReads >= 1, "the challenge's resource_metadata was read");
+  const url = person.asked[0];
+  assert.ok(url);
+  assert.equal(url.origin, new URL(idp.issuer).origin);
+  assert.equal(url.searchParams.get("resource"), mcp.url);
+  assert.equal(url.searchParams.get("code_challenge_method"), "S256");
+  assert.ok(url.searchParams.get("state"));
+  const clientId = url.searchParams.get("client_id");
+  assert.ok(clientId && clientId !== "agentauth-cli", "a dynamically registered client");
+  const stored = await store.get({ subject: "alice", issuer: idp.issuer, resource: mcp.url });
+  assert.equal(stored?.status, "active");
+  assert.ok(stored?.tokens.refreshToken, "offline_access was asked for, since the server lists it");
+});
+
+test("[MCP-client-discovery-preregistered] a pre-registered client id is used instead of registering", async (t) => {
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  const person = browser();
+  const provider = agentAuthProvider({
+    serverUrl: mcp.url,
+    store: new MemoryCredentialStore(),
+    subject: "alice",
+    clientFor: (issuer) => (issuer === idp.issuer ? { clientId: "agentauth-cli" } : undefined),
+    onAuthorizationUrl: person.open,
+  });
+  const client = await connect(mcp.url, provider);
+  t.after(() => client.close());
+  await client.callTool(whoami);
+  assert.equal(person.asked[0]?.searchParams.get("client_id"), "agentauth-cli");
+});
+
+test("[MCP-client-discovery-root-fallback] without resource_metadata in the challenge, the root well-known URL is tried after the path-aware one", async (t) => {
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer, metadataAt: "root" });
+  mcp.hostileChallenge = 'Bearer realm="mcp"';
+  const person = browser();
+  const provider = agentAuthProvider({
+    serverUrl: mcp.url,
+    store: new MemoryCredentialStore(),
+    subject: "alice",
+    onAuthorizationUrl: person.open,
+  });
+  const client = await connect(mcp.url, provider);
+  t.after(() => client.close());
+  await client.callTool(whoami);
+  assert.equal(person.asked.length, 1);
+  assert.equal(mcp.stats.metadataReads, 1, "the root document was read");
+});
+
+for (const [name, header, code] of [
+  [
+    "a resource_metadata URL on another origin",
+    'Bearer resource_metadata="http://127.0.0.2:1/.well-known/oauth-protected-resource"',
+    "resource_metadata_cross_origin",
+  ],
+  ["a malformed header", 'Bearer realm="unterminated', "challenge_malformed"],
+  ["an oversized header", `Bearer realm="${"a".repeat(9000)}"`, "challenge_malformed"],
+  [
+    "a resource_metadata that is not an http(s) URL",
+    'Bearer resource_metadata="javascript:alert(1)"',
+    "challenge_malformed",
+  ],
+] as const) {
+  test(`[MCP-client-hostile-401] ${name} in WWW-Authenticate fails the call with a typed ${code}, and nobody is asked to sign in`, async (t) => {
+    const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+    mcp.hostileChallenge = header;
+    const person = browser();
+    const provider = agentAuthProvider({
+      serverUrl: mcp.url,
+      store: new MemoryCredentialStore(),
+      subject: "alice",
+      onAuthorizationUrl: person.open,
+    });
+    const client = new Client({ name: "agentauth-test", version: "1.0.0" });
+    t.after(() => client.close());
+    const error = await client
+      .connect(new StreamableHTTPClientTransport(new URL(mcp.url), { authProvider: provider }))
+      .then(
+        () => assert.fail("connecting must fail"),
+        (e: unknown) => e,
+      );
+    assert.equal(findCode(error)?.code, code);
+    assert.equal(person.asked.length, 0);
+    assert.equal(mcp.stats.metadataReads, 0, "nothing was fetched on the hostile header's say-so");
+  });
+}
+
+test("[MCP-client-pkce-required] an authorization server that does not advertise S256 is refused before any sign-in", async (t) => {
+  // A loopback authorization-server metadata document without code_challenge_methods_supported: the refusal is
+  // ours, made on the metadata alone, so no real authorization server is needed to show it.
+  const as = createServer((req, res) => {
+    const origin = `http://127.0.0.1:${(as.address() as AddressInfo).port}`;
+    if (req.url === "/.well-known/oauth-authorization-server") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          issuer: origin,
+          authorization_endpoint: `${origin}/authorize`,
+          token_endpoint: `${origin}/token`,
+          response_types_supported: ["code"],
+        }),
+      );
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => as.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => as.close(() => resolve())));
+  const issuer = `http://127.0.0.1:${(as.address() as AddressInfo).port}`;
+  const mcp = await startProtectedMcpServer({ issuer });
+  const person = browser();
+  const provider = agentAuthProvider({
+    serverUrl: mcp.url,
+    store: new MemoryCredentialStore(),
+    subject: "alice",
+    clientFor: () => ({ clientId: "preregistered" }),
+    onAuthorizationUrl: person.open,
+  });
+  const client = new Client({ name: "agentauth-test", version: "1.0.0" });
+  t.after(() => client.close());
+  const error = await client
+    .connect(new StreamableHTTPClientTransport(new URL(mcp.url), { authProvider: provider }))
+    .then(
+      () => assert.fail("connecting must fail"),
+      (e: unknown) => e,
+    );
+  assert.equal(findCode(error)?.code, "pkce_unsupported");
+  assert.equal(person.asked.length, 0);
+});
