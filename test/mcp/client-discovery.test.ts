@@ -137,16 +137,22 @@ for (const [name, header, code] of [
   });
 }
 
-test("[MCP-client-pkce-required] an authorization server that does not advertise S256 is refused before any sign-in", async (t) => {
-  // A loopback authorization-server metadata document without code_challenge_methods_supported: the refusal is
-  // ours, made on the metadata alone, so no real authorization server is needed to show it.
+/**
+ * A loopback authorization-server metadata document (RFC 8414) with what the test needs wrong: the refusals are
+ * ours, made on the metadata alone, before any request a real authorization server would answer.
+ */
+async function metadataOnlyServer(
+  t: { after: (fn: () => Promise<void>) => void },
+  shape: { issuerSuffix?: string; pkce?: boolean },
+): Promise<string> {
   const as = createServer((req, res) => {
     const origin = `http://127.0.0.1:${(as.address() as AddressInfo).port}`;
     if (req.url === "/.well-known/oauth-authorization-server") {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(
         JSON.stringify({
-          issuer: origin,
+          issuer: `${origin}${shape.issuerSuffix ?? ""}`,
+          ...(shape.pkce ? { code_challenge_methods_supported: ["S256"] } : {}),
           authorization_endpoint: `${origin}/authorize`,
           token_endpoint: `${origin}/token`,
           response_types_supported: ["code"],
@@ -158,7 +164,13 @@ test("[MCP-client-pkce-required] an authorization server that does not advertise
   });
   await new Promise<void>((resolve) => as.listen(0, "127.0.0.1", resolve));
   t.after(() => new Promise<void>((resolve) => as.close(() => resolve())));
-  const issuer = `http://127.0.0.1:${(as.address() as AddressInfo).port}`;
+  return `http://127.0.0.1:${(as.address() as AddressInfo).port}`;
+}
+
+async function refusedBeforeSignIn(
+  issuer: string,
+  t: { after: (fn: () => Promise<void>) => void },
+) {
   const mcp = await startProtectedMcpServer({ issuer });
   const person = browser();
   const provider = agentAuthProvider({
@@ -176,6 +188,16 @@ test("[MCP-client-pkce-required] an authorization server that does not advertise
       () => assert.fail("connecting must fail"),
       (e: unknown) => e,
     );
-  assert.equal(findCode(error)?.code, "pkce_unsupported");
   assert.equal(person.asked.length, 0);
+  return findCode(error)?.code;
+}
+
+test("[MCP-client-pkce-required] an authorization server that does not advertise S256 is refused before any sign-in", async (t) => {
+  const issuer = await metadataOnlyServer(t, { pkce: false });
+  assert.equal(await refusedBeforeSignIn(issuer, t), "pkce_unsupported");
+});
+
+test("[MCP-client-issuer-exact] authorization server metadata naming another issuer is refused (RFC 8414 §3.3)", async (t) => {
+  const issuer = await metadataOnlyServer(t, { pkce: true, issuerSuffix: "/other" });
+  assert.equal(await refusedBeforeSignIn(issuer, t), "issuer_mismatch");
 });

@@ -145,6 +145,34 @@ test("[MCP-client-401-shared] 200 concurrent calls refused with the same stale t
   assert.ok(mcp.refused.filter((m) => m === "POST").length >= 1, "the stale token was refused");
 });
 
+test("[MCP-client-401-untied] without the provider's fetch, concurrent 401s may cost extra refreshes but never a refresh token", async (t) => {
+  // The SDK's UnauthorizedContext does not say which token a 401 answered; without provider.fetch the provider
+  // takes it to be the token last handed out, so a 401 for an older token can refresh a newer one again.
+  const { mcp, store, record } = await signedIn();
+  const provider = agentAuthProvider({
+    serverUrl: mcp.url,
+    store,
+    subject: "alice",
+    issuer: idp.issuer,
+  });
+  const client = await connect(mcp.url, provider, false);
+  t.after(() => client.close());
+  mcp.revoked.add(record.tokens.accessToken?.reveal() ?? "");
+  idp.resetStats();
+
+  const results = await Promise.allSettled(
+    Array.from({ length: 200 }, () => client.callTool(whoami)),
+  );
+
+  assert.equal(results.filter((r) => r.status === "rejected").length, 0);
+  const refreshes = idp.stats.byGrant.refresh_token;
+  t.diagnostic(`refresh_token grants without provider.fetch: ${JSON.stringify(refreshes)}`);
+  assert.equal(refreshes?.error, 0, "no invalid_grant: every rotation was stored before the next");
+  assert.equal(idp.stats.errors.length, 0);
+  const stored = await store.get({ subject: "alice", issuer: idp.issuer, resource: mcp.url });
+  assert.equal(stored?.status, "active", "the user is still signed in");
+});
+
 test("[MCP-client-login-required-callback] a refused refresh token asks the host's sign-in callback once; the calls then succeed", async (t) => {
   const { mcp, store, record } = await signedIn();
   const asked: URL[] = [];
