@@ -6,7 +6,9 @@ export {
   discoverServerMetadata,
   McpAuthError,
   readUnauthorized,
+  type ScopeChallenge,
   scopesFor,
+  scopeUnion,
   type UnauthorizedHints,
 } from "./client/index.ts";
 export * from "./server/index.ts";

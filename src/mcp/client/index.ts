@@ -5,5 +5,7 @@ export {
   type AgentAuthProvider,
   type AgentAuthProviderOptions,
   agentAuthProvider,
+  type ScopeChallenge,
 } from "./provider.ts";
 export { discoverServerMetadata, scopesFor } from "./sign-in.ts";
+export { scopeUnion } from "./step-up.ts";

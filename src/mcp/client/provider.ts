@@ -19,6 +19,7 @@ import type { CredentialKey, CredentialStore } from "../../vault/index.ts";
 import { readUnauthorized, type UnauthorizedHints } from "./challenge.ts";
 import { McpAuthError } from "./errors.ts";
 import { authorizationServerOf, discoverServerMetadata, signInToMcpServer } from "./sign-in.ts";
+import { addsScopes, DEFAULT_MAX_STEP_UPS, scopeUnion } from "./step-up.ts";
 
 /** The SDK declares `UnauthorizedContext` but does not export it (2.4.0): take it from `AuthProvider`. */
 type UnauthorizedContext = Parameters<NonNullable<AuthProvider["onUnauthorized"]>>[0];
@@ -43,6 +44,14 @@ export interface AgentAuthProviderOptions {
   discovery?: DiscoveryOptions;
   /** How long a sign-in may wait for the person. Default 5 minutes. */
   signInTimeoutMs?: number;
+  /** How many step-ups (`stepUp`) this provider allows. Default 3. */
+  maxStepUps?: number;
+}
+
+/** What `stepUp` needs from the SDK's `InsufficientScopeError` (its `requiredScope` is space-separated). */
+export interface ScopeChallenge {
+  requiredScope?: string;
+  resourceMetadataUrl?: URL;
 }
 
 export interface AgentAuthProvider extends AuthProvider {
@@ -54,6 +63,13 @@ export interface AgentAuthProvider extends AuthProvider {
    * which under concurrency can cost one extra refresh (never a lost refresh token).
    */
   readonly fetch: FetchLike;
+  /**
+   * After the SDK throws `InsufficientScopeError` (a 403 `insufficient_scope`): signs in again for the union of
+   * the granted and the required scopes, then the host retries the call. Bounded by `maxStepUps`; typed
+   * `McpAuthError` `step_up_exhausted` beyond it, `step_up_adds_nothing` when the server asks for scopes
+   * already granted.
+   */
+  stepUp(challenge: ScopeChallenge): Promise<void>;
 }
 
 // A few recent tokens suffice: a response answers a token handed out moments before.
@@ -119,6 +135,35 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
       if (error instanceof LoginRequiredError) return undefined;
       throw error;
     }
+  }
+
+  let stepUps = 0;
+
+  async function stepUp(challenge: ScopeChallenge): Promise<void> {
+    const stored = issuer ? await options.store.get(keyOf(issuer)) : undefined;
+    const granted = stored?.scopes ?? [];
+    const wanted = scopeUnion(granted, challenge.requiredScope);
+    if (!addsScopes(wanted, granted)) {
+      throw new McpAuthError(
+        "step_up_adds_nothing",
+        `The MCP server ${canonicalUri} asked for scopes that are already granted; signing in again would not help. Check the server's scope requirements.`,
+      );
+    }
+    if (stepUps >= (options.maxStepUps ?? DEFAULT_MAX_STEP_UPS)) {
+      throw new McpAuthError(
+        "step_up_exhausted",
+        `The MCP server ${canonicalUri} asked for more scopes ${stepUps} times; agentauth stops here. Check the server's scope requirements.`,
+      );
+    }
+    const metadataUrl = challenge.resourceMetadataUrl;
+    if (metadataUrl && metadataUrl.origin !== new URL(canonicalUri).origin) {
+      throw new McpAuthError(
+        "resource_metadata_cross_origin",
+        `The MCP server ${canonicalUri} pointed its resource metadata at ${metadataUrl.origin}, another origin; agentauth does not follow it. Check the server's authorization setup.`,
+      );
+    }
+    stepUps++;
+    await signIn({ scope: wanted, resourceMetadataUrl: metadataUrl });
   }
 
   async function signIn(hints: UnauthorizedHints): Promise<void> {
@@ -191,5 +236,5 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
     return response;
   };
 
-  return { canonicalUri, token, onUnauthorized, fetch: fetchNoting };
+  return { canonicalUri, token, onUnauthorized, fetch: fetchNoting, stepUp };
 }
