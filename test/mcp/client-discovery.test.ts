@@ -5,6 +5,7 @@ import { test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { type AgentAuthProvider, agentAuthProvider } from "../../src/mcp/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
+import { expireAccessToken } from "../support/credentials.ts";
 import { useIdp } from "../support/idp.ts";
 import { findCode } from "./fixtures/find-code.ts";
 import { startProtectedMcpServer } from "./fixtures/protected-mcp-server.ts";
@@ -64,6 +65,13 @@ test("[MCP-client-discovery-dcr] with an empty vault, the first 401 leads to RFC
   const stored = await store.get({ subject: "alice", issuer: idp.issuer, resource: mcp.url });
   assert.equal(stored?.status, "active");
   assert.ok(stored?.tokens.refreshToken, "offline_access was asked for, since the server lists it");
+
+  // The registered client is kept with the credential: a later refresh at expiry uses it, without a new sign-in.
+  await expireAccessToken(store, stored);
+  idp.resetStats();
+  await client.callTool(whoami);
+  assert.deepEqual(idp.stats.byGrant.refresh_token, { success: 1, error: 0 });
+  assert.equal(person.asked.length, 1);
 });
 
 test("[MCP-client-discovery-preregistered] a pre-registered client id is used instead of registering", async (t) => {

@@ -94,7 +94,7 @@ export function canonicalServerUri(serverUrl: string | URL): string {
 /**
  * @example
  * const authProvider = agentAuthProvider({ serverUrl, store: vault, subject: "alice", onAuthorizationUrl: open });
- * const transport = new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider });
+ * const transport = new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider, fetch: authProvider.fetch });
  * await new Client({ name: "app", version: "1" }).connect(transport);
  */
 export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthProvider {
@@ -110,6 +110,7 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
   // Access token → record version, and response → the version of the token it answered (see `fetch`).
   const versionOfToken = new Map<string, number>();
   const answered = new WeakMap<Response, number>();
+  let stepUps = 0;
 
   const keyOf = (iss: string): CredentialKey => ({
     subject: options.subject,
@@ -136,8 +137,6 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
       throw error;
     }
   }
-
-  let stepUps = 0;
 
   async function stepUp(challenge: ScopeChallenge): Promise<void> {
     const stored = issuer ? await options.store.get(keyOf(issuer)) : undefined;
