@@ -75,6 +75,7 @@ try {
   const agentauth = await loadAgentAuthProvider();
   let agentauthClient: Client | undefined;
   let agentauthCheck: (() => Promise<string | undefined>) | undefined;
+  let agentauthSignIns = 0;
   if (agentauth) {
     const store = new MemoryCredentialStore();
     const record = await loginForTest(idp, store, { resource: server.url, scope: SCOPE });
@@ -84,6 +85,11 @@ try {
       subject: record.subject,
       issuer: idp.issuer,
       clientFor: () => ({ clientId: CLI_CLIENT_ID }),
+      // Counted, never completed: a sign-in asked for here would mean the refresh token was lost.
+      onAuthorizationUrl: async () => {
+        agentauthSignIns++;
+      },
+      signInTimeoutMs: 1000,
     });
     agentauthClient = await connect(
       new StreamableHTTPClientTransport(new URL(server.url), {
@@ -118,7 +124,12 @@ try {
   );
   if (agentauthClient && agentauthCheck) {
     rows.push(
-      await burst("agentauth agentAuthProvider", agentauthClient, agentauthCheck, () => null),
+      await burst(
+        "agentauth agentAuthProvider",
+        agentauthClient,
+        agentauthCheck,
+        () => agentauthSignIns,
+      ),
     );
   } else {
     rows.push({
