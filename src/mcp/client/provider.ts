@@ -12,6 +12,7 @@ import type { AuthProvider, FetchLike } from "@modelcontextprotocol/client";
 import {
   type DiscoveryOptions,
   LoginRequiredError,
+  MetadataCache,
   type OAuthClient,
   TokenRefresher,
 } from "../../oauth/index.ts";
@@ -111,6 +112,7 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
   const versionOfToken = new Map<string, number>();
   const answered = new WeakMap<Response, number>();
   let stepUps = 0;
+  let issuerCheck: Promise<string> | undefined;
 
   const keyOf = (iss: string): CredentialKey => ({
     subject: options.subject,
@@ -208,12 +210,36 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
     return run;
   }
 
+  /**
+   * The authorization server the MCP server names now. Credentials and registrations are keyed by issuer, so a
+   * server that moved to another authorization server leads to a new sign-in (and registration) there (MCP
+   * 2026-07-28; RFC 6749 §2.2). Concurrent 401s share one discovery. When the issuer is known and discovery fails,
+   * the known one is kept: a flaky metadata endpoint must not sign the user out.
+   */
+  function currentIssuer(hints: UnauthorizedHints): Promise<string> {
+    issuerCheck ??= (async () => {
+      let prm: Awaited<ReturnType<typeof discoverServerMetadata>>;
+      try {
+        // Read afresh (a private, empty cache): a 401 is the moment a moved server shows it.
+        prm = await discoverServerMetadata(canonicalUri, hints, {
+          ...options.discovery,
+          cache: new MetadataCache(),
+        });
+      } catch (error) {
+        if (issuer) return issuer;
+        throw error;
+      }
+      if (issuer && prm.authorization_servers?.[0] === issuer) return issuer;
+      return (await authorizationServerOf(prm, canonicalUri, options.discovery)).issuer;
+    })().finally(() => {
+      issuerCheck = undefined;
+    });
+    return issuerCheck;
+  }
+
   async function onUnauthorized(ctx: UnauthorizedContext): Promise<void> {
     const hints = readUnauthorized(ctx.response.headers.get("www-authenticate"), ctx.serverUrl);
-    if (!issuer) {
-      const prm = await discoverServerMetadata(canonicalUri, hints, options.discovery);
-      issuer = (await authorizationServerOf(prm, canonicalUri, options.discovery)).issuer;
-    }
+    issuer = await currentIssuer(hints);
     const seen = answered.get(ctx.response) ?? handedVersion;
     const stored = await options.store.get(keyOf(issuer));
     if (stored?.status !== "active" || !stored.tokens.refreshToken) {

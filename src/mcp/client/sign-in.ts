@@ -14,6 +14,7 @@ import {
   discoverAuthorizationServer,
   discoverProtectedResource,
   login,
+  MetadataCache,
   type OAuthClient,
   type ProtectedResourceMetadata,
   registerClient,
@@ -94,7 +95,11 @@ export function scopesFor(
 
 export async function signInToMcpServer(options: SignInOptions): Promise<CredentialRecord> {
   const { canonicalUri, hints, discovery } = options;
-  const prm = await discoverServerMetadata(canonicalUri, hints, discovery);
+  // Read afresh: a sign-in follows a 401, and the server may have moved to another authorization server.
+  const prm = await discoverServerMetadata(canonicalUri, hints, {
+    ...discovery,
+    cache: new MetadataCache(),
+  });
   const as = await authorizationServerOf(prm, canonicalUri, discovery);
   const client = await clientFor(options, as);
   return login({
