@@ -180,6 +180,32 @@ test("[MCP-server-insufficient-scope] a valid token without the required scope i
   assert.ok(tools.tools.some((tool) => tool.name === "whoami"));
 });
 
+test("[MCP-server-tool-scope] a tool that needs more scope than the token has is answered 403 insufficient_scope with the full set and our metadata URL", async (t) => {
+  const token = await tokenFor(readServer.url, "openid read");
+  const seen: { status: number; challenge: string | null }[] = [];
+  const client = new Client({ name: "agentauth-test", version: "1.0.0" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(readServer.url), {
+      authProvider: { token: async () => token },
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        seen.push({ status: response.status, challenge: response.headers.get("www-authenticate") });
+        return response;
+      },
+    }),
+  );
+  t.after(() => client.close());
+  const before = readServer.toolCalls();
+  await assert.rejects(client.callTool({ name: "publish", arguments: {} }));
+  assert.equal(readServer.toolCalls(), before, "the tool did not run");
+  const refused = seen.find((s) => s.status === 403);
+  assert.ok(refused?.challenge, JSON.stringify(seen));
+  const params = findBearerChallenge(parseWwwAuthenticate(refused.challenge))?.parameters;
+  assert.equal(params?.error, "insufficient_scope");
+  assert.equal(params?.scope, "read write");
+  assert.equal(params?.resource_metadata, readServer.protection.metadataUrl.href);
+});
+
 test("[MCP-server-hostile-authorization] malformed and oversized Authorization headers get typed 400 invalid_request answers", async () => {
   const cases = [
     "Bearer",
