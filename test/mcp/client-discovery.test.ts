@@ -145,6 +145,28 @@ for (const [name, header, code] of [
   });
 }
 
+test("[MCP-client-resource-mismatch] metadata naming another resource than the server's URI is refused (RFC 9728 §3.3), nobody is asked to sign in", async (t) => {
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  mcp.metadataResource = "https://victim.example/mcp";
+  const person = browser();
+  const provider = agentAuthProvider({
+    serverUrl: mcp.url,
+    store: new MemoryCredentialStore(),
+    subject: "alice",
+    onAuthorizationUrl: person.open,
+  });
+  const client = new Client({ name: "agentauth-test", version: "1.0.0" });
+  t.after(() => client.close());
+  const error = await client
+    .connect(new StreamableHTTPClientTransport(new URL(mcp.url), { authProvider: provider }))
+    .then(
+      () => assert.fail("connecting must fail"),
+      (e: unknown) => e,
+    );
+  assert.equal(findCode(error)?.code, "resource_mismatch");
+  assert.equal(person.asked.length, 0);
+});
+
 /**
  * A loopback authorization-server metadata document (RFC 8414) with what the test needs wrong: the refusals are
  * ours, made on the metadata alone, before any request a real authorization server would answer.
