@@ -122,6 +122,10 @@ test("[MCP-server-audience] a token issued for another MCP server is refused wit
   await response.arrayBuffer();
   await assert.rejects(sdkClient(readServer.url, token));
   assert.equal(readServer.toolCalls(), before);
+  // The control: the same server accepts a token issued for it (so the refusal above is about the audience).
+  const own = await post(readServer.url, `Bearer ${await tokenFor(readServer.url)}`);
+  assert.equal(own.status, 200);
+  await own.arrayBuffer();
 });
 
 test("[MCP-server-forged] a token whose claims were altered, or signed by another key, is 401 invalid_token", async () => {
@@ -139,6 +143,9 @@ test("[MCP-server-forged] a token whose claims were altered, or signed by anothe
     const body = await response.text();
     assert.equal(body.includes(forged), false);
   }
+  const genuine = await post(readServer.url, `Bearer ${token}`);
+  assert.equal(genuine.status, 200, "the untouched token is accepted");
+  await genuine.arrayBuffer();
 });
 
 test("[MCP-server-expired] an expired token is 401 invalid_token saying it expired", async (t) => {
