@@ -252,6 +252,19 @@ test("[MCP-server-hostile-authorization] malformed and oversized Authorization h
     req.end();
   });
   assert.equal(status, 431);
+  // A Host header that is no valid authority: answered like any other request, the server does not fall over.
+  for (const host of ["[", "a b", "x".repeat(300)]) {
+    const answer = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(readServer.url, { method: "POST", headers: { host } });
+      req.on("response", (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on("error", reject);
+      req.end();
+    });
+    assert.ok(answer === 400 || answer === 401, `host ${host.slice(0, 10)}: ${answer}`);
+  }
   const still = await post(readServer.url);
   assert.equal(still.status, 401);
   await still.arrayBuffer();
@@ -336,6 +349,17 @@ test("[MCP-server-node-handler] a plain node:http handler behind protectNodeHand
     `${origin}/.well-known/oauth-protected-resource/rpc`,
   );
   await refused.arrayBuffer();
+  // A hostile Host header must neither crash the process nor skip the token check.
+  const hostile = await new Promise<number>((resolve, reject) => {
+    const req = httpRequest(`${origin}/rpc`, { method: "POST", headers: { host: "[" } });
+    req.on("response", (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("error", reject);
+    req.end();
+  });
+  assert.equal(hostile, 401);
   const metadata = await fetch(`${origin}/.well-known/oauth-protected-resource/rpc`);
   assert.equal(((await metadata.json()) as { resource: string }).resource, `${origin}/rpc`);
   // A verifier supplied by the caller is used as is: here it accepts tokens for the read server's audience.

@@ -15,7 +15,7 @@ export function toWebRequest(req: IncomingMessage): Request {
     if (value === undefined) continue;
     for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
   }
-  const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`);
+  const url = requestUrl(req);
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
   const controller = new AbortController();
   req.once("close", () => {
@@ -27,6 +27,18 @@ export function toWebRequest(req: IncomingMessage): Request {
     signal: controller.signal,
     ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream, duplex: "half" } : {}),
   } as RequestInit);
+}
+
+/**
+ * The request's URL. A Host header that is not a valid authority (a hostile client's `[`, spaces) is replaced by
+ * `localhost` rather than failing: only the path matters to the protection, which never trusts the Host.
+ */
+function requestUrl(req: IncomingMessage): URL {
+  const path = req.url?.startsWith("/") ? req.url : "/";
+  return (
+    URL.parse(path, `http://${req.headers.host ?? "localhost"}`) ??
+    new URL(path, "http://localhost")
+  );
 }
 
 /** Writes a Web `Response` (streamed: SSE answers stay open) to a node response; stops reading when the client leaves. */
@@ -88,7 +100,7 @@ export function protectNodeHandler(
 ): NodeListener {
   return (req, res) => {
     void (async () => {
-      const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`).href;
+      const url = requestUrl(req).href;
       const served = protection.metadataResponse({ method: req.method ?? "GET", url });
       if (served) return writeWebResponse(served, res);
       const auth = await protection.authenticate(req.headers.authorization);
