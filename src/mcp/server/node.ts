@@ -110,6 +110,10 @@ export function protectNodeHandler(
       }
       (req as IncomingMessage & { auth?: AuthInfo }).auth = auth.authInfo;
       runAsMcpCaller(auth.caller, () => listener(req, res));
-    })();
+    })().catch(() => {
+      // The wrapped handler threw synchronously: answer rather than leave the client waiting or crash the process.
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
   };
 }
