@@ -368,3 +368,27 @@ test("[MCP-server-node-handler] a plain node:http handler behind protectNodeHand
   assert.equal(answered.status, 200);
   assert.deepEqual(await answered.json(), { subject: "alice", scopes: ["read"] });
 });
+
+test("[MCP-server-node-handler-throws] a wrapped node handler that throws is answered 500 and the server keeps serving", async (t) => {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise((done) => server.close(done)));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const protection = protectMcpServer({
+    canonicalUri: `${origin}/rpc`,
+    issuer: idp.issuer,
+    verifier: createTokenVerifier({ issuer: idp.issuer, audience: readServer.url }),
+  });
+  server.on(
+    "request",
+    protectNodeHandler(protection, () => {
+      throw new Error("handler bug");
+    }),
+  );
+  const token = await tokenFor(readServer.url);
+  for (let i = 0; i < 2; i++) {
+    const response = await post(`${origin}/rpc`, `Bearer ${token}`);
+    assert.equal(response.status, 500);
+    await response.arrayBuffer();
+  }
+});
