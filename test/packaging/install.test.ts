@@ -119,6 +119,10 @@ test("[PKG-install] npm pack, then npm i <tgz> in an empty project: the README s
       join(packs, tgz),
       `typescript@${rootPkg.devDependencies.typescript}`,
       `@types/node@${rootPkg.devDependencies["@types/node"]}`,
+      // The optional peers a user of agentauth/mcp installs (the official MCP SDK), at the versions we test.
+      ...Object.keys(rootPkg.peerDependencies ?? {}).map(
+        (name) => `${name}@${rootPkg.devDependencies[name]}`,
+      ),
     ],
     { cwd: consumer },
   );
