@@ -77,12 +77,13 @@ export interface AgentAuthProvider extends AuthProvider {
 const REMEMBERED_TOKENS = 8;
 
 /**
- * MCP's canonical server URI: the URL without fragment, scheme and host lower-cased (the URL parser does that);
- * the path is kept as given, since MCP servers are often one path of a larger origin.
+ * The client's key for a server: its canonical URI, the URL without fragment, scheme and host lower-cased (the URL
+ * parser does that); the path is kept as given, since MCP servers are often one path of a larger origin. (The server
+ * side's `canonicalServerUri` is stricter: it checks an operator's configuration, this a URL the host was given.)
  */
-export function canonicalServerUri(serverUrl: string | URL): string {
-  const url = new URL(serverUrl);
-  if (url.protocol !== "https:" && url.protocol !== "http:") {
+export function serverResourceUri(serverUrl: string | URL): string {
+  const url = URL.parse(serverUrl);
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) {
     throw new McpAuthError(
       "invalid_server_url",
       "The MCP server URL must be an absolute http(s) URL.",
@@ -99,7 +100,7 @@ export function canonicalServerUri(serverUrl: string | URL): string {
  * await new Client({ name: "app", version: "1" }).connect(transport);
  */
 export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthProvider {
-  const canonicalUri = canonicalServerUri(options.serverUrl);
+  const canonicalUri = serverResourceUri(options.serverUrl);
   const refresher = options.refresher ?? new TokenRefresher({ store: options.store });
   const registrations = new Map<string, Promise<OAuthClient>>();
   let issuer = options.issuer;
