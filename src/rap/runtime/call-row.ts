@@ -8,15 +8,22 @@ export interface RowReader {
   corrupt(why: string, cause?: unknown): Error;
 }
 
+/** A JSON column (a call's arguments or result, an entry, a view) parsed, or the store's corrupt-row error. */
+export function jsonColumn(
+  value: unknown,
+  what: string,
+  reader: Pick<RowReader, "corrupt">,
+): unknown {
+  try {
+    return JSON.parse(String(value));
+  } catch (error) {
+    throw reader.corrupt(`the ${what} column is not JSON`, error);
+  }
+}
+
 export function callFromRow(row: Record<string, unknown>, reader: RowReader): CallRecord {
   const text = (v: unknown) => (typeof v === "string" ? v : null);
-  const json = (value: unknown, what: string): unknown => {
-    try {
-      return JSON.parse(String(value));
-    } catch (error) {
-      throw reader.corrupt(`the ${what} column is not JSON`, error);
-    }
-  };
+  const json = (value: unknown, what: string) => jsonColumn(value, what, reader);
   return {
     groupId: String(row.group_id),
     id: String(row.id),

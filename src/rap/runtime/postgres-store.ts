@@ -18,7 +18,7 @@ import {
   openDatabase,
   type Row,
 } from "../../db/index.ts";
-import { callFromRow } from "./call-row.ts";
+import { callFromRow, jsonColumn } from "./call-row.ts";
 import { callExists, RuntimeStoreError, ThreadBusyError } from "./errors.ts";
 import { RUNTIME_COMPONENT, RUNTIME_MIGRATIONS } from "./postgres-schema.ts";
 import type {
@@ -299,11 +299,7 @@ export class PostgresRuntimeStore implements RuntimeStore {
   }
 
   #json(value: unknown, what: string): unknown {
-    try {
-      return JSON.parse(String(value));
-    } catch (error) {
-      throw this.#corrupt(`the ${what} column is not JSON`, error);
-    }
+    return jsonColumn(value, what, { corrupt: (why, cause) => this.#corrupt(why, cause) });
   }
 
   #corrupt(why: string, cause?: unknown): RuntimeStoreError {

@@ -7,7 +7,7 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { AgentAuthError } from "../../core/errors.ts";
 import { openSqliteDatabase } from "../../core/sqlite.ts";
-import { callFromRow } from "./call-row.ts";
+import { callFromRow, jsonColumn } from "./call-row.ts";
 import { callExists, RuntimeStoreError } from "./errors.ts";
 import type {
   CallRecord,
@@ -297,11 +297,7 @@ export class SqliteRuntimeStore implements RuntimeStore {
   }
 
   #json(value: unknown, what: string): unknown {
-    try {
-      return JSON.parse(String(value));
-    } catch (error) {
-      throw this.#corrupt(`the ${what} column is not JSON`, error);
-    }
+    return jsonColumn(value, what, { corrupt: (why, cause) => this.#corrupt(why, cause) });
   }
 
   #corrupt(why: string, cause?: unknown): RuntimeStoreError {
