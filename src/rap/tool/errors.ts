@@ -17,8 +17,19 @@ export class OperationError extends AgentAuthError {
  * the tool refreshes once and retries, and if that does not help it asks the user to authorize again.
  */
 export class TokenRejectedError extends AgentAuthError {
-  constructor(message = "The provider refused the access token.", options?: { cause?: unknown }) {
+  /**
+   * Set when the API answered 403 `insufficient_scope` (RFC 6750 §3.1): the scopes a new grant needs (space-separated;
+   * give the union of what was granted and what is now required). A refresh cannot add scopes, so the tool skips it
+   * and asks the person to authorize again for these (once per call).
+   */
+  readonly scope?: string;
+
+  constructor(
+    message = "The provider refused the access token.",
+    options?: { cause?: unknown; scope?: string },
+  ) {
     super("token_rejected", message, options);
+    if (options?.scope !== undefined) this.scope = options.scope;
   }
 }
 

@@ -109,14 +109,17 @@ export class ProviderAuth {
     }
   }
 
-  /** The URL the person must visit; its `state` is bound to `call`. HTTPS unless the server is on loopback. */
-  async authorizationUrl(call: PendingCall): Promise<URL> {
+  /**
+   * The URL the person must visit; its `state` is bound to `call`. HTTPS unless the server is on loopback. `scope`
+   * replaces the provider's configured scope (a step-up after `insufficient_scope`).
+   */
+  async authorizationUrl(call: PendingCall, scope?: string): Promise<URL> {
     const entry = this.#provider(call.provider);
     const { url } = await startAuthorization({
       as: await entry.server(),
       client: entry.client,
       redirectUri: this.#options.redirectUri(),
-      scope: entry.scope,
+      scope: scope ?? entry.scope,
       resource: entry.resource || undefined,
       extraParams: entry.extraParams,
       scopeFormat: entry.scopeFormat,

@@ -130,6 +130,10 @@ export class CallRunner {
         ) {
           return this.#fail(call, this.#describeFailure(call, error, token?.secrets ?? []));
         }
+        // Step-up (insufficient_scope): a refresh keeps the grant's scopes, so ask the person at once, for more.
+        if (error.scope !== undefined) {
+          return this.#requestAuthorization(call, provider, authorized, error.scope);
+        }
         // The provider refused the token: refresh once, then ask the person again (once per call).
         const refreshed = round === 0 ? await auth.token(provider, spec.userId, true) : undefined;
         if (refreshed?.kind === "token") {
@@ -165,6 +169,7 @@ export class CallRunner {
     call: ActiveCall,
     provider: string,
     authorized: boolean,
+    scope?: string,
   ): Promise<void> {
     const auth = this.#o.auth;
     const { spec } = call;
@@ -179,12 +184,15 @@ export class CallRunner {
     if (call.controller.signal.aborted) return;
     let url: URL;
     try {
-      url = await auth.authorizationUrl({
-        ...spec,
-        userId: spec.userId,
-        provider,
-        attempt: call.attempt,
-      });
+      url = await auth.authorizationUrl(
+        {
+          ...spec,
+          userId: spec.userId,
+          provider,
+          attempt: call.attempt,
+        },
+        scope,
+      );
     } catch (error) {
       this.#o.logger.error("rap.oauth.start_failed", { provider, error });
       return this.#fail(

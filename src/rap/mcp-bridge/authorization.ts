@@ -1,0 +1,99 @@
+/**
+ * Where the bridge's users sign in, learnt from the MCP server (MCP authorization 2026-07-28): its RFC 9728
+ * protected-resource metadata (path-aware well-known URL, then the root one), the first authorization server it
+ * names (RFC 8414 / OIDC discovery, exact issuer match, PKCE S256 required), and the tool's client there: the
+ * operator's pre-registered one, else RFC 7591 dynamic registration with the TOOL's own redirect URI (its OAuth
+ * callback endpoint). The result is an `OAuthProviderConfig` for the tool kit, with `resource` = the MCP server's
+ * canonical URI, so the authorization request, the code exchange and every refresh name it (RFC 8707).
+ */
+
+import { discoverServerMetadata, scopesFor } from "../../mcp/client/index.ts";
+import {
+  assertPkceS256,
+  type DiscoveryOptions,
+  discoverAuthorizationServer,
+  type OAuthClient,
+  registerClient,
+} from "../../oauth/index.ts";
+import type { OAuthProviderConfig } from "../tool/options.ts";
+import { McpBridgeError } from "./errors.ts";
+
+export interface McpAuthorizationOptions {
+  canonicalUri: string;
+  /** `${publicBaseUrl}/oauth/callback`: registered with a dynamically registered client. */
+  redirectUri: string;
+  client?: OAuthClient;
+  scope?: string;
+  clientName: string;
+  displayName: string;
+  discovery?: DiscoveryOptions;
+}
+
+export interface McpAuthorization {
+  provider: OAuthProviderConfig;
+  /** Set when the bridge registered a client itself (keep it and pass it as `client` next time). */
+  registered?: OAuthClient;
+}
+
+export async function discoverMcpAuthorization(
+  options: McpAuthorizationOptions,
+): Promise<McpAuthorization> {
+  const { canonicalUri, discovery } = options;
+  let prm: Awaited<ReturnType<typeof discoverServerMetadata>>;
+  let as: Awaited<ReturnType<typeof discoverAuthorizationServer>>;
+  try {
+    prm = await discoverServerMetadata(canonicalUri, {}, discovery);
+    const issuer = prm.authorization_servers?.[0];
+    if (!issuer) throw new Error("the protected resource metadata names no authorization server");
+    as = await discoverAuthorizationServer(issuer, discovery);
+    assertPkceS256(as);
+  } catch (error) {
+    throw new McpBridgeError(
+      "mcp_discovery_failed",
+      `Where users of the MCP server ${canonicalUri} sign in could not be discovered (its OAuth protected resource metadata or its authorization server's metadata is missing or unusable). Check serverUrl and that the server is running, then start the tool again.`,
+      { cause: error },
+    );
+  }
+  let client = options.client;
+  let registered: OAuthClient | undefined;
+  if (!client) {
+    try {
+      const loopback = isLoopback(new URL(options.redirectUri));
+      registered = await registerClient({
+        as,
+        metadata: {
+          client_name: options.clientName,
+          // RFC 8252 §7.3: a native client's loopback redirect matches any port; a deployed tool is a web client.
+          application_type: loopback ? "native" : "web",
+          redirect_uris: [options.redirectUri],
+          grant_types: ["authorization_code", "refresh_token"],
+          response_types: ["code"],
+          token_endpoint_auth_method: "none",
+        },
+        ...discovery,
+      });
+      client = registered;
+    } catch (error) {
+      throw new McpBridgeError(
+        "mcp_registration_failed",
+        `The authorization server ${as.issuer} of the MCP server ${canonicalUri} did not register this tool as a client (dynamic registration). Register a client with the redirect URI ${options.redirectUri} there and pass it as \`client\`.`,
+        { cause: error },
+      );
+    }
+  }
+  return {
+    provider: {
+      issuer: as.issuer,
+      client,
+      scope: options.scope ?? (scopesFor({}, prm, as) || undefined),
+      resource: canonicalUri,
+      displayName: options.displayName,
+    },
+    registered,
+  };
+}
+
+function isLoopback(url: URL): boolean {
+  const host = url.hostname;
+  return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}

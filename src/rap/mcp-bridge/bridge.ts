@@ -1,0 +1,233 @@
+/**
+ * `mcpBridgeToolset(options)`: a RAP tool that fronts an OAuth-protected MCP server (issue 12 §3). Each MCP tool
+ * becomes a RAP operation with `requiresAuth`; the provider behind it is discovered from the MCP server (RFC 9728 →
+ * its authorization server) with `resource` = the server's canonical URI; the tool kit does the rest as for any
+ * provider: the `oauth` message with the authorization URL (PKCE S256, a fresh `state`), the redirect at the tool's
+ * own callback, tokens in the vault keyed {subject: user_id, issuer, resource}, refreshed single-flight per user by
+ * the TokenRefresher. Each call opens an MCP session with the user's token through the official client SDK.
+ *
+ * The tool list is read once, at startup, because the RAP toolset document is served before any user has signed
+ * in. `tools/list` on a protected server needs a token, and there is no user then, so the operator says how: the
+ * `tools` option (the names, descriptions and input schemas, e.g. kept in the tool's configuration), or a
+ * `listToolsToken` (e.g. an operator's own token from the vault), else an unauthenticated `tools/list` is tried and a
+ * 401 is a typed `mcp_tools_need_authorization` that says so. Listing with "the first user's token" was rejected:
+ * the toolset would then change under the runtime after startup, and one user's view of the tools would be
+ * published to all.
+ */
+
+import type { Client } from "@modelcontextprotocol/client";
+import type { Logger } from "../../core/log.ts";
+import { silentLogger } from "../../core/log.ts";
+import type { Secret } from "../../core/secret.ts";
+import { scopeUnion } from "../../mcp/client/index.ts";
+import type { DiscoveryOptions, OAuthClient } from "../../oauth/index.ts";
+import { TokenRejectedError } from "../tool/errors.ts";
+import type { OAuthProviderConfig, OperationDefinition } from "../tool/options.ts";
+import { OAUTH_CALLBACK_PATH } from "../tool/server.ts";
+import { discoverMcpAuthorization } from "./authorization.ts";
+import {
+  type BridgedTool,
+  bridgedTools,
+  type CatalogNote,
+  type McpToolDescription,
+} from "./catalog.ts";
+import { McpBridgeError, McpCallError } from "./errors.ts";
+import { DEFAULT_MAX_RESULT_CHARS, resultText } from "./result.ts";
+import { ScopeRequired, withMcpSession } from "./session.ts";
+
+export interface McpBridgeOptions {
+  /** The MCP server's Streamable HTTP endpoint (https, or http on loopback); its canonical form is the `resource`. */
+  serverUrl: string | URL;
+  /** Where the runtime and browsers reach this RAP tool (the tool server's `publicBaseUrl`): the redirect URI is
+   * `${publicBaseUrl}/oauth/callback`. */
+  publicBaseUrl: string;
+  /** The provider id the operations' `requiresAuth` names. Default "mcp". */
+  provider?: string;
+  /** Shown to the person in messages and on the consent page. Default "the MCP server at <host>". */
+  displayName?: string;
+  /** A client pre-registered at the MCP server's authorization server; without it the bridge registers one (RFC
+   * 7591) at startup: keep `registeredClient` from the result and pass it here next time. */
+  client?: OAuthClient;
+  /** The scopes to ask for. Default: the server's `scopes_supported`, plus `offline_access` when offered. */
+  scope?: string;
+  /** The MCP tools to offer, when `tools/list` needs a signed-in user (see the module comment). */
+  tools?: McpToolDescription[];
+  /** A token to list the tools with at startup (e.g. the operator's), instead of `tools`. */
+  listToolsToken?: () => Promise<Secret | undefined>;
+  /** Largest MCP response read (bytes, default 1 MiB); a larger one is a `mcp_result_too_large` error result. */
+  maxResponseBytes?: number;
+  /** Largest result text passed on (characters, default 200,000). */
+  maxResultChars?: number;
+  /** The name a dynamically registered client gets. Default "agentauth RAP MCP bridge". */
+  clientName?: string;
+  discovery?: DiscoveryOptions;
+  logger?: Logger;
+}
+
+/** Spread into `createToolServer({ toolset, store, publicBaseUrl, ...bridge })` (`providers`, `operations`). */
+export interface McpBridgeToolset {
+  providers: Record<string, OAuthProviderConfig>;
+  operations: OperationDefinition[];
+  /** The MCP server's canonical URI: the `resource` of every token and of the vault keys. */
+  canonicalUri: string;
+  /** The client the bridge registered (absent when `client` was given). */
+  registeredClient?: OAuthClient;
+  /** Tools left out or changed (unusable names, replaced input schemas). */
+  notes: CatalogNote[];
+}
+
+const MAX_LISTED_PAGES = 20;
+// A server that keeps asking for more scopes is refused rather than obeyed without end.
+const MAX_SCOPES = 64;
+
+export async function mcpBridgeToolset(options: McpBridgeOptions): Promise<McpBridgeToolset> {
+  const logger = options.logger ?? silentLogger;
+  const serverUrl = mcpServerUrl(options.serverUrl);
+  const canonicalUri = serverUrl.href;
+  const providerId = options.provider ?? "mcp";
+  const redirectUri = new URL(OAUTH_CALLBACK_PATH, `${options.publicBaseUrl.replace(/\/+$/, "")}/`)
+    .href;
+  const authorization = await discoverMcpAuthorization({
+    canonicalUri,
+    redirectUri,
+    client: options.client,
+    scope: options.scope,
+    clientName: options.clientName ?? "agentauth RAP MCP bridge",
+    displayName: options.displayName ?? `the MCP server at ${serverUrl.host}`,
+    discovery: options.discovery,
+  });
+  if (authorization.registered) {
+    logger.info("rap.mcp_bridge.registered", {
+      issuer: authorization.provider.issuer,
+      client_id: authorization.registered.clientId,
+    });
+  }
+  const listed = options.tools ?? (await listTools(serverUrl, options));
+  const { tools, notes } = bridgedTools(listed);
+  for (const note of notes) logger.warn("rap.mcp_bridge.tool_note", { ...note });
+  if (tools.length === 0) {
+    throw new McpBridgeError(
+      "mcp_no_tools",
+      `The MCP server ${canonicalUri} offers no tool this bridge can carry (${listed.length} listed). Check the server, or the \`tools\` option.`,
+    );
+  }
+  const scopes = { base: authorization.provider.scope ?? "", required: [] as string[] };
+  return {
+    providers: { [providerId]: authorization.provider },
+    operations: tools.map((tool) => operationFor(tool, providerId, serverUrl, scopes, options)),
+    canonicalUri,
+    registeredClient: authorization.registered,
+    notes,
+  };
+}
+
+function operationFor(
+  tool: BridgedTool,
+  provider: string,
+  serverUrl: URL,
+  scopes: { base: string; required: string[] },
+  options: McpBridgeOptions,
+): OperationDefinition {
+  const annotations = { ...tool.annotations, requiresAuth: provider };
+  return {
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    annotations,
+    requiresAuth: provider,
+    handler: async (ctx) => {
+      try {
+        const result = await withMcpSession(
+          {
+            serverUrl,
+            token: ctx.accessToken,
+            signal: ctx.signal,
+            maxResponseBytes: options.maxResponseBytes,
+            label: tool.name,
+          },
+          (client: Client) =>
+            client.callTool({ name: tool.name, arguments: ctx.arguments }, { signal: ctx.signal }),
+        );
+        return resultText(tool.name, result, options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS);
+      } catch (error) {
+        if (!(error instanceof ScopeRequired)) throw error;
+        // Step-up: the union of what was asked for so far and what the server now requires, so a new grant does
+        // not lose scopes other tools need (MCP authorization, "Scope Challenge Handling").
+        const union = scopeUnion(scopes.base, scopes.required, error.required);
+        if (union.length > MAX_SCOPES) {
+          throw new McpCallError(
+            "mcp_refused",
+            `The MCP server asks for more access than this tool requests (over ${MAX_SCOPES} scopes) for ${tool.name}. Tell the tool's operator.`,
+          );
+        }
+        scopes.required = scopeUnion(scopes.required, error.required);
+        ctx.logger.info("rap.mcp_bridge.step_up", { operation: tool.name, scope: union.join(" ") });
+        throw new TokenRejectedError(`The MCP server needs more access for ${tool.name}.`, {
+          scope: union.join(" "),
+        });
+      }
+    },
+  };
+}
+
+async function listTools(serverUrl: URL, options: McpBridgeOptions): Promise<unknown[]> {
+  const token = await options.listToolsToken?.();
+  try {
+    return await withMcpSession(
+      {
+        serverUrl,
+        token,
+        maxResponseBytes: options.maxResponseBytes,
+        label: "the tool list",
+      },
+      async (client: Client) => {
+        const tools: unknown[] = [];
+        let cursor: string | undefined;
+        for (let page = 0; page < MAX_LISTED_PAGES; page++) {
+          const listed = await client.listTools(cursor ? { cursor } : undefined);
+          tools.push(...(Array.isArray(listed.tools) ? listed.tools : []));
+          cursor = typeof listed.nextCursor === "string" ? listed.nextCursor : undefined;
+          if (!cursor) break;
+        }
+        return tools;
+      },
+    );
+  } catch (error) {
+    if (error instanceof TokenRejectedError || error instanceof ScopeRequired) {
+      throw new McpBridgeError(
+        "mcp_tools_need_authorization",
+        `The MCP server ${serverUrl.href} lists its tools only to a signed-in user. Pass \`tools\` (each tool's name, description and inputSchema) or \`listToolsToken\` to mcpBridgeToolset.`,
+        { cause: error },
+      );
+    }
+    if (error instanceof McpBridgeError) throw error;
+    throw new McpBridgeError(
+      "mcp_tools_unavailable",
+      `The tool list of the MCP server ${serverUrl.href} could not be read${error instanceof McpCallError ? ` (${error.message})` : ""}. Check that the server is running, then start the tool again.`,
+      { cause: error },
+    );
+  }
+}
+
+/** The canonical URI (RFC 8707): absolute, https or loopback http, no fragment, no credentials. */
+function mcpServerUrl(value: string | URL): URL {
+  const url = URL.parse(value);
+  const loopback =
+    url !== null &&
+    (url.hostname === "localhost" ||
+      url.hostname === "[::1]" ||
+      /^127\.\d+\.\d+\.\d+$/.test(url.hostname));
+  if (
+    !url ||
+    !(url.protocol === "https:" || (url.protocol === "http:" && loopback)) ||
+    url.username !== "" ||
+    url.password !== ""
+  ) {
+    throw new McpBridgeError(
+      "invalid_server_url",
+      "The MCP server URL must be an absolute https URL (plain http only on loopback) without credentials in it.",
+    );
+  }
+  url.hash = "";
+  return url;
+}

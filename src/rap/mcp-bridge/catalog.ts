@@ -1,0 +1,130 @@
+/**
+ * MCP tools → RAP operation specifications (pure). Each MCP tool (`tools/list`: name, description, inputSchema,
+ * annotations) becomes one operation; a tool whose name RAP cannot carry is left out and reported, a description is
+ * sanitised and bounded, an input schema the tool kit's strict JSON Schema 2020-12 compiler refuses is replaced by
+ * `{type: "object"}` (the MCP server validates the arguments itself) and reported.
+ */
+
+import ajv2020 from "ajv/dist/2020.js";
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "../wire.ts";
+import { cleanLine, cleanText } from "./text.ts";
+
+const Ajv2020 = ajv2020.default;
+
+/** What the bridge reads of an MCP tool (the SDK's `Tool`, or the same shape given by the operator). */
+export interface McpToolDescription {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema?: Record<string, unknown>;
+  annotations?: {
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+  };
+}
+
+export interface BridgedTool {
+  /** The RAP operation name: the MCP tool's own name (it is already in RAP's recommended alphabet). */
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  annotations: { readOnly?: boolean; destructive?: boolean; idempotent?: boolean };
+}
+
+export interface CatalogNote {
+  /** The tool's name, sanitised for a log line. */
+  tool: string;
+  problem: "name_unusable" | "name_duplicate" | "input_schema_replaced" | "not_an_object";
+}
+
+export const MAX_DESCRIPTION_CHARS = 4_000;
+// MCP (2025-11-25 "Tool names") allows these characters, 1 to 128 of them; RAP accepts any 1 to 128 characters but
+// recommends fewer, and a runtime shows the name to the LLM: anything outside this set is left out, not rewritten
+// (a rewritten name could collide with another tool's).
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/** The operations for a tool list, and what was left out or changed (for the operator's log). */
+export function bridgedTools(tools: readonly unknown[]): {
+  tools: BridgedTool[];
+  notes: CatalogNote[];
+} {
+  const out: BridgedTool[] = [];
+  const notes: CatalogNote[] = [];
+  const seen = new Set<string>();
+  const ajv = new Ajv2020({
+    allErrors: true,
+    strict: true,
+    strictTypes: false,
+    strictTuples: false,
+    validateFormats: false,
+    logger: false,
+  });
+  for (const raw of tools) {
+    if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+      notes.push({ tool: "(not an object)", problem: "not_an_object" });
+      continue;
+    }
+    const tool = raw as Partial<McpToolDescription>;
+    const name = typeof tool.name === "string" ? tool.name : "";
+    if (!TOOL_NAME.test(name)) {
+      notes.push({ tool: cleanLine(name, 64) || "(empty)", problem: "name_unusable" });
+      continue;
+    }
+    if (seen.has(name)) {
+      notes.push({ tool: name, problem: "name_duplicate" });
+      continue;
+    }
+    seen.add(name);
+    const { schema, replaced } = inputSchemaOf(tool.inputSchema, ajv);
+    if (replaced) notes.push({ tool: name, problem: "input_schema_replaced" });
+    out.push({
+      name,
+      description: descriptionOf(tool),
+      inputSchema: schema,
+      annotations: annotationsOf(tool.annotations),
+    });
+  }
+  return { tools: out, notes };
+}
+
+function descriptionOf(tool: Partial<McpToolDescription>): string {
+  const text = typeof tool.description === "string" ? tool.description : "";
+  const title = typeof tool.title === "string" ? tool.title : "";
+  const clean = cleanText(text.trim() || title.trim(), MAX_DESCRIPTION_CHARS).trim();
+  return clean || `The MCP tool ${tool.name}.`;
+}
+
+/**
+ * The schema as the tool kit will compile it: `$schema` dropped (MCP schemas often name draft-07, which the 2020-12
+ * compiler refuses by URI; the keywords MCP tools use mean the same in both), then a trial compile.
+ */
+function inputSchemaOf(
+  schema: unknown,
+  ajv: InstanceType<typeof Ajv2020>,
+): { schema: Record<string, unknown>; replaced: boolean } {
+  const fallback = { schema: { type: "object" }, replaced: true };
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return fallback;
+  if (nestedDeeperThan(schema, MAX_JSON_DEPTH)) return fallback;
+  const { $schema: _dialect, $id: _id, ...rest } = schema as Record<string, unknown>;
+  if (rest.type !== "object") return fallback;
+  try {
+    ajv.compile(rest);
+    // The tool kit compiles it again in its own instance, where an `$id` could clash: it was dropped above.
+    return { schema: rest, replaced: false };
+  } catch {
+    return fallback;
+  }
+}
+
+function annotationsOf(
+  hints: McpToolDescription["annotations"] | unknown,
+): BridgedTool["annotations"] {
+  if (hints === null || typeof hints !== "object") return {};
+  const h = hints as Record<string, unknown>;
+  const out: BridgedTool["annotations"] = {};
+  if (typeof h.readOnlyHint === "boolean") out.readOnly = h.readOnlyHint;
+  if (typeof h.destructiveHint === "boolean") out.destructive = h.destructiveHint;
+  if (typeof h.idempotentHint === "boolean") out.idempotent = h.idempotentHint;
+  return out;
+}

@@ -1,0 +1,173 @@
+/**
+ * One MCP session with one user's access token, through the official client SDK over Streamable HTTP: connect, run
+ * the request(s), close. The transport's `fetch` is ours: it puts the bearer token on each request (never on a
+ * redirect: redirects are not followed, so the token goes to the MCP server's own URL only), notes 401/403 answers
+ * (the SDK's errors for them differ by version and by whether it has an auth provider; the status does not), and
+ * stops reading a response past `maxResponseBytes`. Every failure leaves as a typed error.
+ */
+
+import type { Client } from "@modelcontextprotocol/client";
+import type { Secret } from "../../core/secret.ts";
+import { readUnauthorized } from "../../mcp/client/index.ts";
+import { TokenRejectedError } from "../tool/errors.ts";
+import { McpCallError } from "./errors.ts";
+import { loadMcpClientSdk } from "./sdk.ts";
+import { cleanLine } from "./text.ts";
+
+export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+
+export interface McpSessionOptions {
+  serverUrl: URL;
+  /** Absent for an unauthenticated attempt (listing tools at startup). */
+  token?: Secret;
+  signal?: AbortSignal;
+  maxResponseBytes?: number;
+  /** What the call is, for messages ("whoami", "the tool list"). */
+  label: string;
+}
+
+/** The MCP server answered 403 `insufficient_scope`: a new grant with these scopes is needed (step-up). */
+export class ScopeRequired extends Error {
+  readonly required: string[];
+  constructor(required: string[]) {
+    super("The MCP server needs more scopes.");
+    this.required = required;
+  }
+}
+
+interface Observed {
+  refusal?: { status: number; challenge: string | null };
+  oversized: boolean;
+  unreachable: boolean;
+  redirected: boolean;
+}
+
+export async function withMcpSession<T>(
+  options: McpSessionOptions,
+  use: (client: Client) => Promise<T>,
+): Promise<T> {
+  const sdk = await loadMcpClientSdk();
+  const seen: Observed = { oversized: false, unreachable: false, redirected: false };
+  const client = new sdk.Client({ name: "agentauth-rap-mcp-bridge", version: "1.0.0" });
+  const transport = new sdk.StreamableHTTPClientTransport(options.serverUrl, {
+    fetch: watchedFetch(options, seen),
+  });
+  try {
+    await client.connect(transport, { signal: options.signal });
+    return await use(client);
+  } catch (error) {
+    throw explain(error, options, seen, sdk.ProtocolError);
+  } finally {
+    await client.close().catch(() => {});
+  }
+}
+
+function watchedFetch(options: McpSessionOptions, seen: Observed) {
+  const max = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  return async (input: string | URL, init?: RequestInit): Promise<Response> => {
+    const headers = new Headers(init?.headers);
+    if (options.token) headers.set("authorization", `Bearer ${options.token.reveal()}`);
+    let response: Response;
+    try {
+      response = await fetch(input, { ...init, headers, redirect: "manual" });
+    } catch (error) {
+      if (!(init?.signal?.aborted ?? false)) seen.unreachable = true;
+      throw error;
+    }
+    if (response.status >= 300 && response.status < 400) seen.redirected = true;
+    if (response.status === 401 || response.status === 403) {
+      seen.refusal = {
+        status: response.status,
+        challenge: response.headers.get("www-authenticate"),
+      };
+    }
+    if (!response.body) return response;
+    const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+    if (declared > max) {
+      seen.oversized = true;
+      await response.body.cancel();
+      throw new Error("the MCP server's response is too large");
+    }
+    let read = 0;
+    const capped = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          read += chunk.byteLength;
+          if (read > max) {
+            seen.oversized = true;
+            controller.error(new Error("the MCP server's response is too large"));
+            return;
+          }
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(capped, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  };
+}
+
+/** The one typed error a failed session ends with; the SDK's raw error stays the cause (never in the message). */
+function explain(
+  error: unknown,
+  options: McpSessionOptions,
+  seen: Observed,
+  protocolError: { isInstance(value: unknown): boolean },
+): unknown {
+  if (error instanceof McpCallError || options.signal?.aborted) return error;
+  const origin = options.serverUrl.origin;
+  const what = options.label;
+  if (seen.oversized) {
+    return new McpCallError(
+      "mcp_result_too_large",
+      `${what}: the MCP server's answer is larger than this tool accepts (${options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES} bytes). Ask for less (a narrower query, fewer items).`,
+      { cause: error },
+    );
+  }
+  if (seen.refusal?.status === 401) {
+    return new TokenRejectedError("The MCP server refused the access token.", { cause: error });
+  }
+  if (seen.refusal?.status === 403) {
+    const hints = hintsOf(seen.refusal.challenge, options.serverUrl);
+    if (hints.error === "insufficient_scope" && hints.scope && hints.scope.length > 0) {
+      return new ScopeRequired(hints.scope);
+    }
+    return new McpCallError(
+      "mcp_refused",
+      `The MCP server at ${origin} refused ${what} (HTTP 403). Check that your account may use it.`,
+      { cause: error },
+    );
+  }
+  if (seen.unreachable) {
+    return new McpCallError(
+      "mcp_unreachable",
+      `The MCP server at ${origin} could not be reached, so ${what} did not run. Try again later.`,
+      { cause: error },
+    );
+  }
+  if (protocolError.isInstance(error)) {
+    // A JSON-RPC error from the server (unknown tool, invalid params): its message is untrusted text, bounded.
+    const message = cleanLine((error as Error).message ?? "", 500);
+    return new McpCallError(
+      "mcp_tool_error",
+      `The MCP server refused ${what}: ${message || "(no details given)"}`,
+      { cause: error },
+    );
+  }
+  return new McpCallError(
+    "mcp_answer_malformed",
+    `${what}: the MCP server at ${origin} answered with something that is not a valid MCP response${seen.redirected ? " (a redirect, which this tool does not follow)" : ""}. Try again later; if it keeps happening, tell the tool's operator.`,
+    { cause: error },
+  );
+}
+
+function hintsOf(challenge: string | null, serverUrl: URL): { error?: string; scope?: string[] } {
+  try {
+    return readUnauthorized(challenge, serverUrl);
+  } catch {
+    return {};
+  }
+}

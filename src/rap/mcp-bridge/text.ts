@@ -1,0 +1,21 @@
+/**
+ * Untrusted text from an MCP server (tool names, descriptions, results, error messages) made safe to put in a RAP
+ * toolset, a `tool_result` or a log (RAP overview, "Security and Trust": tool descriptions are untrusted, results
+ * SHOULD be sanitised before the LLM). Pure.
+ */
+
+// C0 controls except tab and newline, DEL, C1 controls, and the bidirectional overrides/isolates that can make text
+// read differently from what it is (Trojan Source).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const UNSAFE = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+
+/** Drops control and bidi-override characters, normalises CR LF, and cuts to `max` characters (marked). */
+export function cleanText(value: string, max: number): string {
+  const clean = value.replace(/\r\n?/g, "\n").replace(UNSAFE, "");
+  return clean.length > max ? `${clean.slice(0, max)}… (cut)` : clean;
+}
+
+/** One line for a message: whitespace runs become one space. */
+export function cleanLine(value: string, max: number): string {
+  return cleanText(value, max).replace(/\s+/g, " ").trim();
+}
