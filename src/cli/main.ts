@@ -10,6 +10,7 @@ import { CONSOLE_HELP, CONSOLE_USAGE, consoleCommand } from "./commands/console.
 import { DEMO_HELP, DEMO_USAGE, demoCommand } from "./commands/demo.ts";
 import { IDP_HELP, IDP_USAGE, idpCommand } from "./commands/idp.ts";
 import { LOGIN_HELP, LOGIN_USAGE, loginCommand } from "./commands/login.ts";
+import * as mcp from "./commands/mcp.ts";
 import { PROVIDERS_HELP, PROVIDERS_USAGE, providersCommand } from "./commands/providers.ts";
 import * as rap from "./commands/rap.ts";
 import { TOKEN_HELP, TOKEN_USAGE, tokenCommand, tokenExitFor } from "./commands/token.ts";
@@ -46,6 +47,7 @@ const AREAS: Area[] = [
   { name: "acp", usage: acp.ACP_USAGE, help: helpExport(acp, "ACP_HELP"), run: acp.acpCommand },
   { name: "ahp", usage: ahp.AHP_USAGE, help: helpExport(ahp, "AHP_HELP"), run: ahp.ahpCommand },
   { name: "rap", usage: rap.RAP_USAGE, help: helpExport(rap, "RAP_HELP"), run: rap.rapCommand },
+  { name: "mcp", usage: mcp.MCP_USAGE, help: helpExport(mcp, "MCP_HELP"), run: mcp.mcpCommand },
   { name: "idp", usage: IDP_USAGE, help: IDP_HELP, run: idpCommand },
 ];
 

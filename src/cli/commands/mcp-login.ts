@@ -1,0 +1,219 @@
+/**
+ * `agentauth mcp login <server-url>`: asks the MCP server without a token, reads its 401 (MCP authorization: the
+ * Bearer challenge's resource_metadata and scope), signs in through the MCP client's sign-in (RFC 9728 discovery,
+ * exact issuer match, PKCE S256, RFC 8707 resource = the server's URL, RFC 7591 registration without --client-id),
+ * stores the tokens in the vault, then shows the new token to the server once through `agentAuthProvider`, the way
+ * a program using the credential would, so "signed in" means the server accepts it.
+ */
+
+import { peerText, peerUrl } from "../../core/display.ts";
+import { AgentAuthError } from "../../core/errors.ts";
+import { startSpinner } from "../../core/spinner.ts";
+import { agentAuthProvider, readUnauthorized } from "../../mcp/client/index.ts";
+import { serverResourceUri } from "../../mcp/client/provider.ts";
+import { signInToMcpServer } from "../../mcp/client/sign-in.ts";
+import { findBearerChallenge, parseWwwAuthenticate } from "../../oauth/index.ts";
+import { openVault } from "../../vault/index.ts";
+import type { CredentialRecord } from "../../vault/types.ts";
+import type { CliIo } from "../io.ts";
+import { EXIT } from "../io.ts";
+import { describeSystemError } from "../system-errors.ts";
+import { credentialView } from "./mcp-status.ts";
+
+/** What went wrong talking to the MCP server itself (not its authorization server). */
+export class McpLoginError extends AgentAuthError {
+  declare readonly code:
+    | "mcp_server_unreachable"
+    | "mcp_server_not_protected"
+    | "mcp_probe_failed"
+    | "mcp_token_refused";
+}
+
+export interface McpLoginOptions {
+  serverUrl: URL;
+  subject?: string;
+  scope?: string;
+  clientId?: string;
+  json: boolean;
+}
+
+const PROBE_TIMEOUT_MS = 10_000;
+const SIGN_IN_TIMEOUT_MS = 300_000;
+
+export async function mcpLogin(io: CliIo, options: McpLoginOptions): Promise<number> {
+  const canonicalUri = serverResourceUri(options.serverUrl);
+  const shown = peerText(canonicalUri, { max: 300 });
+  const probe = await initializeRequest(options.serverUrl);
+  if (probe.status !== 401) throw notAChallenge(probe, shown);
+  const hints = readUnauthorized(probe.headers.get("www-authenticate"), options.serverUrl);
+  const store = openVault({ env: io.env });
+  let spinner: ReturnType<typeof startSpinner> | undefined;
+  try {
+    let record: CredentialRecord;
+    try {
+      record = await signInToMcpServer({
+        canonicalUri,
+        // Undefined lets the engine pick the subject as `agentauth login` does (the ID token's sub, else
+        // "default"); login() treats it as optional, SignInOptions does not say so yet.
+        subject: options.subject as string,
+        store,
+        hints: options.scope ? { ...hints, scope: options.scope.split(/\s+/) } : hints,
+        onAuthorizationUrl: async (url) => {
+          io.stderr(
+            `Open this URL in your browser to sign in to ${shown}:\n\n  ${peerUrl(url)}\n\n`,
+          );
+          spinner = startSpinner(
+            io.stderr,
+            io.interactive,
+            "Waiting for the browser to come back…",
+          );
+        },
+        clientFor: options.clientId ? () => ({ clientId: options.clientId as string }) : undefined,
+        registrations: new Map(),
+        clientName: "agentauth CLI",
+        timeoutMs: SIGN_IN_TIMEOUT_MS,
+      });
+    } finally {
+      spinner?.stop();
+    }
+    const provider = agentAuthProvider({
+      serverUrl: canonicalUri,
+      store,
+      subject: record.subject,
+      issuer: record.issuer,
+    });
+    const token = await provider.token();
+    const answer = token ? await initializeRequest(options.serverUrl, token) : undefined;
+    const view = credentialView({ ...record, refreshToken: Boolean(record.tokens.refreshToken) });
+    if (!answer?.ok) throw refused(answer, shown, record);
+    if (options.json) {
+      io.stdout(`${JSON.stringify({ server: canonicalUri, signedIn: true, credential: view })}\n`);
+      return EXIT.ok;
+    }
+    const scopes = view.scopes.length > 0 ? view.scopes.join(" ") : "(none named)";
+    io.stdout(
+      `Signed in to ${shown} as ${view.subject} at ${view.issuer}; the server accepted the token.\n` +
+        `  scopes: ${scopes}\n  refresh token: ${view.refreshToken ? "held" : "none (sign in again when it expires)"}\n` +
+        `  vault id: ${view.id}\n` +
+        `Programs use it with agentAuthProvider({ serverUrl, subject: ${JSON.stringify(view.subject)}, store }) ` +
+        `from agentauth/mcp; 'agentauth mcp status ${shown}' shows it, 'agentauth mcp logout ${shown}' revokes it.\n`,
+    );
+    return EXIT.ok;
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * An MCP `initialize` POST (the first thing any client sends), with the token when given. The body is discarded:
+ * only the status and the challenge matter here. A session the server may have opened is closed again.
+ */
+async function initializeRequest(serverUrl: URL, token?: string): Promise<Response> {
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+  };
+  if (token) headers.authorization = `Bearer ${token}`;
+  let response: Response;
+  try {
+    response = await fetch(serverUrl, {
+      method: "POST",
+      headers,
+      redirect: "manual",
+      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "agentauth", version: "1" },
+        },
+      }),
+    });
+  } catch (error) {
+    const why = describeSystemError(error)?.message ?? "the connection failed";
+    throw new McpLoginError(
+      "mcp_server_unreachable",
+      `Could not reach the MCP server at ${peerText(serverUrl.origin)}: ${why}`,
+      { cause: error },
+    );
+  }
+  await response.body?.cancel().catch(() => {});
+  const session = response.headers.get("mcp-session-id");
+  if (session && response.ok) {
+    await fetch(serverUrl, {
+      method: "DELETE",
+      headers: { ...headers, "mcp-session-id": session },
+      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+    })
+      .then((r) => r.body?.cancel())
+      .catch(() => {});
+  }
+  return response;
+}
+
+/** The server did not answer the tokenless request with 401: nothing to sign in to, or not an MCP endpoint. */
+function notAChallenge(response: Response, shown: string): McpLoginError {
+  if (response.ok) {
+    return new McpLoginError(
+      "mcp_server_not_protected",
+      `The MCP server at ${shown} answered without asking for a sign-in (HTTP ${response.status}): it is not ` +
+        "protected, so there is nothing to sign in to. Connect to it without a token.",
+    );
+  }
+  const hint =
+    response.status >= 300 && response.status < 400
+      ? "it redirects elsewhere; give the URL of the MCP endpoint itself"
+      : response.status === 404 || response.status === 405
+        ? "check that the URL is the server's MCP endpoint (often ending in /mcp)"
+        : response.status >= 500
+          ? "the server is failing; try again later"
+          : "check the URL";
+  return new McpLoginError(
+    "mcp_probe_failed",
+    `The MCP server at ${shown} answered HTTP ${response.status} instead of 401 with a sign-in challenge; ${hint}.`,
+  );
+}
+
+/** The server refused the token it was just issued for it: stored anyway, but the sign-in is not usable. */
+function refused(
+  answer: Response | undefined,
+  shown: string,
+  record: CredentialRecord,
+): McpLoginError {
+  let detail = "no access token was issued";
+  if (answer) {
+    const challenge = readChallenge(answer.headers.get("www-authenticate"));
+    detail =
+      `HTTP ${answer.status}` +
+      (challenge.error ? ` ${challenge.error}` : "") +
+      (challenge.scope ? `, needs scope "${challenge.scope}"` : "") +
+      (challenge.description ? `: ${challenge.description}` : "");
+  }
+  const retry =
+    answer?.status === 403
+      ? `sign in again asking for what it needs: agentauth mcp login ${shown} --scope '…'`
+      : "check that the server trusts that authorization server";
+  return new McpLoginError(
+    "mcp_token_refused",
+    `Signed in at ${peerText(record.issuer)} (vault id ${record.id}), but the MCP server at ${shown} refused the new ` +
+      `token (${peerText(detail, { max: 300 })}); ${retry}.`,
+  );
+}
+
+function readChallenge(header: string | null): {
+  error?: string;
+  scope?: string;
+  description?: string;
+} {
+  if (!header) return {};
+  try {
+    const bearer = findBearerChallenge(parseWwwAuthenticate(header));
+    const p = bearer?.parameters ?? {};
+    return { error: p.error, scope: p.scope, description: p.error_description };
+  } catch {
+    return {};
+  }
+}

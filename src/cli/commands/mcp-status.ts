@@ -1,0 +1,173 @@
+/**
+ * `agentauth mcp status|logout <server-url>`: the vault's credentials whose RFC 8707 resource is the MCP server's
+ * canonical URI (any subject and issuer, or one --subject). Status only reads the vault (no network, no key);
+ * logout revokes at the authorization server (RFC 7009, the engine's logout) and deletes.
+ */
+
+import { peerText } from "../../core/display.ts";
+import type { AgentAuthError } from "../../core/errors.ts";
+import { serverResourceUri } from "../../mcp/client/provider.ts";
+import { logout } from "../../oauth/index.ts";
+import { openExistingVault } from "../../vault/index.ts";
+import type { CredentialStatus } from "../../vault/types.ts";
+import { type CliIo, EXIT } from "../io.ts";
+
+export interface McpStatusOptions {
+  serverUrl: URL;
+  subject?: string;
+  json: boolean;
+}
+
+/** What is shown of a credential: never a token, every field a peer sent made safe for a terminal. */
+export interface CredentialView {
+  id: string;
+  subject: string;
+  issuer: string;
+  clientId: string;
+  scopes: string[];
+  /** ISO 8601, or null when the server did not say. */
+  expiresAt: string | null;
+  expired: boolean;
+  refreshToken: boolean;
+  status: CredentialStatus;
+  /** Whether a program can get a token from it without a new sign-in. */
+  usable: boolean;
+}
+
+export function credentialView(c: {
+  id: string;
+  subject: string;
+  issuer: string;
+  clientId: string;
+  scopes: string[];
+  expiresAt?: number;
+  status: CredentialStatus;
+  refreshToken: boolean;
+}): CredentialView {
+  const expired = c.expiresAt !== undefined && c.expiresAt <= Date.now();
+  return {
+    id: c.id,
+    subject: peerText(c.subject, { max: 200 }),
+    issuer: peerText(c.issuer, { max: 300 }),
+    clientId: peerText(c.clientId, { max: 200 }),
+    scopes: c.scopes.map((s) => peerText(s, { max: 100 })).filter((s) => s !== ""),
+    expiresAt: c.expiresAt === undefined ? null : new Date(c.expiresAt).toISOString(),
+    expired,
+    refreshToken: c.refreshToken,
+    status: c.status,
+    usable: c.status === "active" && (!expired || c.refreshToken),
+  };
+}
+
+async function listFor(io: CliIo, options: McpStatusOptions, readOnly: boolean) {
+  const server = serverResourceUri(options.serverUrl);
+  const store = openExistingVault({ env: io.env, readOnly });
+  if (!store) return { server, store: undefined, found: [] };
+  try {
+    const filter = { resource: server, ...(options.subject ? { subject: options.subject } : {}) };
+    return { server, store, found: await store.list(filter) };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}
+
+export async function mcpStatus(io: CliIo, options: McpStatusOptions): Promise<number> {
+  const { server, store, found } = await listFor(io, options, true);
+  await store?.close();
+  const views = found.map((c) => credentialView({ ...c, refreshToken: c.has.refreshToken }));
+  const signedIn = views.some((v) => v.usable);
+  const shown = peerText(server, { max: 300 });
+  if (options.json) {
+    io.stdout(`${JSON.stringify({ server, signedIn, credentials: views })}\n`);
+  } else if (views.length === 0) {
+    io.stdout(
+      `Not signed in to ${shown}${options.subject ? ` as ${peerText(options.subject)}` : ""}: the vault holds ` +
+        `nothing for it. Run 'agentauth mcp login ${shown}'.\n`,
+    );
+  } else {
+    for (const v of views) io.stdout(describe(shown, v));
+    if (!signedIn) io.stdout(`Run 'agentauth mcp login ${shown}' to sign in again.\n`);
+  }
+  return signedIn ? EXIT.ok : EXIT.loginRequired;
+}
+
+function describe(shown: string, v: CredentialView): string {
+  const state = v.usable
+    ? "Signed in"
+    : v.status === "login_required"
+      ? "Sign-in expired (the refresh token was refused)"
+      : "Sign-in expired (no refresh token)";
+  const expiry = v.expiresAt
+    ? `${v.expired ? "expired" : "expires"} ${v.expiresAt}`
+    : "expiry not stated by the server";
+  return (
+    `${state} to ${shown} as ${v.subject} at ${v.issuer}\n` +
+    `  scopes: ${v.scopes.length > 0 ? v.scopes.join(" ") : "(none named)"}\n` +
+    `  access token: ${expiry}; refresh token: ${v.refreshToken ? "held" : "none"}\n` +
+    `  client: ${v.clientId}; vault id: ${v.id}\n`
+  );
+}
+
+interface LogoutView {
+  id: string;
+  subject: string;
+  issuer: string;
+  revoked: boolean;
+  deleted: boolean;
+  note?: string;
+}
+
+export async function mcpLogout(io: CliIo, options: McpStatusOptions): Promise<number> {
+  const { server, store, found } = await listFor(io, options, false);
+  const shown = peerText(server, { max: 300 });
+  const results: LogoutView[] = [];
+  const failures: string[] = [];
+  try {
+    for (const c of found) {
+      const key = { subject: c.subject, issuer: c.issuer, resource: c.resource };
+      const at = peerText(c.issuer, { max: 300 });
+      const base = { id: c.id, subject: peerText(c.subject), issuer: at };
+      const result = await logout({ store: store!, key });
+      const code = (result.error as AgentAuthError | undefined)?.code;
+      if (result.revoked || !result.found) {
+        results.push({ ...base, revoked: result.revoked, deleted: result.deleted });
+      } else if (code === "revocation_unsupported") {
+        // RFC 7009 is optional: the server cannot be told, so the tokens are only forgotten here.
+        const deleted = await store!.delete(key);
+        results.push({
+          ...base,
+          revoked: false,
+          deleted,
+          note: `${at} has no revocation endpoint; the tokens were only forgotten locally and stay valid there until they expire`,
+        });
+      } else {
+        const why = peerText(result.error?.message ?? "unknown error", { max: 500 });
+        failures.push(
+          `could not revoke ${c.id} at ${at}: ${why} The credential is kept; retry later, or run ` +
+            `'agentauth vault delete ${c.id}' to forget it without revoking.`,
+        );
+        results.push({ ...base, revoked: false, deleted: false, note: "revocation failed; kept" });
+      }
+    }
+  } finally {
+    await store?.close();
+  }
+  if (options.json) {
+    const line = { server, credentials: results };
+    io.stdout(
+      `${JSON.stringify(failures.length > 0 ? { ...line, error: { code: "revocation_failed", message: failures.join(" ") } } : line)}\n`,
+    );
+  } else if (results.length === 0) {
+    io.stdout(`Not signed in to ${shown}; nothing to sign out of.\n`);
+  } else {
+    for (const r of results) {
+      if (r.revoked)
+        io.stdout(`Signed out of ${shown} as ${r.subject}: revoked at ${r.issuer} and deleted.\n`);
+      else if (r.deleted)
+        io.stdout(`Signed out of ${shown} as ${r.subject}: ${r.note ?? "deleted"}.\n`);
+    }
+    for (const f of failures) io.stderr(`agentauth: ${f}\n`);
+  }
+  return failures.length > 0 ? EXIT.failure : EXIT.ok;
+}

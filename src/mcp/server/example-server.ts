@@ -1,0 +1,158 @@
+/**
+ * The example MCP server behind `agentauth mcp example-server`: a real `@modelcontextprotocol/server` 2.x server over
+ * Streamable HTTP on node:http, protected by `protectMcpServer`. Every call needs a signed-in user with the base
+ * scope; `whoami` answers with the verified subject and scopes, and `publish` needs one more scope, so a client sees
+ * a 403 `insufficient_scope` and can exercise step-up. The SDK is an optional peer dependency: it is loaded here,
+ * at run time, so the rest of agentauth loads without it.
+ */
+
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { AgentAuthError } from "../../core/errors.ts";
+import { mcpCaller } from "./caller.ts";
+import { toNodeListener } from "./node.ts";
+import { protectMcpServer } from "./protect.ts";
+
+type ServerSdk = typeof import("@modelcontextprotocol/server");
+
+const SDK = "@modelcontextprotocol/server";
+
+/** The SDK is not installed (it is an optional peer dependency of agentauth). */
+export class McpSdkMissingError extends AgentAuthError {
+  declare readonly code: "mcp_sdk_missing";
+}
+
+/**
+ * Loads the official server SDK. `load` is the import to run (a test passes one for a package that is not there);
+ * only a missing SDK becomes the typed error, any other failure (a broken install) is passed on as it is.
+ */
+export async function loadMcpServerSdk(
+  load: () => Promise<unknown> = () => import(SDK),
+  name = SDK,
+): Promise<ServerSdk> {
+  try {
+    return (await load()) as ServerSdk;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const message = String((error as { message?: unknown }).message ?? "");
+    if (code === "ERR_MODULE_NOT_FOUND" && message.includes(`'${name}'`)) {
+      throw new McpSdkMissingError(
+        "mcp_sdk_missing",
+        `The MCP server SDK is not installed; run 'npm install ${SDK}' and start the example server again.`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+export interface ExampleMcpServerOptions {
+  /** The authorization server whose tokens the server accepts (its issuer identifier). */
+  issuer: string;
+  /** Default 0: a free port. */
+  port?: number;
+  /** Default 127.0.0.1: the example is for this machine. */
+  host?: string;
+  /** Scopes every call needs. Default ["read"]. */
+  scopes?: string[];
+  /** The extra scope the `publish` tool needs. Default "write". */
+  stepUpScope?: string;
+  /** Overrides how the SDK is loaded (tests). */
+  loadSdk?: () => Promise<ServerSdk>;
+}
+
+export interface ExampleMcpServer {
+  /** The MCP endpoint, also its canonical URI (the RFC 8707 resource tokens must name). */
+  url: string;
+  metadataUrl: string;
+  scopes: string[];
+  stepUpScope: string;
+  /** Stops listening and ends open connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * @example
+ * const server = await startExampleMcpServer({ issuer: "http://127.0.0.1:4444" });
+ * console.log(server.url); // http://127.0.0.1:PORT/mcp
+ */
+export async function startExampleMcpServer(
+  options: ExampleMcpServerOptions,
+): Promise<ExampleMcpServer> {
+  const sdk = await (options.loadSdk ?? loadMcpServerSdk)();
+  const scopes = options.scopes ?? ["read"];
+  const stepUpScope = options.stepUpScope ?? "write";
+  const host = options.host ?? "127.0.0.1";
+  const build = () => {
+    const server = new sdk.McpServer({ name: "agentauth-example", version: "1.0.0" });
+    server.registerTool(
+      "whoami",
+      { description: "Who is signed in: the verified subject, client and scopes of this call." },
+      async (ctx) => {
+        const caller = mcpCaller(ctx);
+        const text = JSON.stringify({
+          subject: caller?.subject,
+          clientId: caller?.clientId,
+          scopes: caller?.scopes ?? [],
+        });
+        return { content: [{ type: "text", text }] };
+      },
+    );
+    // The SDK's own per-tool scope challenge answers 403 insufficient_scope naming both scopes: a client that has
+    // only the base scope steps up (MCP authorization, "Scope Challenge Handling").
+    server.registerTool(
+      "publish",
+      {
+        description: `Needs the ${stepUpScope} scope on top of ${scopes.join(" ")}.`,
+        scopeChallenge: sdk.requireScopes(...([...scopes, stepUpScope] as [string, ...string[]])),
+      },
+      async (ctx) => {
+        const who = mcpCaller(ctx)?.subject ?? "someone";
+        return { content: [{ type: "text", text: `published as ${who}` }] };
+      },
+    );
+    return server;
+  };
+  const mcp = sdk.createMcpHandler(build);
+  // The canonical URI names the port, known only once listening: requests before that get 503.
+  let listener: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  const http = createServer((req, res) => {
+    if (listener) listener(req, res);
+    else res.writeHead(503, { "retry-after": "1" }).end();
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject);
+    http.listen(options.port ?? 0, host, () => {
+      http.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = http.address() as AddressInfo;
+  const authority = host.includes(":") ? `[${host}]` : host;
+  const url = `http://${authority}:${port}/mcp`;
+  let protection: ReturnType<typeof protectMcpServer>;
+  try {
+    protection = protectMcpServer({
+      canonicalUri: url,
+      issuer: options.issuer,
+      requiredScopes: scopes,
+      scopesSupported: [...scopes, stepUpScope],
+      resourceName: "agentauth example MCP server",
+    });
+  } catch (error) {
+    http.close();
+    throw error;
+  }
+  listener = toNodeListener(protection.fetch(mcp.fetch));
+  return {
+    url,
+    metadataUrl: protection.metadataUrl.href,
+    scopes,
+    stepUpScope,
+    async close() {
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await mcp.close();
+    },
+  };
+}
