@@ -27,11 +27,20 @@ export {
   type GetAuthStateAdvertising,
   type SessionPolicy,
 } from "./kit.ts";
+export {
+  type McpOptions,
+  type McpServerAccount,
+  McpServerAuth,
+  McpServerAuthError,
+  type McpServerState,
+  type SessionMcpServer,
+} from "./mcp/index.ts";
 export { AuthMethodConfigError } from "./oauth-method.ts";
 export {
   type AuthStatus as AgentAuthStatus,
   StatusPublisher,
   toAuthStatus,
   toGetAuthState,
+  withMcpServers,
 } from "./state.ts";
 export { requestedTerminalMethod, runTerminalLoginIfRequested } from "./terminal.ts";

@@ -39,9 +39,16 @@ import {
 } from "./install.ts";
 import { elicit, runOAuthLogin } from "./login.ts";
 import { LoginFlight } from "./login-flight.ts";
+import { type McpOptions, McpServerAuth, observeSessions } from "./mcp/index.ts";
 import { methodProviders } from "./oauth-method.ts";
 import { SessionGate, type SessionPolicy } from "./session-gate.ts";
-import { type AuthStatus, StatusPublisher, toAuthStatus, toGetAuthState } from "./state.ts";
+import {
+  type AuthStatus,
+  StatusPublisher,
+  toAuthStatus,
+  toGetAuthState,
+  withMcpServers,
+} from "./state.ts";
 
 export type { GetAuthStateAdvertising } from "./install.ts";
 export { DEFAULT_GATED, type SessionPolicy } from "./session-gate.ts";
@@ -69,11 +76,19 @@ export interface AgentAuthOptions {
    * serves old and new clients at once.
    */
   getAuthState?: { advertise?: GetAuthStateAdvertising };
+  /** The MCP servers clients pass in `session/new` (probe, sign-in limits): see `auth.mcp`. */
+  mcp?: McpOptions;
 }
 
 export class AgentAuth {
   readonly methods: readonly AuthMethodConfig[];
   readonly credentials: MethodCredentials;
+  /**
+   * The OAuth-protected MCP servers of the client's sessions: `auth.mcp.servers(sessionId)`,
+   * `await auth.mcp.authProvider(sessionId, name)` (the official MCP SDK's AuthProvider; a sign-in asks the person
+   * through the ACP client), tokens in this kit's vault, one `auth/status` account per server.
+   */
+  readonly mcp: McpServerAuth;
   readonly #options: AgentAuthOptions;
   readonly #gate: SessionGate;
   readonly #publisher: StatusPublisher;
@@ -125,6 +140,21 @@ export class AgentAuth {
         if (event.kind === "login_required") void this.#changed();
       },
     });
+    this.mcp = new McpServerAuth({
+      store,
+      subject: agentSubject(options.name),
+      agentName: options.name,
+      refresher: this.#refresher,
+      client: () => this.#connection?.client,
+      urlElicitation: () => this.#clientFeatures.urlElicitation,
+      changed: () => {
+        this.#publisher.bump();
+        return this.#changed();
+      },
+      stderr: (text) => this.#stderr(text),
+      logger: this.#log,
+      options: options.mcp,
+    });
     this.#hooks = {
       methods: this.methods,
       gate: this.#gate,
@@ -150,7 +180,8 @@ export class AgentAuth {
 
   /** The state `auth/status` reports. Pure: reads credentials, changes nothing. */
   async status(): Promise<AuthStatus> {
-    return toAuthStatus(await this.#methodStates());
+    const [methods, servers] = await Promise.all([this.#methodStates(), this.mcp.accounts()]);
+    return withMcpServers(toAuthStatus(methods), servers);
   }
 
   /** Whether some method has credentials; a positive answer is reused for 2 s (the gate's hot path). */
@@ -199,7 +230,9 @@ export class AgentAuth {
     app: acp.AgentApp,
     init: { agentInfo?: acp.Implementation; agentCapabilities?: acp.AgentCapabilities } = {},
   ): acp.AgentApp {
-    return installV1(this.#hooks, app, init);
+    return observeSessions(installV1(this.#hooks, app, init), (id, servers) =>
+      this.mcp.track(id, servers),
+    );
   }
 
   /** The same for an ACP v2 app: `auth/login`, `auth/logout`, `auth/status`. */
@@ -207,7 +240,9 @@ export class AgentAuth {
     app: acp2.AgentApp,
     init: { info: acp2.Implementation; capabilities?: acp2.AgentCapabilities },
   ): acp2.AgentApp {
-    return installV2(this.#hooks, app, init);
+    return observeSessions(installV2(this.#hooks, app, init), (id, servers) =>
+      this.mcp.track(id, servers),
+    );
   }
 
   /** Revokes and deletes stored credentials for every method, then applies the session policy. Idempotent. */

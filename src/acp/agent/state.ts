@@ -5,6 +5,7 @@
 
 import type { AccountInfo } from "../../vault/types.ts";
 import { AGENTAUTH_META, type GetAuthStateResponse, type KnownAuthState } from "../wire.ts";
+import type { McpServerAccount } from "./mcp/index.ts";
 
 /** What one method has right now. `source` says where the credential was found. */
 export interface MethodState {
@@ -23,6 +24,8 @@ export interface AccountMeta {
   provider?: string;
   login?: string;
   avatarUrl?: string;
+  /** An MCP server of the client's sessions (mcp/accounts.ts): name, URL, state, scopes. */
+  mcpServer?: McpServerAccount;
 }
 
 export interface AuthStatus {
@@ -57,6 +60,20 @@ export function toAuthStatus(methods: readonly MethodState[]): AuthStatus {
       ...accountMeta(a),
     })),
   };
+}
+
+/**
+ * The agent's own accounts, then one per MCP server of the client's sessions. The top-level `state` stays the
+ * agent's: a server that needs a sign-in does not make the agent unauthenticated.
+ */
+export function withMcpServers(
+  status: AuthStatus,
+  servers: readonly {
+    label: string;
+    _meta: { [AGENTAUTH_META]: { mcpServer: McpServerAccount } };
+  }[],
+): AuthStatus {
+  return servers.length === 0 ? status : { ...status, accounts: [...status.accounts, ...servers] };
 }
 
 function accountMeta(account: MethodState["accounts"][number]): {

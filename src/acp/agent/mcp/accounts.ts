@@ -1,0 +1,104 @@
+/**
+ * The MCP servers as `auth/status` accounts (pure). The SDK 2.4.0 unstable `AuthAccount` has `label` (required,
+ * for display) and no field for a server, a state or scopes, so each server is one account whose `label` says it in
+ * words ("MCP server “github”: needs sign-in") and whose `_meta.agentauth.mcpServer` carries the structured view.
+ * `active` is left out: these are not alternative credentials of the agent, and the top-level `state` stays the
+ * agent's own (an MCP server needing a sign-in must not gate the agent's sessions).
+ */
+
+import type { CredentialSummary } from "../../../vault/types.ts";
+import { AGENTAUTH_META } from "../../wire.ts";
+import type { ProbeResult } from "./probe.ts";
+import type { SessionMcpServer } from "./servers.ts";
+
+export type McpServerState =
+  | "checking"
+  | "unknown"
+  | "needs_sign_in"
+  | "signed_in"
+  | "not_required"
+  | "error";
+
+/** What a client reads in `_meta.agentauth.mcpServer`. */
+export interface McpServerAccount {
+  name: string;
+  /** Origin and path (a query shows as `?…`). */
+  url: string;
+  transport: "http" | "sse";
+  state: McpServerState;
+  /** Granted scopes when signed in; the scopes the server asks for when it needs a sign-in. */
+  scopes: string[];
+  /** Why it is in `error`, or why a sign-in did not happen (`sign_in_declined`, `login_required`). */
+  error?: { code: string; message: string };
+}
+
+/** What the kit knows of one server besides the vault. */
+export interface TrackedServer {
+  server: SessionMcpServer;
+  probe: ProbeResult | { state: "checking" | "unknown" };
+  /** The last sign-in's failure, cleared by a successful one. */
+  lastError?: { code: string; message: string };
+}
+
+const PHRASE: Record<McpServerState, string> = {
+  checking: "checking",
+  unknown: "not checked",
+  needs_sign_in: "needs sign-in",
+  signed_in: "signed in",
+  not_required: "no sign-in needed",
+  error: "error",
+};
+
+/** The vault wins (a stored credential is "signed in", SDK: configured, not guaranteed valid), then the last sign-in, then the probe. */
+export function mcpServerAccount(
+  tracked: TrackedServer,
+  record: CredentialSummary | undefined,
+): McpServerAccount {
+  const { server } = tracked;
+  const base = { name: server.name, url: server.displayUrl, transport: server.transport };
+  if (server.invalid) {
+    return {
+      ...base,
+      state: "error",
+      scopes: [],
+      error: { code: server.invalid.code, message: server.invalid.message },
+    };
+  }
+  if (record?.status === "active") return { ...base, state: "signed_in", scopes: record.scopes };
+  const asked = tracked.probe.state === "needs_sign_in" ? tracked.probe.scopes : [];
+  if (record?.status === "login_required") {
+    return {
+      ...base,
+      state: "needs_sign_in",
+      scopes: record.scopes,
+      error: {
+        code: "login_required",
+        message: `The sign-in to the MCP server “${server.name}” has expired; the agent asks again when it next uses it.`,
+      },
+    };
+  }
+  if (tracked.lastError) {
+    const declined = ["sign_in_declined", "sign_in_cancelled"].includes(tracked.lastError.code);
+    return {
+      ...base,
+      state: declined ? "needs_sign_in" : "error",
+      scopes: asked,
+      error: tracked.lastError,
+    };
+  }
+  if (tracked.probe.state === "error") {
+    return { ...base, state: "error", scopes: [], error: tracked.probe.error };
+  }
+  return { ...base, state: tracked.probe.state, scopes: asked };
+}
+
+/** The `auth/status` account for a server. */
+export function toStatusAccount(account: McpServerAccount): {
+  label: string;
+  _meta: { [AGENTAUTH_META]: { mcpServer: McpServerAccount } };
+} {
+  return {
+    label: `MCP server “${account.name}”: ${PHRASE[account.state]}`,
+    _meta: { [AGENTAUTH_META]: { mcpServer: account } },
+  };
+}

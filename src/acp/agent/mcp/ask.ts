@@ -1,0 +1,90 @@
+/**
+ * Asking the person to sign in to an MCP server, through the ACP client: URL-mode elicitation (`elicitation/create`
+ * with `mode: "url"`, scoped to the session) when the client advertised `elicitation.url`, else the session's own
+ * text (an `agent_message_chunk` any client shows), and always the agent's stderr. Only the authorization URL
+ * crosses ACP: the code comes back to the agent's loopback listener and the tokens stay in its vault (ACP
+ * elicitation RFD: tokens MUST NOT travel over ACP).
+ */
+
+import { randomUUID } from "node:crypto";
+import * as acp from "@agentclientprotocol/sdk/unstable";
+import { peerUrl } from "../../../core/display.ts";
+import { McpServerAuthError } from "./errors.ts";
+import type { SessionMcpServer } from "./servers.ts";
+
+export interface AskChannel {
+  /** The ACP client of the connection, if one is connected. */
+  client: acp.AgentContext | undefined;
+  urlElicitation: boolean;
+  stderr: (text: string) => void;
+}
+
+/** What a sign-in left to do: the elicitation to mark complete once the person is signed in. */
+export interface Asked {
+  elicitationId?: string;
+}
+
+/**
+ * Shows the authorization URL to the person. With elicitation, resolves when the person accepts (the login then
+ * waits for the redirect) and throws a typed `sign_in_declined` / `sign_in_cancelled` otherwise, which ends the
+ * sign-in: the server stays unauthenticated and the session goes on.
+ */
+export async function askToSignIn(
+  channel: AskChannel,
+  sessionId: string,
+  server: SessionMcpServer,
+  authorizationUrl: URL,
+): Promise<Asked> {
+  // Our own URL builder made it, but its query carries the server's metadata values: serialise it safely.
+  const url = peerUrl(authorizationUrl) ?? authorizationUrl.href;
+  const message = `The agent needs you to sign in to the MCP server “${server.name}” (${server.displayUrl}).`;
+  channel.stderr(`${message} Open ${url}\n`);
+  const client = channel.client;
+  if (!client) {
+    throw new McpServerAuthError(
+      "no_client",
+      `No ACP client is connected to ask the person to sign in to the MCP server “${server.name}”; reconnect and try again.`,
+    );
+  }
+  if (!channel.urlElicitation) {
+    await client.notify(acp.methods.client.session.update, {
+      sessionId,
+      update: {
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "text", text: `${message} Open ${url}\n` },
+      },
+    });
+    return {};
+  }
+  const elicitationId = randomUUID();
+  const response = await client.request(acp.methods.client.elicitation.create, {
+    mode: "url",
+    sessionId,
+    elicitationId,
+    url,
+    message,
+  } as acp.CreateElicitationRequest);
+  const action = (response as { action?: unknown }).action;
+  if (action === "accept") return { elicitationId };
+  if (action === "decline") {
+    throw new McpServerAuthError(
+      "sign_in_declined",
+      `You declined signing in to the MCP server “${server.name}”; the agent goes on without it. Ask again to use it.`,
+    );
+  }
+  throw new McpServerAuthError(
+    "sign_in_cancelled",
+    `Signing in to the MCP server “${server.name}” was cancelled; the agent goes on without it.`,
+  );
+}
+
+/** `elicitation/complete`: tells the client the URL it opened is done with (sent after a successful sign-in). */
+export async function completeElicitation(
+  client: acp.AgentContext | undefined,
+  asked: Asked,
+): Promise<void> {
+  if (!client || !asked.elicitationId) return;
+  await client
+    .notify(acp.methods.client.elicitation.complete, { elicitationId: asked.elicitationId })
+    .catch(() => {});
+}

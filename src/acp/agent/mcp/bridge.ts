@@ -1,0 +1,282 @@
+/**
+ * `McpServerAuth`: the kit's side of the MCP servers a client passes in `session/new` (issue 12 §3, ACP). It
+ * remembers each session's http/sse servers, probes them in the background (never holding up `session/new`, never
+ * failing it), hands the agent author one `agentAuthProvider` per server and session whose sign-in asks the person
+ * through the ACP client, keeps the tokens in the agent's vault (subject = the kit's, resource = the server's
+ * canonical URI) and reports every server as an `auth/status` account.
+ */
+
+import type * as acp from "@agentclientprotocol/sdk/unstable";
+import { peerText } from "../../../core/display.ts";
+import type { Logger } from "../../../core/log.ts";
+import {
+  type AgentAuthProvider,
+  agentAuthProvider,
+  type ScopeChallenge,
+} from "../../../mcp/client/index.ts";
+import type { TokenRefresher } from "../../../oauth/index.ts";
+import type { CredentialStore, CredentialSummary } from "../../../vault/types.ts";
+import {
+  type McpServerAccount,
+  mcpServerAccount,
+  type TrackedServer,
+  toStatusAccount,
+} from "./accounts.ts";
+import { type Asked, askToSignIn, completeElicitation } from "./ask.ts";
+import { McpServerAuthError } from "./errors.ts";
+import { DEFAULT_PROBE_TIMEOUT_MS, probeMcpServer } from "./probe.ts";
+import {
+  DEFAULT_MAX_SERVERS_PER_SESSION,
+  readSessionServers,
+  type SessionMcpServer,
+} from "./servers.ts";
+
+export interface McpOptions {
+  /** Probe each new server without a token after `session/new`, in the background. Default true. */
+  probe?: boolean;
+  probeTimeoutMs?: number;
+  /** Remote servers managed per session (the rest are reported, not probed). Default 32. */
+  maxServersPerSession?: number;
+  /** How long a sign-in waits for the person. Default 5 minutes. */
+  signInTimeoutMs?: number;
+  /** The `client_name` of dynamically registered clients. Default "<agent name> (agentauth)". */
+  clientName?: string;
+}
+
+export interface McpBridgeDeps {
+  store: CredentialStore;
+  subject: string;
+  agentName: string;
+  refresher: TokenRefresher;
+  client(): acp.AgentContext | undefined;
+  urlElicitation(): boolean;
+  /** Publishes the status if it changed (`auth/status_update`). */
+  changed(): Promise<void>;
+  stderr(text: string): void;
+  logger: Logger;
+  options?: McpOptions;
+}
+
+// Bounds on what a client can make the agent hold: servers across sessions (each one an auth/status account),
+// sessions remembered, probes in flight.
+const MAX_TRACKED_SERVERS = 100;
+const MAX_SESSIONS = 1_000;
+const PROBE_CONCURRENCY = 4;
+
+interface SessionEntry {
+  servers: SessionMcpServer[];
+  providers: Map<string, AgentAuthProvider>;
+}
+
+export class McpServerAuth {
+  readonly #deps: McpBridgeDeps;
+  readonly #sessions = new Map<string, SessionEntry>();
+  readonly #tracked = new Map<string, TrackedServer>();
+  readonly #probeQueue: string[] = [];
+  #probing = 0;
+  #warnedFull = false;
+
+  constructor(deps: McpBridgeDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Records a session's `mcpServers` (the kit calls it after the author's `session/new`, `session/load`,
+   * `session/resume` or `session/fork` handler returns; call it yourself for sessions made elsewhere). Returns at
+   * once: probes run in the background and their results arrive as `auth/status_update`.
+   */
+  track(sessionId: string, mcpServers: unknown): void {
+    if (typeof sessionId !== "string" || sessionId === "") return;
+    const servers = readSessionServers(
+      mcpServers,
+      this.#deps.options?.maxServersPerSession ?? DEFAULT_MAX_SERVERS_PER_SESSION,
+    );
+    this.#sessions.delete(sessionId);
+    this.#sessions.set(sessionId, { servers, providers: new Map() });
+    if (this.#sessions.size > MAX_SESSIONS) {
+      this.#sessions.delete(this.#sessions.keys().next().value as string);
+    }
+    let added = false;
+    for (const server of servers) {
+      if (
+        server.invalid?.code === "too_many_servers" ||
+        (server.clientManaged && !server.invalid)
+      ) {
+        continue;
+      }
+      const key = server.invalid
+        ? `invalid:${server.invalid.code}:${server.name}:${server.displayUrl}`
+        : server.url;
+      if (this.#tracked.has(key)) continue;
+      if (this.#tracked.size >= MAX_TRACKED_SERVERS) {
+        if (!this.#warnedFull)
+          this.#deps.logger.warn("acp.mcp_servers_limit", { max: MAX_TRACKED_SERVERS });
+        this.#warnedFull = true;
+        continue;
+      }
+      const probe = this.#deps.options?.probe ?? true;
+      this.#tracked.set(key, {
+        server,
+        probe: { state: server.invalid ? "unknown" : probe ? "checking" : "unknown" },
+      });
+      added = true;
+      if (!server.invalid && probe) this.#probeQueue.push(key);
+    }
+    this.#drainProbes();
+    if (added) void this.#deps.changed();
+  }
+
+  /** The session's http/sse servers (stdio ones are not listed), with their client-given headers. */
+  servers(sessionId: string): readonly SessionMcpServer[] {
+    return this.#session(sessionId).servers;
+  }
+
+  /**
+   * The official MCP SDK's `AuthProvider` for one of the session's servers (by name or URL), on the agent's vault:
+   * pass it with its `fetch` to `StreamableHTTPClientTransport`. A needed sign-in asks the person through the ACP
+   * client; a declined one fails the MCP call with `McpServerAuthError` `sign_in_declined` and the session goes on.
+   * Typed errors: `unknown_session`, `unknown_server`, `client_managed`, `invalid_server_url`, ...
+   */
+  async authProvider(sessionId: string, server: string): Promise<AgentAuthProvider> {
+    const session = this.#session(sessionId);
+    const found = session.servers.find(
+      (s) => s.name === server || (s.url !== "" && s.url === server),
+    );
+    if (!found) {
+      throw new McpServerAuthError(
+        "unknown_server",
+        "The session has no MCP server over HTTP by that name or URL; use a name from auth.mcp.servers(sessionId).",
+      );
+    }
+    if (found.invalid) throw found.invalid;
+    if (found.clientManaged) {
+      throw new McpServerAuthError(
+        "client_managed",
+        `The client passed its own Authorization header for the MCP server “${found.name}”: connect with the session's headers, the agent does not sign in to it.`,
+      );
+    }
+    const cached = session.providers.get(found.url);
+    if (cached) return cached;
+    const provider = await this.#provider(sessionId, found);
+    session.providers.set(found.url, provider);
+    return provider;
+  }
+
+  /** One account per tracked server, in the order the clients passed them. Reads the vault; changes nothing. */
+  async accounts(): Promise<ReturnType<typeof toStatusAccount>[]> {
+    return (await this.serverStates()).map(toStatusAccount);
+  }
+
+  /** The structured view of every tracked server (what `auth/status` carries in `_meta`). */
+  async serverStates(): Promise<McpServerAccount[]> {
+    if (this.#tracked.size === 0) return [];
+    const records = await this.#deps.store.list({ subject: this.#deps.subject });
+    return [...this.#tracked.values()].map((t) =>
+      mcpServerAccount(t, newestFor(records, t.server.url)),
+    );
+  }
+
+  async #provider(sessionId: string, server: SessionMcpServer): Promise<AgentAuthProvider> {
+    const deps = this.#deps;
+    const stored = newestFor(await deps.store.list({ subject: deps.subject }), server.url);
+    const asked: Asked[] = [];
+    const provider = agentAuthProvider({
+      serverUrl: server.url,
+      store: deps.store,
+      subject: deps.subject,
+      refresher: deps.refresher,
+      ...(stored ? { issuer: stored.issuer } : {}),
+      clientName: deps.options?.clientName ?? `${deps.agentName} (agentauth)`,
+      signInTimeoutMs: deps.options?.signInTimeoutMs ?? 300_000,
+      onAuthorizationUrl: async (url) => {
+        asked.push(
+          await askToSignIn(
+            { client: deps.client(), urlElicitation: deps.urlElicitation(), stderr: deps.stderr },
+            sessionId,
+            server,
+            url,
+          ),
+        );
+      },
+    });
+    const onUnauthorized = provider.onUnauthorized?.bind(provider);
+    const stepUp = provider.stepUp.bind(provider);
+    return {
+      ...provider,
+      onUnauthorized: onUnauthorized && ((ctx) => this.#watch(server, asked, onUnauthorized(ctx))),
+      stepUp: (challenge: ScopeChallenge) => this.#watch(server, asked, stepUp(challenge)),
+    };
+  }
+
+  /** After a 401 or a step-up: record how a sign-in ended, close the elicitation, publish the new status. */
+  async #watch(server: SessionMcpServer, asked: Asked[], run: Promise<void>): Promise<void> {
+    const tracked = this.#tracked.get(server.url);
+    try {
+      await run;
+      if (tracked) delete tracked.lastError;
+    } catch (error) {
+      if (tracked) tracked.lastError = describe(error);
+      throw error;
+    } finally {
+      for (const done of asked.splice(0)) await completeElicitation(this.#deps.client(), done);
+      await this.#deps.changed();
+    }
+  }
+
+  #session(sessionId: string): SessionEntry {
+    const session = this.#sessions.get(sessionId);
+    if (!session) {
+      throw new McpServerAuthError(
+        "unknown_session",
+        "The kit has no MCP servers recorded for that session; it records them when session/new returns (or call auth.mcp.track).",
+      );
+    }
+    return session;
+  }
+
+  #drainProbes(): void {
+    while (this.#probing < PROBE_CONCURRENCY && this.#probeQueue.length > 0) {
+      const key = this.#probeQueue.shift() as string;
+      const tracked = this.#tracked.get(key);
+      if (!tracked) continue;
+      this.#probing++;
+      void probeMcpServer(
+        tracked.server,
+        this.#deps.options?.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS,
+      )
+        .then((result) => {
+          tracked.probe = result;
+        })
+        .finally(() => {
+          this.#probing--;
+          this.#drainProbes();
+          void this.#deps.changed().catch(() => {});
+        });
+    }
+  }
+}
+
+/** The newest credential stored for the server's canonical URI. */
+function newestFor(
+  records: readonly CredentialSummary[],
+  resource: string,
+): CredentialSummary | undefined {
+  if (resource === "") return undefined;
+  return records
+    .filter((r) => r.resource === resource)
+    .sort(
+      (a, b) =>
+        Number(b.status === "active") - Number(a.status === "active") || b.updatedAt - a.updatedAt,
+    )[0];
+}
+
+/** A failure as the status shows it: our typed code and words, a generic one for anything else. */
+function describe(error: unknown): { code: string; message: string } {
+  for (let e = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined; e; ) {
+    if (typeof e.code === "string" && /^[a-z_]+$/.test(e.code) && typeof e.message === "string") {
+      return { code: e.code, message: peerText(e.message, { max: 400 }) };
+    }
+    e = e.cause as typeof e;
+  }
+  return { code: "sign_in_failed", message: "Signing in to the MCP server failed; try again." };
+}

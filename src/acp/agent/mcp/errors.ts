@@ -1,0 +1,10 @@
+/** Typed failures of the kit's MCP sign-in: each says what happened and what the agent or the person can do next. */
+
+import { AgentAuthError } from "../../../core/errors.ts";
+
+/**
+ * Codes: `unknown_session`, `unknown_server`, `client_managed` (the client sent its own Authorization header),
+ * `invalid_server_url`, `credentials_in_url`, `too_many_servers`, `sign_in_declined`, `sign_in_cancelled`,
+ * `no_client` (no ACP client is connected to ask), `unreachable`, `probe_timeout`, `unexpected_redirect`.
+ */
+export class McpServerAuthError extends AgentAuthError {}

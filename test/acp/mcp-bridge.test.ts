@@ -1,0 +1,178 @@
+/**
+ * The ACP bridge end to end (issue 12 §3): a real agent process built with the kit, the real ACP SDK client over
+ * its stdio, a real `@modelcontextprotocol/server` behind OAuth (test/mcp/fixtures/protected-mcp-server.ts) and
+ * the embedded authorization server. session/new with mcpServers → auth/status says which need a sign-in → the
+ * person signs in through the client (URL elicitation, or the session's text) → the agent's MCP tool call works →
+ * auth/status says signed in; and the token never crosses ACP.
+ */
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import * as acp from "@agentclientprotocol/sdk/unstable";
+import { startProtectedMcpServer } from "../mcp/fixtures/protected-mcp-server.ts";
+import { useIdp } from "../support/idp.ts";
+import { tempDir } from "../support/tmp.ts";
+import { vaultSummaries, vaultTokens } from "./fixtures/agent-process.ts";
+import {
+  type McpAgentRun,
+  mcpServers,
+  prompt,
+  withMcpAgent,
+} from "./fixtures/mcp-agent-process.ts";
+
+const idp = await useIdp();
+
+async function newSession(run: McpAgentRun, cwd: string, servers: unknown[]): Promise<string> {
+  const { sessionId } = await run.agent.request(acp.methods.agent.session.new, {
+    cwd,
+    mcpServers: servers as acp.McpServer[],
+  });
+  return sessionId;
+}
+
+/** No token or refresh token of the vault appears in any byte on the ACP pipe, either way, nor on stderr. */
+async function assertNoTokenCrossedAcp(run: McpAgentRun, home: string) {
+  const tokens = await vaultTokens(home);
+  const secrets = tokens.flatMap((r) =>
+    [r.accessToken, r.refreshToken, r.idToken].flatMap((s) => (s ? [s.reveal()] : [])),
+  );
+  assert.ok(
+    secrets.length >= 2,
+    "the vault holds the MCP server's tokens (the check below is not vacuous)",
+  );
+  const wire = run.wire();
+  assert.ok(wire.includes("elicitation") || wire.includes("Open http"), "the pipe was recorded");
+  for (const secret of secrets) {
+    assert.ok(!wire.includes(secret.slice(0, 24)), "a token appeared on the ACP pipe");
+    assert.ok(
+      !run.stderr().includes(secret.slice(0, 24)),
+      "a token appeared on the agent's stderr",
+    );
+  }
+}
+
+test("[ACP-mcp-elicitation-journey] session/new with an OAuth MCP server: needs sign-in, URL elicitation, the tool call succeeds, signed in; no token on ACP", {
+  timeout: 60_000,
+}, async (t) => {
+  const home = tempDir();
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
+    const sessionId = await newSession(run, home, [
+      { type: "http", name: "fixture", url: mcp.url, headers: [] },
+      { name: "local-tool", command: "/bin/true", args: [], env: [] },
+    ]);
+    const before = await run.waitForStatus((s) => s[0]?.state === "needs_sign_in");
+    assert.equal(
+      before.state,
+      "authenticated",
+      "the agent's own state is unchanged by its MCP servers",
+    );
+    assert.deepEqual(mcpServers(before), [
+      {
+        name: "fixture",
+        url: mcp.url,
+        transport: "http",
+        state: "needs_sign_in",
+        scopes: ["read"],
+      },
+    ]);
+    assert.equal(
+      before.accounts.find((a) => a._meta?.agentauth?.mcpServer)?.label,
+      "MCP server “fixture”: needs sign-in",
+    );
+    assert.equal(run.elicitations.length, 0, "the probe never asks the person");
+
+    const answer = await prompt(run, sessionId, "call fixture whoami");
+
+    assert.deepEqual(answer, ["hello"]);
+    assert.equal(mcp.stats.toolCalls, 1);
+    assert.equal(run.elicitations.length, 1);
+    const asked = run.elicitations[0] as Record<string, string>;
+    assert.equal(asked.mode, "url");
+    assert.equal(asked.sessionId, sessionId, "the elicitation is scoped to the session");
+    assert.ok(asked.url?.startsWith(`${idp.issuer}`), "the URL is the authorization server's");
+    assert.equal(new URL(asked.url as string).searchParams.get("resource"), mcp.url);
+    assert.match(asked.message ?? "", /sign in to the MCP server “fixture”/);
+    assert.deepEqual(run.completions, [{ elicitationId: asked.elicitationId }]);
+
+    const after = await run.waitForStatus((s) => s[0]?.state === "signed_in");
+    const signedIn = mcpServers(after)[0];
+    assert.ok(signedIn?.scopes.includes("read"), `granted scopes listed: ${signedIn?.scopes}`);
+    assert.ok(
+      run.statusUpdates.some((u) => mcpServers(u)[0]?.state === "signed_in"),
+      "auth/status_update announced the sign-in",
+    );
+    const stored = (await vaultSummaries(home)).filter((r) => r.resource === mcp.url);
+    assert.equal(stored.length, 1);
+    assert.equal(stored[0]?.subject, "acp-agent:mcp-agent");
+    assert.equal(stored[0]?.issuer, idp.issuer);
+
+    // A second call uses the stored token: no new sign-in.
+    assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), ["hello"]);
+    assert.equal(run.elicitations.length, 1);
+    await assertNoTokenCrossedAcp(run, home);
+  });
+});
+
+test("[ACP-mcp-prompt-path] a client without URL elicitation: the sign-in link comes as the session's text, then the tool call succeeds", {
+  timeout: 60_000,
+}, async (t) => {
+  const home = tempDir();
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: false }, async (run) => {
+    const sessionId = await newSession(run, home, [
+      { type: "http", name: "fixture", url: mcp.url, headers: [] },
+    ]);
+    await run.waitForStatus((s) => s[0]?.state === "needs_sign_in");
+    const answer = await prompt(run, sessionId, "call fixture whoami");
+    assert.equal(answer.length, 2, `a sign-in message, then the tool's answer: ${answer}`);
+    assert.match(answer[0] ?? "", /sign in to the MCP server “fixture”.* Open http/);
+    assert.equal(answer[1], "hello");
+    assert.equal(run.elicitations.length, 0);
+    await run.waitForStatus((s) => s[0]?.state === "signed_in");
+    await assertNoTokenCrossedAcp(run, home);
+  });
+});
+
+test("[ACP-mcp-decline] a declined elicitation: typed sign_in_declined, the server stays unauthenticated, the session goes on", {
+  timeout: 60_000,
+}, async (t) => {
+  const home = tempDir();
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "decline" }, async (run) => {
+    const sessionId = await newSession(run, home, [
+      { type: "http", name: "fixture", url: mcp.url, headers: [] },
+    ]);
+    assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), [
+      "error: sign_in_declined",
+    ]);
+    assert.equal(run.elicitations.length, 1);
+    assert.equal(mcp.stats.toolCalls, 0);
+    const status = await run.waitForStatus((s) => s[0]?.error?.code === "sign_in_declined");
+    assert.equal(mcpServers(status)[0]?.state, "needs_sign_in");
+    assert.deepEqual(
+      (await vaultSummaries(home)).filter((r) => r.resource === mcp.url),
+      [],
+      "nothing stored",
+    );
+    assert.deepEqual(await prompt(run, sessionId, "still there?"), ["echo: still there?"]);
+    assert.deepEqual(run.completions, [], "no elicitation/complete for a declined sign-in");
+  });
+});
+
+test("[ACP-mcp-cancel] a cancelled elicitation: typed sign_in_cancelled", {
+  timeout: 60_000,
+}, async (t) => {
+  const home = tempDir();
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "cancel" }, async (run) => {
+    const sessionId = await newSession(run, home, [
+      { type: "http", name: "fixture", url: mcp.url, headers: [] },
+    ]);
+    assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), [
+      "error: sign_in_cancelled",
+    ]);
+    const status = await run.waitForStatus((s) => s[0]?.error?.code === "sign_in_cancelled");
+    assert.equal(mcpServers(status)[0]?.state, "needs_sign_in");
+  });
+});
