@@ -54,6 +54,10 @@ export interface IdpConfigOptions {
   /** Resources that get opaque access tokens (checked by introspection) instead of RFC 9068 JWTs. */
   opaqueResources?: string[];
   adapter: new (name: string) => Adapter;
+  /** RFC 7591 dynamic registration at /reg. Default true. */
+  dynamicRegistration?: boolean;
+  /** Advertise `client_id_metadata_document_supported` (the adapter resolves client_id URLs). Default false. */
+  clientIdMetadataDocuments?: boolean;
 }
 
 export function buildConfiguration(options: IdpConfigOptions): Configuration {
@@ -69,6 +73,12 @@ export function buildConfiguration(options: IdpConfigOptions): Configuration {
       ...(options.clients ?? []),
     ],
     jwks: { keys: options.signingKeys },
+    // oidc-provider's own defaults for this object, plus CIMD when on (its built-in CIMD feature stays off: see
+    // client-metadata-documents.ts for why the adapter resolves client_id URLs instead).
+    discovery: {
+      claim_types_supported: ["normal"],
+      ...(options.clientIdMetadataDocuments ? { client_id_metadata_document_supported: true } : {}),
+    },
     // One ES256 key signs everything; clients (static or registered) default to it.
     clientDefaults: {
       id_token_signed_response_alg: "ES256",
@@ -140,7 +150,7 @@ export function buildConfiguration(options: IdpConfigOptions): Configuration {
           throw new errors.InvalidRequest("client is not authorized to revoke the presented token");
         },
       },
-      registration: { enabled: true },
+      registration: { enabled: options.dynamicRegistration ?? true },
       userinfo: { enabled: true },
       resourceIndicators: {
         enabled: true,

@@ -1,4 +1,5 @@
 /** The embedded authorization server: oidc-provider configured strictly, for tests, demos and local development. */
+export type { ClientIdMetadataDocumentOptions } from "./client-metadata-documents.ts";
 export {
   CLI_CLIENT_ID,
   CONSOLE_CLIENT_ID,

@@ -8,6 +8,11 @@ import { AgentAuthError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { silentLogger } from "../core/log.ts";
 import { emulateBrowser, shouldEmulate } from "./auto-approve.ts";
+import {
+  type ClientIdMetadataDocumentOptions,
+  clientMetadataDocumentResolver,
+  withClientMetadataDocuments,
+} from "./client-metadata-documents.ts";
 import { buildConfiguration, resourceTtls } from "./config.ts";
 import {
   generateKeys,
@@ -54,6 +59,15 @@ export interface IdpOptions {
    * Unreadable files fail the start with `IdpStateError` (code `idp_state_unreadable`). Default: memory only.
    */
   dataDir?: string;
+  /**
+   * Act as a Client ID Metadata Document authorization server (MCP authorization 2026-07-28): a client_id that is
+   * an https URL is fetched (5 KB, 2.5 s, no redirects, JSON), checked (client_id equals the URL, no secret, auth
+   * method none, redirect_uris) and used; discovery says `client_id_metadata_document_supported`. Off by default.
+   * `allowHttpLoopback` also accepts http://127.0.0.1 (and [::1], localhost) client_id URLs: tests and demos only.
+   */
+  clientIdMetadataDocuments?: ClientIdMetadataDocumentOptions;
+  /** RFC 7591 dynamic registration. Default true; false plays a server that only knows pre-registered clients. */
+  dynamicRegistration?: boolean;
   /** The login page lists the demo accounts and their passwords. Default false; demos and `idp serve` say true. */
   showDemoAccounts?: boolean;
   logger?: Logger;
@@ -141,7 +155,14 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
       refreshTokenTtlSeconds: options.refreshTokenTtlSeconds,
       deviceCodeTtlSeconds: options.deviceCodeTtlSeconds,
       opaqueResources: options.opaqueResources,
-      adapter: memoryAdapterFactory(storage),
+      adapter: options.clientIdMetadataDocuments
+        ? withClientMetadataDocuments(
+            memoryAdapterFactory(storage),
+            clientMetadataDocumentResolver(options.clientIdMetadataDocuments),
+          )
+        : memoryAdapterFactory(storage),
+      clientIdMetadataDocuments: options.clientIdMetadataDocuments !== undefined,
+      dynamicRegistration: options.dynamicRegistration,
     }),
   );
 

@@ -2,10 +2,17 @@
 export { readUnauthorized, type UnauthorizedHints } from "./challenge.ts";
 export { McpAuthError } from "./errors.ts";
 export {
+  type ClientMetadataDocument,
+  type ClientMetadataDocumentOptions,
+  checkClientIdUrl,
+  clientMetadataDocument,
+} from "./metadata-document.ts";
+export {
   type AgentAuthProvider,
   type AgentAuthProviderOptions,
   agentAuthProvider,
   type ScopeChallenge,
 } from "./provider.ts";
+export type { RegistrationKind, SignInMethod } from "./registration.ts";
 export { discoverServerMetadata, scopesFor } from "./sign-in.ts";
 export { scopeUnion } from "./step-up.ts";

@@ -5,11 +5,13 @@
  * canonical URI}, so a thousand concurrent requests at expiry share one refresh (single flight in the process, the
  * store's lease across processes). A 401 forces one refresh per stale record version, shared by every request that
  * saw it; only a refused refresh token (`login_required`) starts a sign-in, itself single-flight, through the host's
- * `onAuthorizationUrl`, or fails with a typed `login_required` when the host gave none.
+ * `onAuthorizationUrl` (or, without a browser, the device flow's `onDeviceCode`), or fails with a typed
+ * `login_required` when the host gave neither.
  */
 
 import type { AuthProvider, FetchLike } from "@modelcontextprotocol/client";
 import {
+  type DevicePrompt,
   type DiscoveryOptions,
   LoginRequiredError,
   MetadataCache,
@@ -19,6 +21,8 @@ import {
 import type { CredentialKey, CredentialStore } from "../../vault/index.ts";
 import { readUnauthorized, type UnauthorizedHints } from "./challenge.ts";
 import { McpAuthError } from "./errors.ts";
+import { checkClientIdUrl } from "./metadata-document.ts";
+import type { SignInMethod } from "./registration.ts";
 import { authorizationServerOf, discoverServerMetadata, signInToMcpServer } from "./sign-in.ts";
 import { addsScopes, DEFAULT_MAX_STEP_UPS, scopeUnion } from "./step-up.ts";
 
@@ -36,11 +40,25 @@ export interface AgentAuthProviderOptions {
   issuer?: string;
   /** Share one refresher between providers over the same store (default: one per provider). */
   refresher?: TokenRefresher;
-  /** Asked to show the person the authorization URL (open a browser, print it, elicit it). Without it a needed
-   * sign-in fails with `McpAuthError` `login_required`. */
+  /** Asked to show the person the authorization URL (open a browser, print it, elicit it). Without it and without
+   * `onDeviceCode`, a needed sign-in fails with `McpAuthError` `login_required`. */
   onAuthorizationUrl?: (url: URL) => Promise<void>;
-  /** A pre-registered client for an issuer; without one, the client registers dynamically (RFC 7591). */
+  /**
+   * For hosts without a browser: show the person the verification URL and code of the device flow (RFC 8628). Used
+   * when `signInMethod` is "device", or when it is the only callback given and the server has the device flow.
+   */
+  onDeviceCode?: (prompt: DevicePrompt) => Promise<void>;
+  /** Default: "browser" when `onAuthorizationUrl` is given, else "device". */
+  signInMethod?: SignInMethod;
+  /** A pre-registered client for an issuer; without one, a client metadata document or dynamic registration. */
   clientFor?: (issuer: string) => OAuthClient | undefined;
+  /**
+   * The HTTPS URL where the host publishes its client metadata document (build it with `clientMetadataDocument`):
+   * the client_id at authorization servers that advertise `client_id_metadata_document_supported`.
+   */
+  clientMetadataUrl?: string;
+  /** Accept an http `clientMetadataUrl` on a loopback host: tests and local development only. */
+  allowInsecureClientMetadataUrl?: boolean;
   clientName?: string;
   discovery?: DiscoveryOptions;
   /** How long a sign-in may wait for the person. Default 5 minutes. */
@@ -101,6 +119,16 @@ export function serverResourceUri(serverUrl: string | URL): string {
  */
 export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthProvider {
   const canonicalUri = serverResourceUri(options.serverUrl);
+  // Checked now, so a misconfigured host learns at start-up rather than at an authorization server's error page.
+  const clientMetadataUrl =
+    options.clientMetadataUrl === undefined
+      ? undefined
+      : checkClientIdUrl(options.clientMetadataUrl, {
+          allowInsecure: options.allowInsecureClientMetadataUrl,
+        });
+  if (options.signInMethod !== undefined && !["browser", "device"].includes(options.signInMethod)) {
+    throw new McpAuthError("sign_in_unavailable", 'signInMethod must be "browser" or "device".');
+  }
   const refresher = options.refresher ?? new TokenRefresher({ store: options.store });
   const registrations = new Map<string, Promise<OAuthClient>>();
   let issuer = options.issuer;
@@ -169,10 +197,10 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
   }
 
   async function signIn(hints: UnauthorizedHints): Promise<void> {
-    if (!options.onAuthorizationUrl) {
+    if (!options.onAuthorizationUrl && !options.onDeviceCode) {
       throw new McpAuthError(
         "login_required",
-        `Signing in to the MCP server ${canonicalUri} is needed, and no way to ask the person was given; run \`agentauth mcp login ${canonicalUri}\` or pass onAuthorizationUrl.`,
+        `Signing in to the MCP server ${canonicalUri} is needed, and no way to ask the person was given; run \`agentauth mcp login ${canonicalUri}\` or pass onAuthorizationUrl (or onDeviceCode).`,
       );
     }
     signingIn ??= signInToMcpServer({
@@ -181,7 +209,10 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
       store: options.store,
       hints,
       onAuthorizationUrl: options.onAuthorizationUrl,
+      onDeviceCode: options.onDeviceCode,
+      signInMethod: options.signInMethod,
       clientFor: options.clientFor,
+      clientMetadataUrl,
       registrations,
       clientName: options.clientName,
       discovery: options.discovery,

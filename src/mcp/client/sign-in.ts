@@ -3,37 +3,38 @@
  * discovery (the 401's `resource_metadata`, else the path-aware well-known URL, else the root one), RFC 8414/OIDC
  * discovery with exact issuer match, PKCE S256 required, `resource` = the server's canonical URI on every leg, RFC
  * 9207 `iss` checked before the code is redeemed (the engine's completeAuthorization), `offline_access` when listed.
- * Registration: the host's pre-registered client id, else RFC 7591 dynamic registration (Client ID Metadata
- * Documents are not built yet). The person is reached through the host's `onAuthorizationUrl` only.
+ * Registration in the spec's order (registration.ts). The person is reached through the host: the authorization URL
+ * (`onAuthorizationUrl`) or, for hosts without a browser, the device flow's code (`onDeviceCode`, RFC 8628, with
+ * `resource` on the device authorization and token requests).
  */
 
 import {
   type AuthorizationServer,
   assertPkceS256,
+  type DevicePrompt,
   type DiscoveryOptions,
   discoverAuthorizationServer,
   discoverProtectedResource,
   login,
   MetadataCache,
-  type OAuthClient,
   type ProtectedResourceMetadata,
-  registerClient,
 } from "../../oauth/index.ts";
 import type { CredentialRecord, CredentialStore } from "../../vault/index.ts";
 import type { UnauthorizedHints } from "./challenge.ts";
 import { McpAuthError } from "./errors.ts";
+import { clientForServer, type RegistrationOptions, type SignInMethod } from "./registration.ts";
 
-export interface SignInOptions {
+export interface SignInOptions extends RegistrationOptions {
   canonicalUri: string;
   subject: string;
   store: CredentialStore;
   hints: UnauthorizedHints;
-  onAuthorizationUrl: (url: URL) => Promise<void>;
-  /** Pre-registered client per issuer; else dynamic registration (cached in `registrations`). */
-  clientFor?: (issuer: string) => OAuthClient | undefined;
-  registrations: Map<string, Promise<OAuthClient>>;
-  clientName?: string;
-  discovery?: DiscoveryOptions;
+  /** Browser flow: show the person the authorization URL. */
+  onAuthorizationUrl?: (url: URL) => Promise<void>;
+  /** Device flow (RFC 8628): show the person the verification URL and code. */
+  onDeviceCode?: (prompt: DevicePrompt) => Promise<void>;
+  /** Default: browser when `onAuthorizationUrl` is given, else device when the server has the device flow. */
+  signInMethod?: SignInMethod;
   timeoutMs?: number;
 }
 
@@ -101,41 +102,70 @@ export async function signInToMcpServer(options: SignInOptions): Promise<Credent
     cache: new MetadataCache(),
   });
   const as = await authorizationServerOf(prm, canonicalUri, discovery);
-  const client = await clientFor(options, as);
-  return login({
+  const method = signInMethodFor(options, as);
+  const { client } = await clientForServer(options, as, method);
+  const common = {
     issuer: as.issuer,
     client,
-    flow: "browser",
     store: options.store,
     scope: scopesFor(hints, prm, as),
     resource: canonicalUri,
     subject: options.subject,
     discovery,
+  };
+  if (method === "device") {
+    const onDeviceCode = options.onDeviceCode as NonNullable<SignInOptions["onDeviceCode"]>;
+    // The device code itself never leaves the engine: the host sees only what the person needs.
+    return login({
+      ...common,
+      flow: "device",
+      signal: AbortSignal.timeout(options.timeoutMs ?? 300_000),
+      onDevicePrompt: (prompt) => onDeviceCode(prompt),
+    });
+  }
+  const onAuthorizationUrl = options.onAuthorizationUrl as NonNullable<
+    SignInOptions["onAuthorizationUrl"]
+  >;
+  return login({
+    ...common,
+    flow: "browser",
     timeoutMs: options.timeoutMs,
-    openUrl: (url) => options.onAuthorizationUrl(url),
+    openUrl: (url) => onAuthorizationUrl(url),
   });
 }
 
-/** Registrations are per issuer (RFC 6749 §2.2): a changed authorization server registers again. */
-function clientFor(options: SignInOptions, as: AuthorizationServer): Promise<OAuthClient> {
-  const preRegistered = options.clientFor?.(as.issuer);
-  if (preRegistered) return Promise.resolve(preRegistered);
-  let registration = options.registrations.get(as.issuer);
-  if (!registration) {
-    registration = registerClient({
-      as,
-      metadata: {
-        client_name: options.clientName ?? "agentauth MCP client",
-        application_type: "native",
-        redirect_uris: ["http://127.0.0.1/callback"],
-        grant_types: ["authorization_code", "refresh_token"],
-        response_types: ["code"],
-        token_endpoint_auth_method: "none",
-      },
-      ...options.discovery,
-    });
-    registration.catch(() => options.registrations.delete(as.issuer));
-    options.registrations.set(as.issuer, registration);
+/**
+ * The browser flow when the host can show a URL (the default), the device flow (RFC 8628) when the host asked for
+ * it or can only show a code, and the server has a device authorization endpoint.
+ */
+export function signInMethodFor(
+  options: Pick<
+    SignInOptions,
+    "signInMethod" | "onAuthorizationUrl" | "onDeviceCode" | "canonicalUri"
+  >,
+  as: AuthorizationServer,
+): SignInMethod {
+  const method = options.signInMethod ?? (options.onAuthorizationUrl ? "browser" : "device");
+  if (method === "browser") {
+    if (!options.onAuthorizationUrl) {
+      throw new McpAuthError(
+        "sign_in_unavailable",
+        `signInMethod "browser" needs onAuthorizationUrl to show the person where to sign in to ${options.canonicalUri}; pass it, or use the device flow with onDeviceCode.`,
+      );
+    }
+    return "browser";
   }
-  return registration;
+  if (!options.onDeviceCode) {
+    throw new McpAuthError(
+      "sign_in_unavailable",
+      `signInMethod "device" needs onDeviceCode to show the person the code for ${options.canonicalUri}; pass it, or use the browser flow with onAuthorizationUrl.`,
+    );
+  }
+  if (!as.device_authorization_endpoint) {
+    throw new McpAuthError(
+      "device_flow_unsupported",
+      `The authorization server ${as.issuer} of the MCP server ${options.canonicalUri} has no device flow (RFC 8628); sign in with a browser instead (pass onAuthorizationUrl).`,
+    );
+  }
+  return "device";
 }

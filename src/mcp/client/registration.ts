@@ -1,0 +1,85 @@
+/**
+ * Which OAuth client the MCP client signs in as, in the order MCP authorization 2026-07-28 ("Client Registration
+ * Approaches") gives: a pre-registered client for this issuer; else a Client ID Metadata Document, when the
+ * authorization server advertises `client_id_metadata_document_supported` and the host publishes one (client_id =
+ * its URL, public client, PKCE); else RFC 7591 dynamic registration when the server has a registration endpoint;
+ * else a typed error that tells the host to pre-register.
+ *
+ * Dynamic registrations are kept per issuer and per sign-in method in memory, for the life of the provider: the
+ * vault has no place for client registrations apart from credentials (each credential keeps the client id it was
+ * issued to, which is what refresh and revoke need), so a new process registers again at its first sign-in.
+ */
+
+import {
+  type AuthorizationServer,
+  type DiscoveryOptions,
+  type OAuthClient,
+  registerClient,
+} from "../../oauth/index.ts";
+import { McpAuthError } from "./errors.ts";
+import { DEVICE_CODE_GRANT, LOOPBACK_REDIRECT_URI } from "./metadata-document.ts";
+
+export type SignInMethod = "browser" | "device";
+
+export interface RegistrationOptions {
+  canonicalUri: string;
+  /** Pre-registered client per issuer. */
+  clientFor?: (issuer: string) => OAuthClient | undefined;
+  /** The URL of the host's client metadata document (already checked); used when the server supports it. */
+  clientMetadataUrl?: string;
+  /** Dynamic registrations of this provider, by `issuer method`. */
+  registrations: Map<string, Promise<OAuthClient>>;
+  clientName?: string;
+  discovery?: DiscoveryOptions;
+}
+
+/** How the client was found, for hosts and tests that want to know. */
+export type RegistrationKind = "pre-registered" | "metadata-document" | "dynamic";
+
+export async function clientForServer(
+  options: RegistrationOptions,
+  as: AuthorizationServer,
+  method: SignInMethod,
+): Promise<{ client: OAuthClient; kind: RegistrationKind }> {
+  const preRegistered = options.clientFor?.(as.issuer);
+  if (preRegistered) return { client: preRegistered, kind: "pre-registered" };
+  if (as.client_id_metadata_document_supported === true && options.clientMetadataUrl) {
+    return {
+      client: { clientId: options.clientMetadataUrl, authMethod: "none" },
+      kind: "metadata-document",
+    };
+  }
+  if (!as.registration_endpoint) {
+    throw new McpAuthError(
+      "registration_unavailable",
+      `The authorization server ${as.issuer} of the MCP server ${options.canonicalUri} offers no way for agentauth to register a client` +
+        (as.client_id_metadata_document_supported === true
+          ? " other than a client metadata document, and none was given. Publish one (clientMetadataDocument) and pass clientMetadataUrl,"
+          : " (no dynamic registration, no client metadata documents).") +
+        " Register a client there and pass it with clientFor.",
+    );
+  }
+  const key = `${as.issuer} ${method}`;
+  let registration = options.registrations.get(key);
+  if (!registration) {
+    registration = registerClient({
+      as,
+      metadata: {
+        client_name: options.clientName ?? "agentauth MCP client",
+        application_type: "native",
+        redirect_uris: [LOOPBACK_REDIRECT_URI],
+        grant_types: [
+          "authorization_code",
+          "refresh_token",
+          ...(method === "device" ? [DEVICE_CODE_GRANT] : []),
+        ],
+        response_types: ["code"],
+        token_endpoint_auth_method: "none",
+      },
+      ...options.discovery,
+    });
+    registration.catch(() => options.registrations.delete(key));
+    options.registrations.set(key, registration);
+  }
+  return { client: await registration, kind: "dynamic" };
+}
