@@ -145,8 +145,8 @@ function operationFor(
             maxResponseBytes: options.maxResponseBytes,
             label: tool.name,
           },
-          (client: Client) =>
-            client.callTool({ name: tool.name, arguments: ctx.arguments }, { signal: ctx.signal }),
+          (client: Client, signal) =>
+            client.callTool({ name: tool.name, arguments: ctx.arguments }, { signal }),
         );
         return resultText(tool.name, result, options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS);
       } catch (error) {
@@ -180,11 +180,11 @@ async function listTools(serverUrl: URL, options: McpBridgeOptions): Promise<unk
         maxResponseBytes: options.maxResponseBytes,
         label: "the tool list",
       },
-      async (client: Client) => {
+      async (client: Client, signal) => {
         const tools: unknown[] = [];
         let cursor: string | undefined;
         for (let page = 0; page < MAX_LISTED_PAGES; page++) {
-          const listed = await client.listTools(cursor ? { cursor } : undefined);
+          const listed = await client.listTools(cursor ? { cursor } : undefined, { signal });
           tools.push(...(Array.isArray(listed.tools) ? listed.tools : []));
           cursor = typeof listed.nextCursor === "string" ? listed.nextCursor : undefined;
           if (!cursor) break;

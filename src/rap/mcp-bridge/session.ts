@@ -40,21 +40,34 @@ interface Observed {
   oversized: boolean;
   unreachable: boolean;
   redirected: boolean;
+  overflow: () => void;
 }
 
+/** `use` gets the connected client and the signal to pass to its requests (the caller's, or ours on overflow). */
 export async function withMcpSession<T>(
   options: McpSessionOptions,
-  use: (client: Client) => Promise<T>,
+  use: (client: Client, signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   const sdk = await loadMcpClientSdk();
-  const seen: Observed = { oversized: false, unreachable: false, redirected: false };
+  // An overflowing response errors its stream, which the SDK does not turn into a failed request (it waits for its
+  // request timeout): the session aborts the request itself.
+  const overflow = new AbortController();
+  const signal = options.signal
+    ? AbortSignal.any([options.signal, overflow.signal])
+    : overflow.signal;
+  const seen: Observed = {
+    oversized: false,
+    unreachable: false,
+    redirected: false,
+    overflow: () => overflow.abort(),
+  };
   const client = new sdk.Client({ name: "agentauth-rap-mcp-bridge", version: "1.0.0" });
   const transport = new sdk.StreamableHTTPClientTransport(options.serverUrl, {
     fetch: watchedFetch(options, seen),
   });
   try {
-    await client.connect(transport, { signal: options.signal });
-    return await use(client);
+    await client.connect(transport, { signal });
+    return await use(client, signal);
   } catch (error) {
     throw explain(error, options, seen, sdk.ProtocolError);
   } finally {
@@ -85,6 +98,7 @@ function watchedFetch(options: McpSessionOptions, seen: Observed) {
     const declared = Number(response.headers.get("content-length") ?? Number.NaN);
     if (declared > max) {
       seen.oversized = true;
+      seen.overflow();
       await response.body.cancel();
       throw new Error("the MCP server's response is too large");
     }
@@ -95,6 +109,7 @@ function watchedFetch(options: McpSessionOptions, seen: Observed) {
           read += chunk.byteLength;
           if (read > max) {
             seen.oversized = true;
+            seen.overflow();
             controller.error(new Error("the MCP server's response is too large"));
             return;
           }
