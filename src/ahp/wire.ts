@@ -96,6 +96,8 @@ export const AhpMethods = {
   ping: "ping",
   /** official server → client notification. */
   authRequired: "auth/required",
+  /** official server → client notification carrying an `ActionEnvelope` (state changes of a subscribed channel). */
+  action: "action",
   /** seed server → client notification (method name = the seed's `type`). */
   seedAuthRequired: "notify/authRequired",
   /** seed client → server notification, deprecated: accepted for one version, logged as deprecated. */
@@ -244,6 +246,11 @@ export const AuthenticateParamsOfficialSchema = z.looseObject({
   /** RFC 6749 `expires_in`: seconds remaining when sent. */
   expiresIn: z.number().int().min(1).optional(),
   scopes: z.array(z.string().max(256)).max(256).optional(),
+  /**
+   * Branch-only (AHP PR #439, `96a1337`): the exact, case-sensitive MCP server configuration name; when present the
+   * host applies the token only to that server.
+   */
+  serverName: z.string().min(1).max(256).optional(),
   _meta: z.record(z.string(), z.unknown()).optional(),
 });
 export type AuthenticateParamsOfficial = z.infer<typeof AuthenticateParamsOfficialSchema>;
@@ -382,3 +389,79 @@ export const SessionSummarySchema = z.looseObject({
   modifiedAt: z.string(),
 });
 export type SessionSummary = z.infer<typeof SessionSummarySchema>;
+
+// ─── official MCP server state (bridge: `host/mcp/`) ─────────────────────────
+
+/**
+ * `McpAuthRequiredReason` (`channels-session/state.ts` @043bc34), an open enum: `required` (401, no token yet),
+ * `expired` (401 for a token that had been accepted: expired or revoked), `insufficientScope` (403 step-up).
+ */
+export const McpAuthRequiredReasonSchema = z.string();
+export type McpAuthRequiredReason = "required" | "expired" | "insufficientScope";
+
+/**
+ * `McpOAuthClient`. This host sends only `clientId`: a `clientSecret` in session state would reach every client
+ * subscribed to the session, so it would be no secret (the bridge refuses to be configured with one).
+ */
+export const McpOAuthClientSchema = z.looseObject({
+  clientId: z.string().min(1),
+  clientSecret: z.string().optional(),
+});
+
+/** `McpAuthRequirement`: the challenge a client answers with `authenticate`; never a token. */
+export const McpAuthRequirementSchema = z.looseObject({
+  reason: McpAuthRequiredReasonSchema,
+  oauthClient: McpOAuthClientSchema.optional(),
+  resource: ProtectedResourceMetadataSchema,
+  requiredScopes: z.array(z.string()).optional(),
+  description: z.string().optional(),
+});
+export type McpAuthRequirement = z.infer<typeof McpAuthRequirementSchema>;
+
+/** `ErrorInfo` as the `error` state carries it. */
+export const AhpErrorInfoSchema = z.looseObject({
+  errorType: z.string(),
+  message: z.string(),
+});
+
+/** `McpServerState`, discriminated by `kind` (`McpServerStatus`). */
+export const McpServerStateSchema = z.union([
+  z.looseObject({ kind: z.literal("starting") }),
+  z.looseObject({ kind: z.literal("ready") }),
+  McpAuthRequirementSchema.extend({ kind: z.literal("authRequired") }),
+  z.looseObject({ kind: z.literal("error"), error: AhpErrorInfoSchema }),
+  z.looseObject({ kind: z.literal("stopped") }),
+]);
+export type McpServerState = z.infer<typeof McpServerStateSchema>;
+
+/** A bare top-level `McpServerCustomization` in `SessionState.customizations` (host-originated). */
+export const McpServerCustomizationSchema = z.looseObject({
+  type: z.literal("mcpServer"),
+  id: z.string(),
+  uri: z.string(),
+  name: z.string(),
+  state: McpServerStateSchema,
+});
+export type McpServerCustomization = z.infer<typeof McpServerCustomizationSchema>;
+
+/** `session/customizationUpdated` (upsert by `customization.id`) and `session/mcpServerStateChanged` (state only). */
+export const SessionMcpActionSchema = z.union([
+  z.looseObject({
+    type: z.literal("session/customizationUpdated"),
+    customization: McpServerCustomizationSchema,
+  }),
+  z.looseObject({
+    type: z.literal("session/mcpServerStateChanged"),
+    id: z.string(),
+    state: McpServerStateSchema,
+  }),
+]);
+export type SessionMcpAction = z.infer<typeof SessionMcpActionSchema>;
+
+/** The server → client `action` notification's params (`ActionEnvelope`, `common/actions.ts`); `origin` absent = host. */
+export const ActionEnvelopeSchema = z.looseObject({
+  channel: z.string(),
+  action: z.looseObject({ type: z.string() }),
+  serverSeq: z.number().int(),
+});
+export type ActionEnvelope = z.infer<typeof ActionEnvelopeSchema>;

@@ -20,6 +20,7 @@ import { AuthSession } from "./auth-session.ts";
 import { AhpCommandError, type HostContext } from "./context.ts";
 import type { Notification } from "./dialect.ts";
 import { handshake } from "./handshake.ts";
+import type { McpSubscriber } from "./mcp/index.ts";
 import type { Dialect } from "./negotiate.ts";
 import { clip, idOf, invalid, invalidParams, isResponse, notFound, type Reply } from "./replies.ts";
 import type { RegisteredResource } from "./resources.ts";
@@ -37,7 +38,7 @@ export function isReservedMethod(name: string): boolean {
   return RESERVED.has(name);
 }
 
-export class AhpConnection {
+export class AhpConnection implements McpSubscriber {
   readonly id: string;
   readonly #host: HostContext;
   readonly #peer: Peer;
@@ -45,6 +46,8 @@ export class AhpConnection {
   #dialect: Dialect | undefined;
   #auth: AuthSession | undefined;
   #warnedSetAuthToken = false;
+  /** Session channels this connection subscribed to (where session `action` notifications go). */
+  readonly #subscriptions = new Set<string>();
 
   constructor(id: string, host: HostContext, peer: Peer) {
     this.id = id;
@@ -115,6 +118,8 @@ export class AhpConnection {
 
   closed(): void {
     this.#auth?.close();
+    this.#subscriptions.clear();
+    this.#host.mcp?.connectionClosed(this.id);
     this.#log.info("ahp.disconnected");
   }
 
@@ -129,7 +134,10 @@ export class AhpConnection {
     if (method === AhpMethods.subscribe) return this.#subscribe(auth, params);
     if (method === AhpMethods.authenticate) return this.#authenticate(auth, dialect, params);
     // `unsubscribe` is a notification in the official types; a client sending it as a request gets `{}`.
-    if (method === AhpMethods.unsubscribe) return { result: {} };
+    if (method === AhpMethods.unsubscribe) {
+      await this.#notification(method, params);
+      return { result: {} };
+    }
     const command = this.#host.commands.get(method);
     if (!command) return notFound(method);
     const { requires, scopes } = command.options;
@@ -165,6 +173,16 @@ export class AhpConnection {
    */
   announce(resources: readonly string[], notification: Notification): void {
     if (this.#dialect !== "official" || !this.#auth?.holds(resources)) return;
+    this.#send(notification);
+  }
+
+  isSubscribed(channel: string): boolean {
+    return this.#subscriptions.has(channel);
+  }
+
+  /** A session channel's `action` notification, to an official-dialect connection subscribed to it. */
+  deliver(channel: string, notification: Notification): void {
+    if (this.#dialect !== "official" || !this.#subscriptions.has(channel)) return;
     this.#send(notification);
   }
 
@@ -205,8 +223,15 @@ export class AhpConnection {
       // Another account's session is answered as missing (sessions.ts principalOf).
       if (!sessions.getOwned(channel, auth.authenticated()))
         return invalid(AhpErrorCodes.SessionNotFound, "Session not found.");
+      this.#subscriptions.add(channel);
+      const mcp = this.#host.mcp;
+      const customizations = mcp?.customizationsOf(channel) ?? [];
+      const state = {
+        ...sessions.state(summary),
+        ...(customizations.length > 0 ? { customizations } : {}),
+      };
       return {
-        result: { snapshot: { resource: channel, state: sessions.state(summary), fromSeq: 0 } },
+        result: { snapshot: { resource: channel, state, fromSeq: mcp?.serverSeq ?? 0 } },
       };
     }
     return invalid(AhpErrorCodes.NotFound, "No such channel.");
@@ -223,6 +248,11 @@ export class AhpConnection {
       const p = AuthenticateParamsOfficialSchema.safeParse(params);
       if (!p.success) return invalidParams(p.error);
       resource = registry.byResource(p.data.resource);
+      if (!resource) {
+        // A resource an MCP server of a subscribed session advertised (McpServerAuthRequiredState.resource).
+        const viaMcp = await this.#host.mcp?.authenticate(this, p.data);
+        if (viaMcp) return viaMcp;
+      }
       if (!resource)
         return invalid(
           AhpErrorCodes.InvalidParams,
@@ -252,9 +282,14 @@ export class AhpConnection {
   }
 
   async #notification(method: string, params: unknown): Promise<void> {
-    // No per-channel delivery is kept (nothing is pushed but auth and root session events), so there is nothing
-    // to stop; `dispatchAction` targets state this host does not hold.
-    if (method === AhpMethods.unsubscribe || method === AhpMethods.dispatchAction) return;
+    // Session subscriptions are kept for the MCP bridge's `action` notifications; `dispatchAction` targets state
+    // this host does not hold.
+    if (method === AhpMethods.unsubscribe) {
+      const p = SubscribeParamsSchema.safeParse(params);
+      if (p.success) this.#subscriptions.delete(p.data.channel);
+      return;
+    }
+    if (method === AhpMethods.dispatchAction) return;
     if (method !== AhpMethods.setAuthToken || this.#dialect !== "seed" || !this.#auth) {
       this.#log.debug("ahp.notification_ignored", { method: clip(method) });
       return;

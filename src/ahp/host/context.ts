@@ -3,6 +3,7 @@
 import { AgentAuthError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import type { ProtocolVersion } from "../version.ts";
+import type { McpBridge } from "./mcp/index.ts";
 import type { Dialect } from "./negotiate.ts";
 import type { RateLimitOptions } from "./rate-limit.ts";
 import type { ResourceRegistry } from "./resources.ts";
@@ -76,6 +77,8 @@ export interface HostContext {
   hostResource: () => string;
   /** The official session catalogue, when the host serves the session commands (`AhpHost.sessions()`). */
   sessions?: SessionCatalog;
+  /** The MCP servers the host uses for sessions, their auth state, and clients' tokens for them (`mcp/`). */
+  mcp?: McpBridge;
   /** Re-verify a stored token before each gated command (notices revocation; costs one verification). */
   reverifyOnUse: boolean;
   now: () => number;

@@ -18,6 +18,7 @@ import { ROOT_CHANNEL } from "../wire.ts";
 import type { AhpConnection } from "./connection.ts";
 import { isReservedMethod } from "./connection.ts";
 import type { CommandEntry, CommandHandler, CommandOptions, HostContext } from "./context.ts";
+import { McpBridge, type SessionMcpServers } from "./mcp/index.ts";
 import type { RateLimitOptions } from "./rate-limit.ts";
 import { type AgentSpec, ResourceRegistry } from "./resources.ts";
 import { type ListenOptions, type RunningAhpHost, serve } from "./server.ts";
@@ -61,6 +62,11 @@ export interface AhpHost {
    */
   sessions(options?: SessionCatalogOptions): AhpHost;
   command(name: string, options: CommandOptions, handler: CommandHandler): AhpHost;
+  /**
+   * The MCP servers this host uses for one session (needs `sessions()`): their auth state reaches the session's
+   * subscribers as the official `McpServerState`, and a client's `authenticate` for a server's resource is taken.
+   */
+  mcpServers(session: string): SessionMcpServers;
   listen(options?: ListenOptions): Promise<RunningAhpHost>;
 }
 
@@ -86,6 +92,13 @@ export function createAhpHost(options: AhpHostOptions = {}): AhpHost {
       (typeof verifier === "function" || verifier.kind === "introspection"),
     now: options.now ?? Date.now,
   };
+  const mcp = new McpBridge({
+    subscribers: () => connections,
+    sessions: () => context.sessions,
+    logger: context.logger,
+    now: context.now,
+  });
+  context.mcp = mcp;
 
   const host: AhpHost = {
     agent(spec) {
@@ -110,6 +123,11 @@ export function createAhpHost(options: AhpHostOptions = {}): AhpHost {
                 params: { channel: ROOT_CHANNEL, session: event.session },
               };
         for (const connection of connections) connection.announce(event.resources, notification);
+        if (event.kind === "removed") {
+          mcp.disposeSession(event.session).catch((error: unknown) => {
+            context.logger.warn("ahp.mcp_dispose_failed", { error });
+          });
+        }
       };
       for (const [name, entry] of sessionCommands(registry, catalog, announce)) {
         if (commands.has(name)) throw new Error(`command '${name}' is already registered`);
@@ -131,13 +149,22 @@ export function createAhpHost(options: AhpHostOptions = {}): AhpHost {
       commands.set(name, { options: commandOptions, handler });
       return host;
     },
+    mcpServers(session) {
+      return mcp.serversOf(session);
+    },
     async listen(listenOptions = {}) {
       const running = await serve(context, listenOptions, {
         onConnection: (c) => connections.add(c),
         onClose: (c) => connections.delete(c),
       });
       url = running.url;
-      return running;
+      return {
+        ...running,
+        close: async () => {
+          await mcp.close();
+          await running.close();
+        },
+      };
     },
   };
   return host;

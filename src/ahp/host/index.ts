@@ -32,6 +32,13 @@ export {
 export { checkGate, type GateVerdict, type TransportGateOptions } from "./gate.ts";
 export { type AhpHost, type AhpHostOptions, createAhpHost } from "./host.ts";
 export {
+  HostMcpServer,
+  McpBridgeError,
+  McpServerAuthRequired,
+  type McpServerSpec,
+  type SessionMcpServers,
+} from "./mcp/index.ts";
+export {
   type Dialect,
   detectDialect,
   negotiateSeed,

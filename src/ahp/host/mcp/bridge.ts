@@ -1,0 +1,222 @@
+/**
+ * The host's MCP servers, per session: the host author adds them (`host.mcpServers(session).add({name, url})`), the
+ * bridge tells the session's subscribers their state in the official shape (`action` notifications carrying
+ * `session/customizationUpdated` / `session/mcpServerStateChanged`, official dialect only: the seed draft has no
+ * session channels), and routes `authenticate` for a resource an MCP server advertised to the servers it belongs to.
+ *
+ * "Advertised" is per connection: a resource counts only for a connection subscribed to a session whose MCP server
+ * asked for it (it saw `McpServerAuthRequiredState.resource`). With `serverName` (AHP PR #439, branch-only) the token
+ * goes to that server only; without it, to every server in those sessions advertising the resource.
+ */
+
+import { peerText } from "../../../core/display.ts";
+import type { Logger } from "../../../core/log.ts";
+import {
+  AhpErrorCodes,
+  type AuthenticateParamsOfficial,
+  type SessionMcpAction,
+} from "../../wire.ts";
+import type { Notification } from "../dialect.ts";
+import { invalid, type Reply } from "../replies.ts";
+import type { SessionCatalog } from "../sessions.ts";
+import { McpBridgeError } from "./errors.ts";
+import { HostMcpServer, type McpServerSpec } from "./server.ts";
+import { actionNotification } from "./state.ts";
+
+/** What the bridge needs of a connection: its id, its session subscriptions, a way to send it a notification. */
+export interface McpSubscriber {
+  readonly id: string;
+  isSubscribed(channel: string): boolean;
+  /** Sends `notification` if this connection speaks the official dialect and is subscribed to `channel`. */
+  deliver(channel: string, notification: Notification): void;
+}
+
+/** One session's MCP servers, as the host author handles them. */
+export interface SessionMcpServers {
+  /** Adds a server and connects once; resolves when its first state (ready, authRequired, error) is known. */
+  add(spec: McpServerSpec): Promise<HostMcpServer>;
+  get(name: string): HostMcpServer | undefined;
+  list(): HostMcpServer[];
+  remove(name: string): Promise<void>;
+}
+
+export interface McpBridgeDeps {
+  subscribers(): Iterable<McpSubscriber>;
+  sessions(): SessionCatalog | undefined;
+  logger: Logger;
+  now: () => number;
+}
+
+/** Servers per session is bounded: each is a live client connection the host keeps. */
+const MAX_SERVERS_PER_SESSION = 64;
+
+export class McpBridge {
+  readonly #deps: McpBridgeDeps;
+  readonly #bySession = new Map<string, Map<string, HostMcpServer>>();
+  #seq = 0;
+  #nextId = 1;
+
+  constructor(deps: McpBridgeDeps) {
+    this.#deps = deps;
+  }
+
+  /** The latest `serverSeq` this bridge stamped (a session snapshot's `fromSeq`). */
+  get serverSeq(): number {
+    return this.#seq;
+  }
+
+  serversOf(session: string): SessionMcpServers {
+    const catalog = this.#deps.sessions();
+    if (!catalog) {
+      throw new McpBridgeError(
+        "sessions_not_served",
+        "MCP servers belong to sessions: call host.sessions() before host.mcpServers().",
+      );
+    }
+    if (!catalog.get(session)) {
+      throw new McpBridgeError(
+        "session_not_found",
+        "No such session on this host; MCP servers can be added to sessions clients created.",
+      );
+    }
+    const servers = () => {
+      let map = this.#bySession.get(session);
+      if (!map) {
+        map = new Map();
+        this.#bySession.set(session, map);
+      }
+      return map;
+    };
+    return {
+      add: async (spec) => {
+        const map = servers();
+        const name = peerText(spec.name, { max: 100 });
+        if (name === "")
+          throw new McpBridgeError("invalid_server", "An MCP server needs a non-empty name.");
+        if (map.has(name)) {
+          throw new McpBridgeError(
+            "server_name_taken",
+            `The session already has an MCP server named '${name}'; choose another name.`,
+          );
+        }
+        if (map.size >= MAX_SERVERS_PER_SESSION) {
+          throw new McpBridgeError(
+            "invalid_server",
+            `A session holds at most ${MAX_SERVERS_PER_SESSION} MCP servers.`,
+          );
+        }
+        const server = new HostMcpServer(spec, name, canonicalUrl(spec.url), {
+          id: `mcp-${this.#nextId++}`,
+          emit: (action) => this.#emit(session, action),
+          logger: this.#deps.logger.child({ session, mcpServer: name }),
+          now: this.#deps.now,
+        });
+        map.set(name, server);
+        await server.start();
+        return server;
+      },
+      get: (name) => this.#bySession.get(session)?.get(name),
+      list: () => [...(this.#bySession.get(session)?.values() ?? [])],
+      remove: async (name) => {
+        const server = this.#bySession.get(session)?.get(name);
+        if (!server) return;
+        await server.close();
+        this.#bySession.get(session)?.delete(name);
+      },
+    };
+  }
+
+  /** The MCP entries of a session's state snapshot (`SessionState.customizations`). */
+  customizationsOf(session: string) {
+    return [...(this.#bySession.get(session)?.values() ?? [])].map((s) => s.customization());
+  }
+
+  /**
+   * `authenticate` for a resource no agent registered: the reply when an MCP server advertised it to this
+   * connection, undefined otherwise (the caller answers "not advertised").
+   */
+  async authenticate(
+    subscriber: McpSubscriber,
+    params: AuthenticateParamsOfficial,
+  ): Promise<Reply | undefined> {
+    const advertising = this.#advertising(subscriber, params.resource);
+    if (advertising.length === 0) return undefined;
+    const targets =
+      params.serverName === undefined
+        ? advertising
+        : advertising.filter((s) => s.name === params.serverName);
+    if (targets.length === 0) {
+      return invalid(
+        AhpErrorCodes.InvalidParams,
+        "Invalid params: serverName names no MCP server that advertised this resource.",
+      );
+    }
+    if (params.token === "") {
+      for (const server of targets) server.dropToken();
+      return { result: {} };
+    }
+    const states = await Promise.all(
+      targets.map((s) => s.acceptToken(params.token, subscriber.id, params.expiresIn)),
+    );
+    const refused = states.flatMap((state, i) =>
+      state.kind === "authRequired" ? [{ server: targets[i], state }] : [],
+    );
+    const first = refused[0];
+    if (first?.state.kind !== "authRequired") return { result: {} };
+    return invalid(
+      AhpErrorCodes.AuthRequired,
+      `Authentication required for the MCP server '${first.server?.name}' (${first.state.reason}): it did not accept the token.`,
+      { resources: [first.state.resource] },
+    );
+  }
+
+  /** Tokens a connection pushed are forgotten with it (AHP: each client authenticates for itself). */
+  connectionClosed(connectionId: string): void {
+    for (const map of this.#bySession.values())
+      for (const server of map.values()) server.dropToken(connectionId);
+  }
+
+  async disposeSession(session: string): Promise<void> {
+    const map = this.#bySession.get(session);
+    this.#bySession.delete(session);
+    await Promise.all([...(map?.values() ?? [])].map((s) => s.close()));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#bySession.keys()].map((s) => this.disposeSession(s)));
+  }
+
+  #advertising(subscriber: McpSubscriber, resource: string): HostMcpServer[] {
+    const out: HostMcpServer[] = [];
+    for (const [session, map] of this.#bySession) {
+      if (!subscriber.isSubscribed(session)) continue;
+      for (const server of map.values())
+        if (server.advertisedResource === resource) out.push(server);
+    }
+    return out;
+  }
+
+  #emit(session: string, action: SessionMcpAction): void {
+    const notification = actionNotification(session, action, ++this.#seq);
+    for (const subscriber of this.#deps.subscribers()) subscriber.deliver(session, notification);
+  }
+}
+
+/** The server's URL as its RFC 8707 resource: absolute http(s), without fragment (as the MCP client keys it). */
+function canonicalUrl(input: string | URL): string {
+  const url = URL.parse(input);
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) {
+    throw new McpBridgeError(
+      "invalid_server",
+      "An MCP server URL must be an absolute http(s) URL.",
+    );
+  }
+  if (url.username || url.password) {
+    throw new McpBridgeError(
+      "invalid_server",
+      "An MCP server URL must not carry credentials; the token comes from the client's authenticate.",
+    );
+  }
+  url.hash = "";
+  return url.href;
+}
