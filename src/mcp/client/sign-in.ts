@@ -11,6 +11,7 @@
 import {
   type AuthorizationServer,
   assertPkceS256,
+  CancelledError,
   type DevicePrompt,
   type DiscoveryOptions,
   discoverAuthorizationServer,
@@ -115,13 +116,23 @@ export async function signInToMcpServer(options: SignInOptions): Promise<Credent
   };
   if (method === "device") {
     const onDeviceCode = options.onDeviceCode as NonNullable<SignInOptions["onDeviceCode"]>;
-    // The device code itself never leaves the engine: the host sees only what the person needs.
-    return login({
-      ...common,
-      flow: "device",
-      signal: AbortSignal.timeout(options.timeoutMs ?? 300_000),
-      onDevicePrompt: (prompt) => onDeviceCode(prompt),
-    });
+    const timeout = AbortSignal.timeout(options.timeoutMs ?? 300_000);
+    try {
+      // The device code itself never leaves the engine: the host sees only what the person needs.
+      return await login({
+        ...common,
+        flow: "device",
+        signal: timeout,
+        onDevicePrompt: (prompt) => onDeviceCode(prompt),
+      });
+    } catch (error) {
+      if (!(error instanceof CancelledError && timeout.aborted)) throw error;
+      throw new McpAuthError(
+        "login_timeout",
+        `Nobody entered the code for the MCP server ${canonicalUri} in time; sign in again and enter the new code.`,
+        { cause: error },
+      );
+    }
   }
   const onAuthorizationUrl = options.onAuthorizationUrl as NonNullable<
     SignInOptions["onAuthorizationUrl"]

@@ -1,0 +1,234 @@
+/**
+ * The device flow (RFC 8628) for MCP hosts without a browser: agentAuthProvider's `onDeviceCode` and
+ * `signInMethod`, through the official SDK client against the protected MCP server fixture and the embedded
+ * authorization server. The test plays the person: it opens the verification URL it was shown, where the embedded
+ * server (auto-approving as alice) signs in and confirms the code.
+ */
+
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, test } from "node:test";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { agentAuthProvider } from "../../src/mcp/index.ts";
+import type { DevicePrompt } from "../../src/oauth/index.ts";
+import { MemoryCredentialStore } from "../../src/vault/index.ts";
+import { useIdp } from "../support/idp.ts";
+import { findCode } from "./fixtures/find-code.ts";
+import { browser, connect, hello, whoami } from "./fixtures/mcp-client.ts";
+import { startProtectedMcpServer } from "./fixtures/protected-mcp-server.ts";
+
+const idp = await useIdp({ deviceIntervalSeconds: 1 });
+// An authorization server with PKCE and no device endpoint (RFC 8414 metadata only): refusals happen before any
+// request a real server would answer.
+const noDeviceIssuer = await metadataOnlyServer();
+
+/** The person: reads the prompt, opens the complete verification URL, and approves there. */
+function person() {
+  const prompts: DevicePrompt[] = [];
+  return {
+    prompts,
+    onDeviceCode: async (prompt: DevicePrompt) => {
+      prompts.push(prompt);
+      // Approve in the background, as a person on another device would; the provider is polling meanwhile.
+      void fetch(prompt.verificationUriComplete ?? prompt.verificationUri).then((r) =>
+        r.arrayBuffer(),
+      );
+    },
+  };
+}
+
+function audienceOf(jwt: string | undefined): unknown {
+  const payload = jwt?.split(".")[1];
+  return payload ? JSON.parse(Buffer.from(payload, "base64url").toString()).aud : undefined;
+}
+
+test("[MCP-client-device] a host with only onDeviceCode signs in with the device flow: the person is shown the code, approves, and the tool call goes through with a token for this server", async () => {
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  const store = new MemoryCredentialStore();
+  const someone = person();
+  idp.resetStats();
+  // Connecting is the first request: its 401 starts the sign-in.
+  const client = await connect(
+    mcp.url,
+    agentAuthProvider({
+      serverUrl: mcp.url,
+      store,
+      subject: "alice",
+      onDeviceCode: someone.onDeviceCode,
+    }),
+  );
+
+  assert.deepEqual((await client.callTool(whoami)).content, hello);
+
+  assert.equal(someone.prompts.length, 1);
+  const prompt = someone.prompts[0];
+  assert.ok(prompt);
+  // What the person needs, and nothing more: the device code stays inside the engine.
+  assert.deepEqual(Object.keys(prompt).sort(), [
+    "expiresInSeconds",
+    "userCode",
+    "verificationUri",
+    "verificationUriComplete",
+  ]);
+  assert.equal(new URL(prompt.verificationUri).origin, new URL(idp.issuer).origin);
+  assert.match(prompt.userCode, /^[A-Z]{4}-[A-Z]{4}$/);
+  assert.ok(prompt.expiresInSeconds > 0);
+  assert.equal(idp.stats.byGrant["urn:ietf:params:oauth:grant-type:device_code"]?.success, 1);
+  const stored = await store.get({ subject: "alice", issuer: idp.issuer, resource: mcp.url });
+  assert.equal(stored?.status, "active");
+  // `resource` went on the device authorization and token requests (RFC 8707): the token is for this server.
+  assert.equal(audienceOf(stored?.tokens.accessToken?.reveal()), mcp.url);
+  assert.ok(stored?.tokens.refreshToken, "offline_access was asked for");
+});
+
+test("[MCP-client-device-chosen] signInMethod device wins over a given onAuthorizationUrl", async () => {
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  const someone = person();
+  const web = browser();
+  const client = await connect(
+    mcp.url,
+    agentAuthProvider({
+      serverUrl: mcp.url,
+      store: new MemoryCredentialStore(),
+      subject: "alice",
+      signInMethod: "device",
+      onDeviceCode: someone.onDeviceCode,
+      onAuthorizationUrl: web.open,
+    }),
+  );
+  assert.deepEqual((await client.callTool(whoami)).content, hello);
+  assert.equal(someone.prompts.length, 1);
+  assert.equal(web.asked.length, 0);
+});
+
+test("[MCP-client-device-default] with both callbacks and no signInMethod, the browser flow is used", async () => {
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  const someone = person();
+  const web = browser();
+  const client = await connect(
+    mcp.url,
+    agentAuthProvider({
+      serverUrl: mcp.url,
+      store: new MemoryCredentialStore(),
+      subject: "alice",
+      onDeviceCode: someone.onDeviceCode,
+      onAuthorizationUrl: web.open,
+    }),
+  );
+  assert.deepEqual((await client.callTool(whoami)).content, hello);
+  assert.equal(web.asked.length, 1);
+  assert.equal(someone.prompts.length, 0);
+});
+
+test("[MCP-client-device-timeout] nobody enters the code: a typed login_timeout once signInTimeoutMs passes, and no token was issued", async (t) => {
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  const prompts: DevicePrompt[] = [];
+  const provider = agentAuthProvider({
+    serverUrl: mcp.url,
+    store: new MemoryCredentialStore(),
+    subject: "alice",
+    signInTimeoutMs: 1_500,
+    onDeviceCode: async (prompt) => {
+      prompts.push(prompt);
+    },
+  });
+  idp.resetStats();
+  const code = await connectError(t, mcp.url, provider);
+  assert.equal(code, "login_timeout");
+  assert.equal(prompts.length, 1);
+  assert.equal(idp.stats.byGrant["urn:ietf:params:oauth:grant-type:device_code"]?.success ?? 0, 0);
+});
+
+test("[MCP-client-device-unsupported] a server without a device endpoint and a host with only onDeviceCode: a typed device_flow_unsupported, nobody prompted", async (t) => {
+  const mcp = await startProtectedMcpServer({ issuer: noDeviceIssuer });
+  const someone = person();
+  const provider = agentAuthProvider({
+    serverUrl: mcp.url,
+    store: new MemoryCredentialStore(),
+    subject: "alice",
+    clientFor: () => ({ clientId: "preregistered" }),
+    onDeviceCode: someone.onDeviceCode,
+  });
+  assert.equal(await connectError(t, mcp.url, provider), "device_flow_unsupported");
+  assert.equal(someone.prompts.length, 0);
+});
+
+for (const [name, options, code] of [
+  [
+    'signInMethod "browser" without onAuthorizationUrl',
+    { signInMethod: "browser", onDeviceCode: async () => {} },
+    "sign_in_unavailable",
+  ],
+  [
+    'signInMethod "device" without onDeviceCode',
+    { signInMethod: "device", onAuthorizationUrl: async () => {} },
+    "sign_in_unavailable",
+  ],
+] as const) {
+  test(`[MCP-client-device-hostile] ${name}: a typed ${code} before anyone is asked`, async (t) => {
+    const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+    idp.resetStats();
+    const provider = agentAuthProvider({
+      serverUrl: mcp.url,
+      store: new MemoryCredentialStore(),
+      subject: "alice",
+      ...options,
+    });
+    assert.equal(await connectError(t, mcp.url, provider), code);
+    assert.deepEqual(idp.stats.byGrant, {});
+  });
+}
+
+test("[MCP-client-device-hostile] an unknown signInMethod is refused at construction, typed", () => {
+  assert.throws(
+    () =>
+      agentAuthProvider({
+        serverUrl: "https://mcp.example/mcp",
+        store: new MemoryCredentialStore(),
+        subject: "alice",
+        signInMethod: "carrier-pigeon" as "device",
+        onDeviceCode: async () => {},
+      }),
+    (error: unknown) => findCode(error)?.code === "sign_in_unavailable",
+  );
+});
+
+async function connectError(
+  t: { after: (fn: () => Promise<void>) => void },
+  url: string,
+  provider: ReturnType<typeof agentAuthProvider>,
+): Promise<string | undefined> {
+  const client = new Client({ name: "agentauth-test", version: "1.0.0" });
+  t.after(() => client.close());
+  const error = await client
+    .connect(new StreamableHTTPClientTransport(new URL(url), { authProvider: provider }))
+    .then(
+      () => assert.fail("connecting must fail"),
+      (e: unknown) => e,
+    );
+  return findCode(error)?.code;
+}
+
+async function metadataOnlyServer(): Promise<string> {
+  const as = createServer((req, res) => {
+    const origin = `http://127.0.0.1:${(as.address() as AddressInfo).port}`;
+    if (req.url === "/.well-known/oauth-authorization-server") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          issuer: origin,
+          code_challenge_methods_supported: ["S256"],
+          authorization_endpoint: `${origin}/authorize`,
+          token_endpoint: `${origin}/token`,
+          response_types_supported: ["code"],
+        }),
+      );
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => as.listen(0, "127.0.0.1", resolve));
+  after(() => new Promise<void>((resolve) => as.close(() => resolve())));
+  return `http://127.0.0.1:${(as.address() as AddressInfo).port}`;
+}
