@@ -1,0 +1,196 @@
+/**
+ * The MCP bridge against hostile or broken servers and clients, end to end over real pipes: session/new never
+ * waits for a probe or fails because of a server, and every problem is a typed state in auth/status with clean text.
+ */
+
+import assert from "node:assert/strict";
+import type { AddressInfo } from "node:net";
+import { createServer, type Socket } from "node:net";
+import { test } from "node:test";
+import * as acp from "@agentclientprotocol/sdk/unstable";
+import { startProtectedMcpServer } from "../mcp/fixtures/protected-mcp-server.ts";
+import { closedPort } from "../support/closed-port.ts";
+import { useIdp } from "../support/idp.ts";
+import { tempDir } from "../support/tmp.ts";
+import {
+  type McpAgentRun,
+  mcpServers,
+  prompt,
+  type StatusView,
+  withMcpAgent,
+} from "./fixtures/mcp-agent-process.ts";
+
+const idp = await useIdp();
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+async function newSession(run: McpAgentRun, cwd: string, servers: unknown[]): Promise<string> {
+  const { sessionId } = await run.agent.request(acp.methods.agent.session.new, {
+    cwd,
+    mcpServers: servers as acp.McpServer[],
+  });
+  return sessionId;
+}
+
+/** A TCP server that accepts and never answers: a probe against it can only end by its timeout. */
+async function silentServer(t: { after: (fn: () => unknown) => void }): Promise<string> {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+}
+
+function assertClean(status: StatusView) {
+  for (const account of status.accounts) {
+    assert.ok(!UNSAFE.test(account.label), `label ${JSON.stringify(account.label)}`);
+    const server = account._meta?.agentauth?.mcpServer;
+    for (const text of [server?.name, server?.url, server?.error?.message]) {
+      assert.ok(!UNSAFE.test(text ?? ""), `text ${JSON.stringify(text)}`);
+    }
+  }
+}
+
+test("[ACP-mcp-hostile-servers] hostile 401s, a foreign metadata document, a down server and a bad URL: typed error states, clean text, session/new unaffected", {
+  timeout: 60_000,
+}, async (t) => {
+  const home = tempDir();
+  const crossOrigin = await startProtectedMcpServer({ issuer: idp.issuer });
+  crossOrigin.hostileChallenge = 'Bearer resource_metadata="http://evil.example/.well-known/x"';
+  const malformed = await startProtectedMcpServer({ issuer: idp.issuer });
+  malformed.hostileChallenge = 'Bearer realm="unterminated';
+  const foreign = await startProtectedMcpServer({ issuer: idp.issuer });
+  foreign.metadataResource = "https://elsewhere.example/mcp";
+  const down = `http://127.0.0.1:${await closedPort()}/mcp`;
+  const hanging = await silentServer(t);
+  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
+    const sessionId = await newSession(run, home, [
+      { type: "http", name: "cross", url: crossOrigin.url, headers: [] },
+      { type: "http", name: "malformed", url: malformed.url, headers: [] },
+      { type: "http", name: "foreign", url: foreign.url, headers: [] },
+      { type: "http", name: "down", url: down, headers: [] },
+      { type: "http", name: "hanging", url: hanging, headers: [] },
+      {
+        type: "http",
+        name: "evil\u001b[2J\u202e\u0007name",
+        url: "file:///etc/passwd",
+        headers: [],
+      },
+    ]);
+    // session/new answered while the hanging server's probe cannot have ended (it ends only by its 3 s timeout).
+    const early = mcpServers(
+      (await run.agent.request(acp.methods.agent.auth.status, {})) as StatusView,
+    );
+    assert.equal(early.find((s) => s.name === "hanging")?.state, "checking");
+
+    const status = await run.waitForStatus(
+      (s) => s.length === 6 && s.every((x) => x.state !== "checking"),
+    );
+    const codes = Object.fromEntries(
+      mcpServers(status).map((s) => [s.name, [s.state, s.error?.code]]),
+    );
+    assert.deepEqual(codes, {
+      cross: ["error", "resource_metadata_cross_origin"],
+      malformed: ["error", "challenge_malformed"],
+      foreign: ["error", "resource_mismatch"],
+      down: ["error", "unreachable"],
+      hanging: ["error", "probe_timeout"],
+      // The escape and bell became spaces, the bidi override went: "[2J" alone is inert text.
+      "evil [2J name": ["error", "invalid_server_url"],
+    });
+    assertClean(status);
+    assert.equal(
+      crossOrigin.stats.metadataReads,
+      0,
+      "the cross-origin metadata URL was not followed",
+    );
+
+    // The agent's calls get the same typed errors; the person is never asked for a server that cannot be signed in to.
+    assert.deepEqual(await prompt(run, sessionId, "call cross whoami"), [
+      "error: resource_metadata_cross_origin",
+    ]);
+    assert.deepEqual(await prompt(run, sessionId, "call foreign whoami"), [
+      "error: resource_mismatch",
+    ]);
+    assert.deepEqual(await prompt(run, sessionId, "call nope whoami"), ["error: unknown_server"]);
+    assert.equal(run.elicitations.length, 0);
+    assert.deepEqual(await prompt(run, sessionId, "hi"), ["echo: hi"]);
+  });
+});
+
+test("[ACP-mcp-client-managed] a server whose headers carry Authorization is left to the client: not probed, not listed, no provider", {
+  timeout: 30_000,
+}, async (t) => {
+  const home = tempDir();
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
+    const sessionId = await newSession(run, home, [
+      {
+        type: "http",
+        name: "theirs",
+        url: mcp.url,
+        headers: [{ name: "Authorization", value: "Bearer handled-by-the-client" }],
+      },
+    ]);
+    assert.deepEqual(await prompt(run, sessionId, "call theirs whoami"), ["error: client_managed"]);
+    const status = (await run.agent.request(acp.methods.agent.auth.status, {})) as StatusView;
+    assert.deepEqual(mcpServers(status), []);
+    assert.equal(mcp.stats.unauthorized, 0, "the agent sent nothing to it");
+    assert.ok(!run.stderr().includes("handled-by-the-client"));
+  });
+});
+
+test("[ACP-mcp-many-servers] hundreds of servers in session/new: answered at once, at most 32 accounts, probes bounded", {
+  timeout: 60_000,
+}, async (t) => {
+  const home = tempDir();
+  const port = await closedPort();
+  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
+    const servers = Array.from({ length: 300 }, (_, i) => ({
+      type: "http",
+      name: `server-${i}`,
+      url: `http://127.0.0.1:${port}/mcp/${i}`,
+      headers: [],
+    }));
+    const started = performance.now();
+    const sessionId = await newSession(run, home, servers);
+    t.diagnostic(
+      `session/new with 300 MCP servers answered in ${Math.round(performance.now() - started)} ms`,
+    );
+    assert.equal(typeof sessionId, "string");
+    const status = await run.waitForStatus(
+      (s) => s.length > 0 && s.every((x) => x.state !== "checking"),
+    );
+    assert.equal(mcpServers(status).length, 32);
+    assert.ok(mcpServers(status).every((s) => s.error?.code === "unreachable"));
+    assert.deepEqual(await prompt(run, sessionId, "call server-200 whoami"), [
+      "error: too_many_servers",
+    ]);
+  });
+});
+
+test("[ACP-mcp-probe-off] with the probe off, session/new sends nothing to the server; auth/status says not checked; sign-in still works", {
+  timeout: 60_000,
+}, async (t) => {
+  const home = tempDir();
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  await withMcpAgent(
+    t,
+    { home, issuer: idp.issuer, elicitation: "accept", env: { MCP_PROBE: "off" } },
+    async (run) => {
+      const sessionId = await newSession(run, home, [
+        { type: "http", name: "fixture", url: mcp.url, headers: [] },
+      ]);
+      const status = (await run.agent.request(acp.methods.agent.auth.status, {})) as StatusView;
+      assert.equal(mcpServers(status)[0]?.state, "unknown");
+      assert.equal(status.accounts.at(-1)?.label, "MCP server “fixture”: not checked");
+      assert.equal(mcp.stats.unauthorized, 0);
+      assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), ["hello"]);
+      await run.waitForStatus((s) => s[0]?.state === "signed_in");
+    },
+  );
+});
