@@ -21,6 +21,7 @@ import {
 } from "./fixtures/mcp-agent-process.ts";
 
 const idp = await useIdp();
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point.
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 async function newSession(run: McpAgentRun, cwd: string, servers: unknown[]): Promise<string> {

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { readSessionServers } from "../../src/acp/agent/mcp/index.ts";
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point.
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 test("[ACP-mcp-servers-remote-only] only http and sse servers are managed; stdio and malformed entries are ignored", () => {
