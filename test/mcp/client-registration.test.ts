@@ -1,0 +1,95 @@
+/**
+ * What survives a process: dynamic registrations live in the provider's memory (the vault has no place for client
+ * registrations apart from credentials), but every credential keeps the client id it was issued to. A second
+ * provider over the same vault (a new process, with an empty registration map) therefore refreshes with the stored
+ * client and registers nothing; only a new sign-in registers again. Both are asserted here, so a change to either
+ * shows.
+ */
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { agentAuthProvider } from "../../src/mcp/index.ts";
+import { MemoryCredentialStore } from "../../src/vault/index.ts";
+import { expireAccessToken } from "../support/credentials.ts";
+import { useIdp } from "../support/idp.ts";
+import { browser, connect, hello, whoami } from "./fixtures/mcp-client.ts";
+import { startProtectedMcpServer } from "./fixtures/protected-mcp-server.ts";
+
+const idp = await useIdp();
+
+test("[MCP-client-registration-across-processes] a second provider over the same vault refreshes with the stored client id: no registration, no sign-in", async () => {
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  const store = new MemoryCredentialStore();
+  const first = browser();
+  const before = idp.memory().registrations;
+  const a = await connect(
+    mcp.url,
+    agentAuthProvider({
+      serverUrl: mcp.url,
+      store,
+      subject: "alice",
+      onAuthorizationUrl: first.open,
+    }),
+  );
+  assert.deepEqual((await a.callTool(whoami)).content, hello);
+  assert.equal(idp.memory().registrations, before + 1);
+  const stored = await store.get({ subject: "alice", issuer: idp.issuer, resource: mcp.url });
+  assert.ok(stored);
+  await expireAccessToken(store, stored);
+
+  const second = browser();
+  idp.resetStats();
+  const b = await connect(
+    mcp.url,
+    agentAuthProvider({
+      serverUrl: mcp.url,
+      store,
+      subject: "alice",
+      issuer: idp.issuer,
+      onAuthorizationUrl: second.open,
+    }),
+  );
+  assert.deepEqual((await b.callTool(whoami)).content, hello);
+
+  assert.deepEqual(idp.stats.byGrant.refresh_token, { success: 1, error: 0 });
+  assert.equal(second.asked.length, 0, "no sign-in");
+  assert.equal(idp.memory().registrations, before + 1, "no new registration");
+  const after = await store.get({ subject: "alice", issuer: idp.issuer, resource: mcp.url });
+  assert.equal(after?.clientId, stored.clientId);
+});
+
+test("[MCP-client-registration-memory] within one provider, a second sign-in (step-up) reuses the registration; a new provider registers again (registrations are not in the vault)", async () => {
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer, scopes: ["read"] });
+  const store = new MemoryCredentialStore();
+  const person = browser();
+  const before = idp.memory().registrations;
+  const provider = agentAuthProvider({
+    serverUrl: mcp.url,
+    store,
+    subject: "alice",
+    onAuthorizationUrl: person.open,
+  });
+  const client = await connect(mcp.url, provider);
+  await client.callTool(whoami);
+  await provider.stepUp({ requiredScope: "write" });
+  assert.equal(person.asked.length, 2);
+  assert.equal(
+    person.asked[1]?.searchParams.get("client_id"),
+    person.asked[0]?.searchParams.get("client_id"),
+  );
+  assert.equal(idp.memory().registrations, before + 1);
+
+  // A new process with an empty vault for this server signs in, and registers again.
+  const other = browser();
+  const fresh = await connect(
+    mcp.url,
+    agentAuthProvider({
+      serverUrl: mcp.url,
+      store: new MemoryCredentialStore(),
+      subject: "alice",
+      onAuthorizationUrl: other.open,
+    }),
+  );
+  await fresh.callTool(whoami);
+  assert.equal(idp.memory().registrations, before + 2);
+});
