@@ -176,3 +176,20 @@ test("[ACP-mcp-cancel] a cancelled elicitation: typed sign_in_cancelled", {
     assert.equal(mcpServers(status)[0]?.state, "needs_sign_in");
   });
 });
+
+test("[ACP-mcp-elicitation-error-fallback] a client that advertised URL elicitation but answers it with an error gets the link in the session", {
+  timeout: 60_000,
+}, async (t) => {
+  const home = tempDir();
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "error" }, async (run) => {
+    const sessionId = await newSession(run, home, [
+      { type: "http", name: "fixture", url: mcp.url, headers: [] },
+    ]);
+    const answer = await prompt(run, sessionId, "call fixture whoami");
+    assert.equal(run.elicitations.length, 1, "elicitation was tried first");
+    assert.match(answer[0] ?? "", /sign in to the MCP server “fixture”.* Open http/);
+    assert.equal(answer[1], "hello");
+    assert.deepEqual(run.completions, [], "no elicitation/complete for an elicitation that failed");
+  });
+});

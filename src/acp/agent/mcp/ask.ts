@@ -46,7 +46,7 @@ export async function askToSignIn(
       `No ACP client is connected to ask the person to sign in to the MCP server “${server.name}”; reconnect and try again.`,
     );
   }
-  if (!channel.urlElicitation) {
+  const inSession = async () => {
     await client.notify(acp.methods.client.session.update, {
       sessionId,
       update: {
@@ -55,16 +55,23 @@ export async function askToSignIn(
       },
     });
     return {};
-  }
+  };
+  if (!channel.urlElicitation) return inSession();
   const elicitationId = randomUUID();
-  const response = await client.request(acp.methods.client.elicitation.create, {
-    mode: "url",
-    sessionId,
-    elicitationId,
-    url,
-    message,
-  } as acp.CreateElicitationRequest);
-  const action = (response as { action?: unknown }).action;
+  let response: unknown;
+  try {
+    response = await client.request(acp.methods.client.elicitation.create, {
+      mode: "url",
+      sessionId,
+      elicitationId,
+      url,
+      message,
+    } as acp.CreateElicitationRequest);
+  } catch {
+    // A client that advertised elicitation but answers it with an error still gets the link another way.
+    return inSession();
+  }
+  const action = (response as { action?: unknown } | null)?.action;
   if (action === "accept") return { elicitationId };
   if (action === "decline") {
     throw new McpServerAuthError(
