@@ -33,6 +33,7 @@ import {
 } from "./catalog.ts";
 import { McpBridgeError, McpCallError } from "./errors.ts";
 import { DEFAULT_MAX_RESULT_CHARS, resultText } from "./result.ts";
+import { loadMcpClientSdk } from "./sdk.ts";
 import { ScopeRequired, withMcpSession } from "./session.ts";
 
 export interface McpBridgeOptions {
@@ -83,6 +84,8 @@ const MAX_SCOPES = 64;
 export async function mcpBridgeToolset(options: McpBridgeOptions): Promise<McpBridgeToolset> {
   const logger = options.logger ?? silentLogger;
   const serverUrl = mcpServerUrl(options.serverUrl);
+  // Loaded now, so a missing optional SDK is a startup error, not a failure of every call later.
+  await loadMcpClientSdk();
   const canonicalUri = serverUrl.href;
   const providerId = options.provider ?? "mcp";
   const redirectUri = new URL(OAUTH_CALLBACK_PATH, `${options.publicBaseUrl.replace(/\/+$/, "")}/`)
