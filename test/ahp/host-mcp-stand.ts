@@ -30,13 +30,18 @@ export interface McpHostStand {
   sessionPeer(session?: string): Promise<{ peer: WsPeer; session: string }>;
   /** An official peer that only initialized (no session). */
   peer(): Promise<WsPeer>;
+  /** Another official peer of the same account (alice), subscribed to an existing session. */
+  joinSession(session: string): Promise<WsPeer>;
+  /** Moves the host's clock (credential lifetimes from `expiresIn`). */
+  skew(ms: number): void;
 }
 
 export async function useMcpHostStand(): Promise<McpHostStand> {
   const idp = await useIdp();
   const logs: string[] = [];
   const logger = createLogger({ write: (line) => logs.push(line), level: "debug" });
-  const host = createAhpHost({ logger })
+  let skew = 0;
+  const host = createAhpHost({ logger, now: () => Date.now() + skew })
     .agent({
       provider: "agent",
       displayName: "Agent",
@@ -74,6 +79,17 @@ export async function useMcpHostStand(): Promise<McpHostStand> {
     if (!init.result) throw new Error(`initialize failed: ${JSON.stringify(init.error)}`);
     return p;
   };
+  const agentPeer = async () => {
+    const p = await peer();
+    await expectResult(
+      p.request("authenticate", {
+        channel: "ahp-root://",
+        resource: AGENT_RESOURCE,
+        token: await token(AGENT_RESOURCE),
+      }),
+    );
+    return p;
+  };
   return {
     idp,
     host,
@@ -82,18 +98,19 @@ export async function useMcpHostStand(): Promise<McpHostStand> {
     token,
     mcpServer: startProtectedMcpServer,
     peer,
+    skew: (ms) => {
+      skew += ms;
+    },
     async sessionPeer(session = `ahp-session:/${randomUUID()}`) {
-      const p = await peer();
-      await expectResult(
-        p.request("authenticate", {
-          channel: "ahp-root://",
-          resource: AGENT_RESOURCE,
-          token: await token(AGENT_RESOURCE),
-        }),
-      );
+      const p = await agentPeer();
       await expectResult(p.request("createSession", { channel: session, provider: "agent" }));
       await expectResult(p.request("subscribe", { channel: session }));
       return { peer: p, session };
+    },
+    async joinSession(session) {
+      const p = await agentPeer();
+      await expectResult(p.request("subscribe", { channel: session }));
+      return p;
     },
   };
 }

@@ -93,7 +93,10 @@ export class HostMcpServer {
   #held: HeldToken | undefined;
   /** Set once the server asked for auth: `authenticate` accepts this resource from then on (AHP "advertised"). */
   #metadata: ProtectedResourceMetadata | undefined;
-  /** The held token lapsed (its `expiresIn` ran out): the next 401 is `expired`, not `required`. */
+  /**
+   * The last token this host held was refused or lapsed (its `expiresIn` ran out), and no other came since: a 401
+   * is then `expired` ("a previously valid token expired or was revoked"), not `required`.
+   */
   #lapsed = false;
   #client: Client | undefined;
   #connecting: Promise<Client> | undefined;
@@ -165,6 +168,7 @@ export class HostMcpServer {
     if (!this.#held || (connectionId !== undefined && this.#held.connectionId !== connectionId))
       return;
     this.#held = undefined;
+    this.#lapsed = false;
     this.#deps.logger.info("ahp.mcp_token_dropped", { server: this.name });
     if (this.#metadata && !this.#closed) {
       this.#setState(this.#authRequired("required", this.#metadata));
@@ -247,12 +251,13 @@ export class HostMcpServer {
   }
 
   async #afterUnauthorized(refused: Refused): Promise<McpServerState> {
-    let reason: McpAuthRequiredReason = this.#lapsed ? "expired" : "required";
-    if (refused.sent !== undefined) {
-      reason = "expired";
+    if (refused.sent !== undefined && this.#held?.token.reveal() === refused.sent) {
       // The token this host held was refused: never replay it.
-      if (this.#held?.token.reveal() === refused.sent) this.#held = undefined;
+      this.#held = undefined;
+      this.#lapsed = true;
     }
+    const reason: McpAuthRequiredReason =
+      refused.sent !== undefined || this.#lapsed ? "expired" : "required";
     const server = new URL(this.url);
     const hints = readUnauthorized(refused.header, server);
     const prm = await discoverServerMetadata(this.url, hints, { cache: new MetadataCache() });
