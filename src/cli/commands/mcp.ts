@@ -16,7 +16,7 @@ import { mcpLogout, mcpStatus } from "./mcp-status.ts";
 export const MCP_USAGE = `agentauth mcp login <server-url> [--subject S] [--scope S] [--client-id ID] [--json]
 agentauth mcp status <server-url> [--subject S] [--json]
 agentauth mcp logout <server-url> [--subject S] [--json]
-agentauth mcp example-server --issuer URL [--port N] [--scope S] [--step-up-scope S]
+agentauth mcp example-server --issuer URL [--port N] [--scope S] [--step-up-scope S] [--json]
   Signs in to an OAuth-protected MCP server and keeps its tokens in the vault, shows and revokes them, and runs an
   example protected MCP server.`;
 
@@ -89,6 +89,7 @@ only the base scope gets 403 insufficient_scope and can step up). Prints one JSO
   --port N              port on 127.0.0.1 (default 0: a free one)
   --scope S             scopes every call needs (default "read")
   --step-up-scope S     the extra scope the publish tool needs (default "write")
+  --json                errors as JSON on stdout too
 
   Example:
     agentauth idp serve --port 4444 &
@@ -200,6 +201,8 @@ async function exampleServer(argv: string[], io: CliIo): Promise<number> {
       port: { type: "string", default: "0" },
       scope: { type: "string" },
       "step-up-scope": { type: "string" },
+      // The ready line is JSON anyway; the flag makes a failure to start JSON too.
+      json: { type: "boolean", default: false },
     },
     strict: true,
     allowPositionals: true,
