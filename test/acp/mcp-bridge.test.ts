@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk/unstable";
+import { discoverAuthorizationServer } from "../../src/oauth/index.ts";
 import { startProtectedMcpServer } from "../mcp/fixtures/protected-mcp-server.ts";
 import { useIdp } from "../support/idp.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -191,5 +192,52 @@ test("[ACP-mcp-elicitation-error-fallback] a client that advertised URL elicitat
     assert.match(answer[0] ?? "", /sign in to the MCP server “fixture”.* Open http/);
     assert.equal(answer[1], "hello");
     assert.deepEqual(run.completions, [], "no elicitation/complete for an elicitation that failed");
+  });
+});
+
+test("[ACP-mcp-logout] the agent's logout also signs it out of its MCP servers: the vault forgets them, the next call asks again", {
+  timeout: 60_000,
+}, async (t) => {
+  const home = tempDir();
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
+    const sessionId = await newSession(run, home, [
+      { type: "http", name: "fixture", url: mcp.url, headers: [] },
+    ]);
+    assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), ["hello"]);
+    const [summary] = (await vaultSummaries(home)).filter((r) => r.resource === mcp.url);
+    const [held] = await vaultTokens(home);
+    const refreshToken = held?.refreshToken?.reveal();
+    assert.ok(summary && refreshToken);
+
+    await run.agent.request(acp.methods.agent.logout, {});
+
+    // Revoked at the authorization server (RFC 7009), not only forgotten here.
+    const as = await discoverAuthorizationServer(idp.issuer);
+    const refused = await fetch(as.token_endpoint as string, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: refreshToken,
+        client_id: summary.clientId,
+      }),
+    });
+    assert.equal(refused.status, 400);
+    assert.equal(((await refused.json()) as { error?: string }).error, "invalid_grant");
+
+    assert.deepEqual(
+      (await vaultSummaries(home)).filter((r) => r.resource === mcp.url),
+      [],
+      "the MCP server's credential is gone",
+    );
+    const status = await run.waitForStatus((s) => s[0]?.state === "needs_sign_in");
+    assert.equal(
+      status.state,
+      "authenticated",
+      "the agent's key is an environment variable: it survives",
+    );
+    assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), ["hello"]);
+    assert.equal(run.elicitations.length, 2, "the person was asked again");
   });
 });

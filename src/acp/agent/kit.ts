@@ -245,13 +245,19 @@ export class AgentAuth {
     );
   }
 
-  /** Revokes and deletes stored credentials for every method, then applies the session policy. Idempotent. */
+  /**
+   * Revokes and deletes stored credentials for every method and every MCP server the agent signed in to, then
+   * applies the session policy. Idempotent.
+   */
   async logout(): Promise<void> {
     // The person asked to be logged out: a sign-in still waiting for them must not log them back in.
     this.#logins.abort();
     this.#publisher.bump();
     for (const method of this.methods) {
       reportForgotten(method, await this.credentials.forget(method), this.#log, this.#stderr);
+    }
+    for (const result of await this.mcp.signOut()) {
+      if (result.error) this.#log.warn("acp.mcp_logout_revoke_failed", { error: result.error });
     }
     this.#gate.loggedOut();
     await this.#changed();

@@ -14,7 +14,11 @@ import {
   agentAuthProvider,
   type ScopeChallenge,
 } from "../../../mcp/client/index.ts";
-import type { TokenRefresher } from "../../../oauth/index.ts";
+import {
+  type LogoutResult,
+  logout as revokeAndDelete,
+  type TokenRefresher,
+} from "../../../oauth/index.ts";
 import type { CredentialStore, CredentialSummary } from "../../../vault/types.ts";
 import {
   type McpServerAccount,
@@ -174,6 +178,24 @@ export class McpServerAuth {
     return [...this.#tracked.values()].map((t) =>
       mcpServerAccount(t, newestFor(records, t.server.url)),
     );
+  }
+
+  /**
+   * Revokes (RFC 7009, best effort) and deletes every MCP server credential of the agent: the vault records of the
+   * kit's subject bound to an http(s) resource. The kit's logout calls it after forgetting its methods' credentials,
+   * so a person who logs out of the agent is logged out of its MCP servers too. Providers handed out stay usable:
+   * their next call finds no token and asks for a sign-in again.
+   */
+  async signOut(): Promise<LogoutResult[]> {
+    const { store, subject } = this.#deps;
+    const records = (await store.list({ subject })).filter((r) => /^https?:\/\//.test(r.resource));
+    const results: LogoutResult[] = [];
+    for (const r of records) {
+      const key = { subject, issuer: r.issuer, resource: r.resource };
+      results.push(await revokeAndDelete({ store, key, deleteOnRevokeFailure: true }));
+    }
+    for (const tracked of this.#tracked.values()) delete tracked.lastError;
+    return results;
   }
 
   async #provider(sessionId: string, server: SessionMcpServer): Promise<AgentAuthProvider> {
