@@ -159,7 +159,10 @@ test("[RAP-mcp-bridge-step-up] a 403 insufficient_scope asks the person again fo
   mcp.requiredScopes = ["read", "write"];
   try {
     const id = await stand.call("u-frank", "whoami");
-    const url = await providerUrl(await oauthFor(id));
+    const link = await oauthFor(id);
+    const page = await (await fetch(link)).text();
+    assert.match(page, /\bwrite\b/, "the consent page lists the scope the step-up adds");
+    const url = await providerUrl(link);
     assert.deepEqual(url.searchParams.get("scope")?.split(" ").sort(), [
       "offline_access",
       "read",

@@ -155,7 +155,13 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
         provider,
         providerName: described?.name ?? provider,
         providerHost: authorizationUrl.host,
-        scopes: described?.scopes ?? [],
+        // With what the URL itself asks for: a step-up (insufficient_scope) asks for more than the configuration.
+        scopes: [
+          ...new Set([
+            ...(described?.scopes ?? []),
+            ...(authorizationUrl.searchParams.get("scope") ?? "").split(/[\s,]+/).filter(Boolean),
+          ]),
+        ],
         userId: call.spec.userId ?? "",
         authorizationUrl,
         state: authorizationUrl.searchParams.get("state") ?? "",
