@@ -54,17 +54,18 @@ async function signIn(t: { after: (fn: () => Promise<void>) => void }, tamper: (
   const client = new Client({ name: "agentauth-test", version: "1.0.0" });
   t.after(() => client.close());
   idp.resetStats();
-  const outcome = await client
-    .connect(
-      new StreamableHTTPClientTransport(new URL(mcp.url), {
-        authProvider: provider,
-        fetch: provider.fetch,
-      }),
-    )
-    .then(
-      async () => ({ result: await client.callTool(whoami) }),
-      (error: unknown) => ({ error }),
-    );
+  const outcome: { result?: Awaited<ReturnType<Client["callTool"]>>; error?: unknown } =
+    await client
+      .connect(
+        new StreamableHTTPClientTransport(new URL(mcp.url), {
+          authProvider: provider,
+          fetch: provider.fetch,
+        }),
+      )
+      .then(
+        async () => ({ result: await client.callTool(whoami) }),
+        (error: unknown) => ({ error }),
+      );
   const stored = await store.get({ subject: "alice", issuer: idp.issuer, resource: mcp.url });
   return { ...outcome, person, stored };
 }

@@ -27,7 +27,8 @@ import { clientForServer, type RegistrationOptions, type SignInMethod } from "./
 
 export interface SignInOptions extends RegistrationOptions {
   canonicalUri: string;
-  subject: string;
+  /** The vault subject; undefined lets the engine pick it as `login()` does (the ID token's sub, else "default"). */
+  subject?: string;
   store: CredentialStore;
   hints: UnauthorizedHints;
   /** Browser flow: show the person the authorization URL. */
