@@ -112,7 +112,12 @@ export class McpBridge {
           now: this.#deps.now,
         });
         map.set(name, server);
-        await server.start();
+        try {
+          await server.start();
+        } catch (error) {
+          map.delete(name);
+          throw error;
+        }
         return server;
       },
       get: (name) => this.#bySession.get(session)?.get(name),

@@ -127,6 +127,8 @@ export class HostMcpServer {
 
   /** Announces the entry (`starting`) and connects once, so the session learns whether it needs auth. */
   async start(): Promise<void> {
+    // A missing SDK fails `add()` before anything is announced.
+    await loadMcpClientSdk();
     this.#deps.emit(customizationUpdated(this.customization()));
     await this.#probe();
   }
@@ -222,6 +224,7 @@ export class HostMcpServer {
 
   /** The state a failure leads to: auth required, a transport error, or undefined (a JSON-RPC error: no change). */
   async #stateAfter(error: unknown): Promise<McpServerState | undefined> {
+    if (error instanceof McpBridgeError) throw error;
     const sdk = await loadMcpClientSdk();
     const refused = findCause(error, (e) => e instanceof Refused) as Refused | undefined;
     try {
@@ -246,7 +249,6 @@ export class HostMcpServer {
     const client = this.#client;
     this.#client = undefined;
     await client?.close().catch(() => {});
-    if (error instanceof McpBridgeError) throw error;
     return errorState("connection", error instanceof Error ? error.message : String(error));
   }
 
