@@ -240,3 +240,29 @@ test("[CLI-mcp-logout] --json reports what was revoked", { timeout: 60_000 }, as
     ],
   });
 });
+
+test("[CLI-mcp-login-device] --device signs in with the device flow (RFC 8628): the URL and code are printed, the resource is bound, the server accepts the token", {
+  timeout: 60_000,
+}, async () => {
+  const home = tempDir();
+  const env = { AGENTAUTH_HOME: home };
+  const login = startCli(["mcp", "login", server.url, "--device"], env);
+  const [complete] = await login.waitFor(
+    "stderr",
+    /http:\/\/127\.0\.0\.1:\d+\/device\?user_code=[A-Z]{4}-[A-Z]{4}/,
+  );
+  const userCode = new URL(complete).searchParams.get("user_code");
+  assert.ok(login.output().stderr.includes(`and enter the code\n\n  ${userCode}\n`));
+  assert.ok(!login.output().stderr.includes("Open this URL in your browser"), "no browser flow");
+  await (await fetch(complete)).arrayBuffer();
+  const result = await login.exited;
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stdout, /the server accepted the token\.\n/);
+  const record = await stored(home);
+  assert.equal(record.resource, server.url);
+  assert.ok(record.tokens.refreshToken);
+  assertNoToken(
+    [result],
+    [record.tokens.accessToken?.reveal(), record.tokens.refreshToken?.reveal()],
+  );
+});

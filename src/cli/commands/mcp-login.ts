@@ -12,7 +12,7 @@ import { startSpinner } from "../../core/spinner.ts";
 import { agentAuthProvider, readUnauthorized } from "../../mcp/client/index.ts";
 import { serverResourceUri } from "../../mcp/client/provider.ts";
 import { signInToMcpServer } from "../../mcp/client/sign-in.ts";
-import { findBearerChallenge, parseWwwAuthenticate } from "../../oauth/index.ts";
+import { type DevicePrompt, findBearerChallenge, parseWwwAuthenticate } from "../../oauth/index.ts";
 import { openVault } from "../../vault/index.ts";
 import type { CredentialRecord } from "../../vault/types.ts";
 import type { CliIo } from "../io.ts";
@@ -34,6 +34,8 @@ export interface McpLoginOptions {
   subject?: string;
   scope?: string;
   clientId?: string;
+  /** The device flow (RFC 8628) instead of a browser and a loopback redirect. */
+  device?: boolean;
   json: boolean;
 }
 
@@ -53,11 +55,11 @@ export async function mcpLogin(io: CliIo, options: McpLoginOptions): Promise<num
     try {
       record = await signInToMcpServer({
         canonicalUri,
-        // Undefined lets the engine pick the subject as `agentauth login` does (the ID token's sub, else
-        // "default"); login() treats it as optional, SignInOptions does not say so yet.
-        subject: options.subject as string,
+        // Undefined lets the engine pick the subject as `agentauth login` does (the ID token's sub, else "default").
+        subject: options.subject,
         store,
         hints: options.scope ? { ...hints, scope: options.scope.split(/\s+/) } : hints,
+        signInMethod: options.device ? "device" : "browser",
         onAuthorizationUrl: async (url) => {
           io.stderr(
             `Open this URL in your browser to sign in to ${shown}:\n\n  ${peerUrl(url)}\n\n`,
@@ -67,6 +69,10 @@ export async function mcpLogin(io: CliIo, options: McpLoginOptions): Promise<num
             io.interactive,
             "Waiting for the browser to come back…",
           );
+        },
+        onDeviceCode: async (prompt) => {
+          showDevicePrompt(io, shown, prompt);
+          spinner = startSpinner(io.stderr, io.interactive, "Waiting for you to enter the code…");
         },
         clientFor: options.clientId ? () => ({ clientId: options.clientId as string }) : undefined,
         registrations: new Map(),
@@ -102,6 +108,28 @@ export async function mcpLogin(io: CliIo, options: McpLoginOptions): Promise<num
   } finally {
     await store.close();
   }
+}
+
+/**
+ * RFC 8628 §3.3: the URL and code come from the authorization server, a peer, so they are printed only after
+ * `peerUrl` / `peerText`; an unusable URL is refused rather than printed.
+ */
+function showDevicePrompt(io: CliIo, shown: string, prompt: DevicePrompt): void {
+  const uri = peerUrl(prompt.verificationUri);
+  if (!uri) {
+    throw new AgentAuthError(
+      "unusable_verification_uri",
+      "The authorization server sent an unusable verification URL (not an absolute URL); sign in with a browser " +
+        "instead (without --device), or ask the server's operator to fix its device authorization endpoint.",
+    );
+  }
+  const complete = peerUrl(prompt.verificationUriComplete);
+  const minutes = Math.round(prompt.expiresInSeconds / 60);
+  io.stderr(
+    `To sign in to ${shown}, open\n\n  ${uri}\n\nand enter the code\n\n  ${peerText(prompt.userCode, { max: 64 })}\n\n` +
+      (complete ? `(or open ${complete} directly)\n` : "") +
+      `The code expires in ${minutes} minute${minutes === 1 ? "" : "s"}.\n`,
+  );
 }
 
 /**

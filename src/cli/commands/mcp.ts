@@ -13,7 +13,7 @@ import { parseInteger } from "./idp.ts";
 import { mcpLogin } from "./mcp-login.ts";
 import { mcpLogout, mcpStatus } from "./mcp-status.ts";
 
-export const MCP_USAGE = `agentauth mcp login <server-url> [--subject S] [--scope S] [--client-id ID] [--json]
+export const MCP_USAGE = `agentauth mcp login <server-url> [--subject S] [--scope S] [--client-id ID] [--device] [--json]
 agentauth mcp status <server-url> [--subject S] [--json]
 agentauth mcp logout <server-url> [--subject S] [--json]
 agentauth mcp example-server --issuer URL [--port N] [--scope S] [--step-up-scope S] [--json]
@@ -36,13 +36,16 @@ then a browser sign-in with PKCE S256 and the server's URL as the RFC 8707 resou
 encrypted in the vault (the one 'agentauth login' uses; PostgreSQL with --database-url). The authorization URL is
 printed on stderr: open it in a browser; the sign-in comes back to a loopback port. Without --client-id the client
 registers itself with the authorization server (RFC 7591). Finally the new token is shown to the server once, to
-check that it is accepted. Ctrl-C cancels (exit 130).
+check that it is accepted. Nothing is opened for you (as with 'agentauth login'): the URL is printed, so it works
+over SSH too. Ctrl-C cancels (exit 130).
 
   --subject S     the vault subject to store the credential under (default, as 'agentauth login': the account's
                   id from the ID token when the server sends one, else "default")
   --scope S       the scopes to ask for (default: those the server's 401 or metadata names, plus offline_access
                   when the authorization server lists it)
   --client-id ID  a client registered beforehand at the authorization server (a public client)
+  --device        the device flow (RFC 8628) instead of a browser: a URL and a code to enter on any device, for
+                  machines without a browser (the authorization server must offer it)
   --json          the stored credential (never a token) as one JSON object on stdout; errors as JSON too
 
 ${URL_RULE}
@@ -107,11 +110,12 @@ export async function mcpCommand(argv: string[], io: CliIo): Promise<number> {
       json: { type: "boolean", default: false },
       scope: { type: "string" },
       "client-id": { type: "string" },
+      device: { type: "boolean" },
     },
     strict: true,
     allowPositionals: true,
   });
-  for (const flag of ["scope", "client-id"] as const) {
+  for (const flag of ["scope", "client-id", "device"] as const) {
     if (sub !== "login" && values[flag] !== undefined) {
       throw new UsageError(`--${flag} goes with 'mcp login', not 'mcp ${sub}'`);
     }
@@ -133,6 +137,7 @@ export async function mcpCommand(argv: string[], io: CliIo): Promise<number> {
         subject,
         scope: nonEmpty(values.scope, "--scope"),
         clientId: nonEmpty(values["client-id"], "--client-id"),
+        device: values.device === true,
         json,
       });
     case "status":

@@ -83,6 +83,8 @@ export async function startExampleMcpServer(
   const scopes = options.scopes ?? ["read"];
   const stepUpScope = options.stepUpScope ?? "write";
   const host = options.host ?? "127.0.0.1";
+  // The SDK wants at least one scope, typed as a non-empty tuple.
+  const [base = stepUpScope, ...more] = scopes;
   const build = () => {
     const server = new sdk.McpServer({ name: "agentauth-example", version: "1.0.0" });
     server.registerTool(
@@ -104,7 +106,7 @@ export async function startExampleMcpServer(
       "publish",
       {
         description: `Needs the ${stepUpScope} scope on top of ${scopes.join(" ")}.`,
-        scopeChallenge: sdk.requireScopes(...([...scopes, stepUpScope] as [string, ...string[]])),
+        scopeChallenge: sdk.requireScopes(base, ...more, stepUpScope),
       },
       async (ctx) => {
         const who = mcpCaller(ctx)?.subject ?? "someone";
