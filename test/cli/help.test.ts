@@ -214,7 +214,7 @@ test("[CLI-help] an unknown command exits 2 with only the message and the hint (
   assertUsageError(result, "unknown command 'bogus'");
   assert.equal(
     result.stderr,
-    "agentauth: unknown command 'bogus'; the commands are demo, console, login, providers, token, vault, acp, ahp, rap, idp\n" +
+    "agentauth: unknown command 'bogus'; the commands are demo, console, login, providers, token, vault, acp, ahp, rap, mcp, idp\n" +
       "Run 'agentauth --help' for usage.\n",
   );
 });
@@ -282,7 +282,7 @@ test("[CLI-help] AGENTAUTH_LOG_LEVEL=debug adds the structured error line the hi
   assert.deepEqual(record.error, {
     name: "UsageError",
     message:
-      "unknown command 'bogus'; the commands are demo, console, login, providers, token, vault, acp, ahp, rap, idp",
+      "unknown command 'bogus'; the commands are demo, console, login, providers, token, vault, acp, ahp, rap, mcp, idp",
     code: "usage",
   });
 });
