@@ -83,13 +83,13 @@ export function checkClientIdUrl(value: string, options: { allowInsecure?: boole
   return value;
 }
 
-function checkRedirectUri(value: string, allowInsecure: boolean | undefined): void {
+function checkRedirectUri(value: string): void {
   const url = typeof value === "string" ? URL.parse(value) : null;
   if (!url || url.hash || value.includes("#")) {
     throw invalid("Each redirect URI must be an absolute URL without a fragment.");
   }
   // Loopback http is how native apps receive the redirect (RFC 8252 §7.3); elsewhere http leaks the code.
-  if (url.protocol === "http:" && !LOOPBACK_HOSTS.has(url.hostname) && !allowInsecure) {
+  if (url.protocol === "http:" && !LOOPBACK_HOSTS.has(url.hostname)) {
     throw invalid("A redirect URI over http must be on a loopback host (127.0.0.1 or [::1]).");
   }
   if (url.protocol === "javascript:" || url.protocol === "data:") {
@@ -124,7 +124,7 @@ export function clientMetadataDocument(
   const redirectUris = [...(options.redirectUris ?? [LOOPBACK_REDIRECT_URI])];
   if (redirectUris.length === 0)
     throw invalid("The client metadata document needs a redirect URI.");
-  for (const uri of redirectUris) checkRedirectUri(uri, options.allowInsecure);
+  for (const uri of redirectUris) checkRedirectUri(uri);
   const native = redirectUris.every((uri) => {
     const url = new URL(uri);
     return url.protocol !== "https:" && url.protocol !== "http:"

@@ -116,6 +116,11 @@ export function serverResourceUri(serverUrl: string | URL): string {
  * const authProvider = agentAuthProvider({ serverUrl, store: vault, subject: "alice", onAuthorizationUrl: open });
  * const transport = new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider, fetch: authProvider.fetch });
  * await new Client({ name: "app", version: "1" }).connect(transport);
+ *
+ * // A host without a browser, which publishes a client metadata document (used where the server supports it):
+ * agentAuthProvider({ serverUrl, store: vault, subject: "alice",
+ *   clientMetadataUrl: "https://app.example/oauth/client.json",
+ *   onDeviceCode: async (p) => print(`Open ${p.verificationUri} and enter ${p.userCode}`) });
  */
 export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthProvider {
   const canonicalUri = serverResourceUri(options.serverUrl);
