@@ -333,6 +333,10 @@ for (const [name, options] of [
   ["an empty name", { clientName: " " }],
   ["no redirect URIs", { redirectUris: [] }],
   ["an http redirect off loopback", { redirectUris: ["http://agent.example/cb"] }],
+  [
+    "an http redirect off loopback, even with allowInsecure",
+    { allowInsecure: true, redirectUris: ["http://agent.example/cb"] },
+  ],
   ["a redirect with a fragment", { redirectUris: ["http://127.0.0.1/cb#f"] }],
   ["a javascript: redirect", { redirectUris: ["javascript:alert(1)"] }],
   ["an http client_uri", { clientUri: "http://agent.example/" }],
