@@ -241,3 +241,22 @@ test("[ACP-mcp-logout] the agent's logout also signs it out of its MCP servers: 
     assert.equal(run.elicitations.length, 2, "the person was asked again");
   });
 });
+
+test("[ACP-mcp-one-ask-across-sessions] two sessions calling the same MCP server at once: the person is asked once, both calls succeed", {
+  timeout: 60_000,
+}, async (t) => {
+  const home = tempDir();
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
+    const server = { type: "http", name: "fixture", url: mcp.url, headers: [] };
+    const first = await newSession(run, home, [server]);
+    const second = await newSession(run, home, [server]);
+    const answers = await Promise.all([
+      prompt(run, first, "call fixture whoami"),
+      prompt(run, second, "call fixture whoami"),
+    ]);
+    assert.deepEqual(answers, [["hello"], ["hello"]]);
+    assert.equal(run.elicitations.length, 1, "one sign-in for one server, whichever session asked");
+    assert.equal((await vaultSummaries(home)).filter((r) => r.resource === mcp.url).length, 1);
+  });
+});

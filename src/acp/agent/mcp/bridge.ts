@@ -67,6 +67,13 @@ const MAX_TRACKED_SERVERS = 100;
 const MAX_SESSIONS = 1_000;
 const PROBE_CONCURRENCY = 4;
 
+interface Turn {
+  owner: object;
+  running: number;
+  idle: Promise<void>;
+  release: () => void;
+}
+
 interface SessionEntry {
   servers: SessionMcpServer[];
   providers: Map<string, AgentAuthProvider>;
@@ -77,6 +84,8 @@ export class McpServerAuth {
   readonly #sessions = new Map<string, SessionEntry>();
   readonly #tracked = new Map<string, TrackedServer>();
   readonly #probeQueue: string[] = [];
+  /** Per server URL: whose provider is handling 401s now, how many, and a promise settled when it is done. */
+  readonly #turns = new Map<string, Turn>();
   #probing = 0;
   #warnedFull = false;
 
@@ -225,24 +234,58 @@ export class McpServerAuth {
     const stepUp = provider.stepUp.bind(provider);
     return {
       ...provider,
-      onUnauthorized: onUnauthorized && ((ctx) => this.#watch(server, asked, onUnauthorized(ctx))),
-      stepUp: (challenge: ScopeChallenge) => this.#watch(server, asked, stepUp(challenge)),
+      onUnauthorized:
+        onUnauthorized && ((ctx) => this.#watch(server, asked, () => onUnauthorized(ctx))),
+      stepUp: (challenge: ScopeChallenge) => this.#watch(server, asked, () => stepUp(challenge)),
     };
   }
 
-  /** After a 401 or a step-up: record how a sign-in ended, close the elicitation, publish the new status. */
-  async #watch(server: SessionMcpServer, asked: Asked[], run: Promise<void>): Promise<void> {
+  /**
+   * After a 401 or a step-up: record how a sign-in ended, close the elicitation, publish the new status. Each
+   * session has its own provider (its elicitations are scoped to it), so a server's 401s take turns by provider:
+   * a second session waits for the first one's sign-in and then finds the token stored instead of asking the
+   * person again, while one provider's concurrent 401s still run together (its own single flight joins them).
+   */
+  async #watch(server: SessionMcpServer, asked: Asked[], run: () => Promise<void>): Promise<void> {
     const tracked = this.#tracked.get(server.url);
+    await this.#enter(server.url, asked);
     try {
-      await run;
+      await run();
       if (tracked) delete tracked.lastError;
     } catch (error) {
       if (tracked) tracked.lastError = describe(error);
       throw error;
     } finally {
+      this.#leave(server.url, asked);
       for (const done of asked.splice(0)) await completeElicitation(this.#deps.client(), done);
       await this.#deps.changed();
     }
+  }
+
+  async #enter(url: string, owner: object): Promise<void> {
+    for (;;) {
+      const turn = this.#turns.get(url);
+      if (!turn) {
+        let release = () => {};
+        const idle = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        this.#turns.set(url, { owner, running: 1, idle, release });
+        return;
+      }
+      if (turn.owner === owner) {
+        turn.running++;
+        return;
+      }
+      await turn.idle;
+    }
+  }
+
+  #leave(url: string, owner: object): void {
+    const turn = this.#turns.get(url);
+    if (!turn || turn.owner !== owner || --turn.running > 0) return;
+    this.#turns.delete(url);
+    turn.release();
   }
 
   #session(sessionId: string): SessionEntry {
