@@ -35,8 +35,9 @@ export async function askToSignIn(
   server: SessionMcpServer,
   authorizationUrl: URL,
 ): Promise<Asked> {
-  // Our own URL builder made it, but its query carries the server's metadata values: serialise it safely.
-  const url = peerUrl(authorizationUrl) ?? authorizationUrl.href;
+  // Our own URL builder made it, but on the authorization server's endpoint: serialise it safely, and never cut
+  // it (a cut URL is a broken sign-in); 8 KiB is above what browsers and servers take.
+  const url = peerUrl(authorizationUrl, 8192) ?? authorizationUrl.href;
   const message = `The agent needs you to sign in to the MCP server “${server.name}” (${server.displayUrl}).`;
   channel.stderr(`${message} Open ${url}\n`);
   const client = channel.client;
