@@ -8,7 +8,6 @@ import { after } from "node:test";
 import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { createLogger, type Logger } from "../../src/core/index.ts";
-import type { RunningIdp } from "../../src/idp/index.ts";
 import { type McpBridgeOptions, mcpBridgeToolset } from "../../src/rap/mcp-bridge/index.ts";
 import type { RapRuntime } from "../../src/rap/runtime/index.ts";
 import { createToolServer } from "../../src/rap/tool/index.ts";
@@ -64,21 +63,21 @@ export interface BridgeStand {
   logs: string[];
   /** The whole bridge result (providers, operations, canonicalUri, registeredClient). */
   bridge: Awaited<ReturnType<typeof mcpBridgeToolset>>;
-  /** Invokes through the runtime and waits for the call's end (or its oauth message when `until` is "oauth"). */
+  /** Invokes through the runtime; returns the call's id (wait with `runtime.waitForResult("thread", id)`). */
   call(userId: string | null, operation: string, args?: Record<string, unknown>): Promise<string>;
 }
 
 /** The bridge as a RAP tool on a loopback port known before it listens (the DCR redirect URI names it). */
 export async function startBridge(
-  idp: RunningIdp,
   store: CredentialStore,
-  options: Partial<McpBridgeOptions> & { serverUrl: string },
+  options: Partial<McpBridgeOptions> & { serverUrl: string; pathPrefix?: string },
 ): Promise<BridgeStand> {
   const logs: string[] = [];
   const logger: Logger = createLogger({ write: (line) => logs.push(line), level: "debug" });
   const port = await closedPort();
-  const publicBaseUrl = `http://127.0.0.1:${port}`;
-  const bridge = await mcpBridgeToolset({ publicBaseUrl, logger, ...options });
+  const { pathPrefix = "", ...bridgeOptions } = options;
+  const publicBaseUrl = `http://127.0.0.1:${port}${pathPrefix}`;
+  const bridge = await mcpBridgeToolset({ publicBaseUrl, logger, ...bridgeOptions });
   const tool = createToolServer({
     toolset: { name: "mcp-bridge", description: "An MCP server as a RAP tool" },
     operations: bridge.operations,
@@ -90,7 +89,6 @@ export async function startBridge(
   });
   const listening = await tool.listen({ port });
   after(listening.close);
-  void idp;
   const { runtime, recorded } = await testRuntime({ toolsetUrls: [listening.url] });
   return {
     toolUrl: listening.url,

@@ -7,7 +7,7 @@ import { closedPort } from "../support/closed-port.ts";
 import { useIdp } from "../support/idp.ts";
 import { startBridge } from "./mcp-bridge-fixture.ts";
 import { startHostileMcpServer } from "./mcp-bridge-hostile-server.ts";
-import { authorize } from "./tool-oauth-fixture.ts";
+import { authorize, providerUrl } from "./tool-oauth-fixture.ts";
 
 const idp = await useIdp();
 const PUBLIC = "http://127.0.0.1:1";
@@ -69,7 +69,7 @@ test("[RAP-mcp-bridge-list-with-token] with listToolsToken the real server's too
       ),
   });
   // A first bridge (tools given) signs an operator in; its token then lists the tools for a second bridge.
-  const first = await startBridge(idp, store, {
+  const first = await startBridge(store, {
     serverUrl: mcp.url,
     tools: [{ name: "whoami", inputSchema: { type: "object" } }],
   });
@@ -134,7 +134,7 @@ test("[RAP-mcp-bridge-hostile-answers] malformed, reset, redirected, invalid and
   const thief = await startHostileMcpServer(idp.issuer);
   hostile.redirectTo = `${thief.url}?steal=1`;
   const store = new MemoryCredentialStore();
-  const stand = await startBridge(idp, store, { serverUrl: hostile.url });
+  const stand = await startBridge(store, { serverUrl: hostile.url });
   const first = await stand.call("u-zoe", "act");
   await authorize(await waitForLink(stand.recorded, first));
   assert.equal((await stand.runtime.waitForResult("thread", first)).result.text, "fine");
@@ -164,6 +164,44 @@ test("[RAP-mcp-bridge-hostile-answers] malformed, reset, redirected, invalid and
   )?.tokens.accessToken?.reveal();
   assert.ok(token);
   assert.ok(!stand.logs.join("\n").includes(token), "no token in the tool's log");
+});
+
+test("[RAP-mcp-bridge-base-path] a tool under a path prefix registers and uses the redirect URI under that prefix; bad publicBaseUrl or tools are typed errors", async () => {
+  const hostile = await startHostileMcpServer(idp.issuer);
+  hostile.tools = [{ name: "act", inputSchema: { type: "object" } }];
+  const stand = await startBridge(new MemoryCredentialStore(), {
+    serverUrl: hostile.url,
+    pathPrefix: "/tools/mcp/",
+  });
+  const id = await stand.call("u-yan", "act");
+  const url = await providerUrl(await waitForLink(stand.recorded, id));
+  assert.equal(
+    url.searchParams.get("redirect_uri"),
+    `${new URL(stand.toolUrl).origin}/tools/mcp/oauth/callback`,
+  );
+  await authorize(url.href);
+  assert.equal((await stand.runtime.waitForResult("thread", id)).result.text, "fine");
+
+  for (const publicBaseUrl of [
+    "nope",
+    "http://tools.example.com",
+    "https://a:b@x.example",
+    "https://x.example/?q=1",
+    42,
+  ]) {
+    const error = await refusal(
+      mcpBridgeToolset({ serverUrl: hostile.url, publicBaseUrl: publicBaseUrl as string }),
+    );
+    assert.equal(error.code, "invalid_public_base_url", String(publicBaseUrl));
+  }
+  const error = await refusal(
+    mcpBridgeToolset({
+      serverUrl: hostile.url,
+      publicBaseUrl: PUBLIC,
+      tools: "whoami" as unknown as [],
+    }),
+  );
+  assert.equal(error.code, "invalid_tools");
 });
 
 async function waitForLink(

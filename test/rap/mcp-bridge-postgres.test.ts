@@ -31,8 +31,8 @@ test("[RAP-mcp-bridge-postgres-single-flight] two bridge instances over one Post
   const storeA = new PostgresCredentialStore({ url, keyring });
   const storeB = new PostgresCredentialStore({ url, keyring });
   after(() => Promise.all([storeA.close(), storeB.close()]));
-  const a = await startBridge(idp, storeA, { serverUrl: mcp.url, tools: TOOLS });
-  const b = await startBridge(idp, storeB, {
+  const a = await startBridge(storeA, { serverUrl: mcp.url, tools: TOOLS });
+  const b = await startBridge(storeB, {
     serverUrl: mcp.url,
     tools: TOOLS,
     client: a.bridge.registeredClient,

@@ -10,7 +10,7 @@ import { authorize, providerUrl } from "./tool-oauth-fixture.ts";
 const idp = await useIdp();
 const mcp = await startProtectedMcpServer({ issuer: idp.issuer, registerTools: bridgeTools });
 const store = new MemoryCredentialStore();
-const stand = await startBridge(idp, store, { serverUrl: mcp.url, tools: TOOLS });
+const stand = await startBridge(store, { serverUrl: mcp.url, tools: TOOLS });
 const { runtime, recorded } = stand;
 
 const keyOf = (userId: string) => ({ subject: userId, issuer: idp.issuer, resource: mcp.url });

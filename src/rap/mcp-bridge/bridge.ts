@@ -81,6 +81,19 @@ const MAX_LISTED_PAGES = 20;
 // A server that keeps asking for more scopes is refused rather than obeyed without end.
 const MAX_SCOPES = 64;
 
+/**
+ * @example
+ * const publicBaseUrl = "https://tools.example.com/mcp-github";
+ * const bridge = await mcpBridgeToolset({ serverUrl: "https://mcp.example.com/mcp", publicBaseUrl, tools });
+ * const tool = createToolServer({
+ *   toolset: { name: "example-mcp" },
+ *   operations: bridge.operations,
+ *   providers: bridge.providers,
+ *   store: vault, // tokens keyed {subject: user_id, issuer, resource: bridge.canonicalUri}
+ *   publicBaseUrl,
+ * });
+ * await tool.listen({ port: 8080 });
+ */
 export async function mcpBridgeToolset(options: McpBridgeOptions): Promise<McpBridgeToolset> {
   const logger = options.logger ?? silentLogger;
   const serverUrl = mcpServerUrl(options.serverUrl);
@@ -88,8 +101,13 @@ export async function mcpBridgeToolset(options: McpBridgeOptions): Promise<McpBr
   await loadMcpClientSdk();
   const canonicalUri = serverUrl.href;
   const providerId = options.provider ?? "mcp";
-  const redirectUri = new URL(OAUTH_CALLBACK_PATH, `${options.publicBaseUrl.replace(/\/+$/, "")}/`)
-    .href;
+  const redirectUri = redirectUriOf(options.publicBaseUrl);
+  if (options.tools !== undefined && !Array.isArray(options.tools)) {
+    throw new McpBridgeError(
+      "invalid_tools",
+      "`tools` must be an array of MCP tool descriptions ({ name, description, inputSchema }).",
+    );
+  }
   const authorization = await discoverMcpAuthorization({
     canonicalUri,
     redirectUri,
@@ -212,14 +230,38 @@ async function listTools(serverUrl: URL, options: McpBridgeOptions): Promise<unk
   }
 }
 
+/** The tool's OAuth redirect URI, `${publicBaseUrl}/oauth/callback`: https, or http on loopback. */
+function redirectUriOf(publicBaseUrl: unknown): string {
+  const base = typeof publicBaseUrl === "string" ? URL.parse(publicBaseUrl) : null;
+  if (
+    !base ||
+    !(base.protocol === "https:" || (base.protocol === "http:" && isLoopback(base))) ||
+    base.username ||
+    base.password ||
+    base.search ||
+    base.hash
+  ) {
+    throw new McpBridgeError(
+      "invalid_public_base_url",
+      "publicBaseUrl must be the absolute https URL this RAP tool is reached at (plain http only on loopback), without credentials, query or fragment.",
+    );
+  }
+  // As the tool kit builds it (base-url.ts): origin, path prefix without trailing slash, then the callback path.
+  return `${base.origin}${base.pathname.replace(/\/+$/, "")}${OAUTH_CALLBACK_PATH}`;
+}
+
+function isLoopback(url: URL): boolean {
+  return (
+    url.hostname === "localhost" ||
+    url.hostname === "[::1]" ||
+    /^127\.\d+\.\d+\.\d+$/.test(url.hostname)
+  );
+}
+
 /** The canonical URI (RFC 8707): absolute, https or loopback http, no fragment, no credentials. */
 function mcpServerUrl(value: string | URL): URL {
-  const url = URL.parse(value);
-  const loopback =
-    url !== null &&
-    (url.hostname === "localhost" ||
-      url.hostname === "[::1]" ||
-      /^127\.\d+\.\d+\.\d+$/.test(url.hostname));
+  const url = typeof value === "string" || value instanceof URL ? URL.parse(value) : null;
+  const loopback = url !== null && isLoopback(url);
   if (
     !url ||
     !(url.protocol === "https:" || (url.protocol === "http:" && loopback)) ||
