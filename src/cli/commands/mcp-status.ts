@@ -8,8 +8,8 @@ import { peerText } from "../../core/display.ts";
 import type { AgentAuthError } from "../../core/errors.ts";
 import { serverResourceUri } from "../../mcp/client/provider.ts";
 import { logout } from "../../oauth/index.ts";
-import { openExistingVault } from "../../vault/index.ts";
-import type { CredentialStatus } from "../../vault/types.ts";
+import { openExistingVault, type VaultStore } from "../../vault/index.ts";
+import type { CredentialStatus, CredentialSummary } from "../../vault/types.ts";
 import { type CliIo, EXIT } from "../io.ts";
 
 export interface McpStatusOptions {
@@ -123,35 +123,16 @@ export async function mcpLogout(io: CliIo, options: McpStatusOptions): Promise<n
   const shown = peerText(server, { max: 300 });
   const results: LogoutView[] = [];
   const failures: string[] = [];
-  try {
-    for (const c of found) {
-      const key = { subject: c.subject, issuer: c.issuer, resource: c.resource };
-      const at = peerText(c.issuer, { max: 300 });
-      const base = { id: c.id, subject: peerText(c.subject), issuer: at };
-      const result = await logout({ store: store!, key });
-      const code = (result.error as AgentAuthError | undefined)?.code;
-      if (result.revoked || !result.found) {
-        results.push({ ...base, revoked: result.revoked, deleted: result.deleted });
-      } else if (code === "revocation_unsupported") {
-        // RFC 7009 is optional: the server cannot be told, so the tokens are only forgotten here.
-        const deleted = await store!.delete(key);
-        results.push({
-          ...base,
-          revoked: false,
-          deleted,
-          note: `${at} has no revocation endpoint; the tokens were only forgotten locally and stay valid there until they expire`,
-        });
-      } else {
-        const why = peerText(result.error?.message ?? "unknown error", { max: 500 });
-        failures.push(
-          `could not revoke ${c.id} at ${at}: ${why} The credential is kept; retry later, or run ` +
-            `'agentauth vault delete ${c.id}' to forget it without revoking.`,
-        );
-        results.push({ ...base, revoked: false, deleted: false, note: "revocation failed; kept" });
+  if (store) {
+    try {
+      for (const c of found) {
+        const { view, failure } = await signOut(store, c);
+        results.push(view);
+        if (failure) failures.push(failure);
       }
+    } finally {
+      await store.close();
     }
-  } finally {
-    await store?.close();
   }
   if (options.json) {
     const line = { server, credentials: results };
@@ -170,4 +151,32 @@ export async function mcpLogout(io: CliIo, options: McpStatusOptions): Promise<n
     for (const f of failures) io.stderr(`agentauth: ${f}\n`);
   }
   return failures.length > 0 ? EXIT.failure : EXIT.ok;
+}
+
+/** One credential: revoked and deleted; forgotten when the server cannot revoke; kept when revocation failed. */
+async function signOut(
+  store: VaultStore,
+  c: CredentialSummary,
+): Promise<{ view: LogoutView; failure?: string }> {
+  const key = { subject: c.subject, issuer: c.issuer, resource: c.resource };
+  const at = peerText(c.issuer, { max: 300 });
+  const base = { id: c.id, subject: peerText(c.subject), issuer: at };
+  const result = await logout({ store, key });
+  const code = (result.error as AgentAuthError | undefined)?.code;
+  if (result.revoked || !result.found) {
+    return { view: { ...base, revoked: result.revoked, deleted: result.deleted } };
+  }
+  if (code === "revocation_unsupported") {
+    // RFC 7009 is optional: the server cannot be told, so the tokens are only forgotten here.
+    const deleted = await store.delete(key);
+    const note = `${at} has no revocation endpoint; the tokens were only forgotten locally and stay valid there until they expire`;
+    return { view: { ...base, revoked: false, deleted, note } };
+  }
+  const why = peerText(result.error?.message ?? "unknown error", { max: 500 });
+  return {
+    view: { ...base, revoked: false, deleted: false, note: "revocation failed; kept" },
+    failure:
+      `could not revoke ${c.id} at ${at}: ${why} The credential is kept; retry later, or run ` +
+      `'agentauth vault delete ${c.id}' to forget it without revoking.`,
+  };
 }

@@ -60,7 +60,7 @@ authorization server, and needs no vault key, so an access token the server has 
 
   --subject S   only this vault subject's credential
   --json        {"server","signedIn","credentials":[{id,subject,issuer,clientId,scopes,expiresAt,expired,
-                refreshToken,status}]}
+                refreshToken,status,usable}]}; usable: a token can be had without a new sign-in
 
 Exit status: 0 signed in, 3 not signed in (run 'agentauth mcp login <server-url>'), 1 failure, 2 usage error.
 
