@@ -15,6 +15,7 @@ import {
 import { ResourceCredentials, type ResourceCredentialsOptions } from "./credentials.ts";
 import { AhpAuthRequiredError, AhpProtocolError, AhpUnknownResourceError, clip } from "./errors.ts";
 import { remainingSeconds } from "./expires-in.ts";
+import { type McpAuthNotice, readMcpAuthNotice, readMcpAuthNoticesFromSnapshot } from "./mcp.ts";
 import { renewalDelayMs } from "./renewal.ts";
 import {
   type AhpResource,
@@ -26,7 +27,8 @@ import {
 import { mapError, RpcErrorAnswer, type RpcSocket, type RpcSocketOptions } from "./rpc-socket.ts";
 import { type ResourceStatus, resourceStatus } from "./status.ts";
 
-export type RenewalTrigger = "expired" | "required" | "challenge" | "scheduled";
+/** `stepUp`: an MCP server the host uses said `insufficientScope`; a new sign-in asks for the wider scopes. */
+export type RenewalTrigger = "expired" | "required" | "challenge" | "scheduled" | "stepUp";
 
 /** One line of `ahp login --stay`: which resource was re-authenticated, why, and for how long. Never a token. */
 export interface RenewalEvent {
@@ -46,6 +48,16 @@ export interface ConnectAhpOptions extends ResourceCredentialsOptions, RpcSocket
   onRenewal?: (event: RenewalEvent) => void;
   /** A background renewal failed (the host will send `-32007` or a new notice later). */
   onRenewalError?: (error: Error, resource: string) => void;
+  /**
+   * An MCP server the host uses for a watched session needs auth (official `McpServerAuthRequiredState`). Called
+   * for every such state; never carries a token.
+   */
+  onMcpAuthRequired?: (notice: McpAuthNotice) => void;
+  /**
+   * Sign in for such a server's resource and `authenticate` with the token (step-up with the wider scopes on
+   * `insufficientScope`). Default false: a sign-in may need the person, so it is opted into.
+   */
+  authenticateMcpServers?: boolean;
   /** The connection ended without `close()`. */
   onDisconnect?: (error: Error) => void;
   now?: () => number;
@@ -176,6 +188,22 @@ export class AhpClient {
       this.#resources.set(resource.id, resource);
   }
 
+  /**
+   * Subscribes to a session channel (official dialect) so the host's MCP server states reach this client; the
+   * snapshot's servers that need auth are handled at once, later changes as they come.
+   */
+  async watchSession(session: string): Promise<McpAuthNotice[]> {
+    const result = SubscribeResultSchema.safeParse(
+      await this.#socket.request(AhpMethods.subscribe, { channel: session }),
+    );
+    if (!result.success || !result.data.snapshot) {
+      throw new AhpProtocolError("The host's session subscription answered no snapshot.");
+    }
+    const notices = readMcpAuthNoticesFromSnapshot(session, result.data.snapshot.state);
+    for (const notice of notices) this.#onMcpNotice(notice);
+    return notices;
+  }
+
   addResources(resources: AhpResource[]): void {
     for (const resource of resources) {
       if (!this.#resources.has(resource.id)) this.#resources.set(resource.id, resource);
@@ -231,13 +259,15 @@ export class AhpClient {
     this.#forget(resource.id);
     // A challenge or expiry notice names the token this connection sent: never send it again.
     let record =
-      trigger === "expired" || trigger === "challenge"
-        ? previous
-          ? await this.#credentials.renew(resource, previous, true)
-          : await this.#credentials.obtain(resource)
-        : trigger === "scheduled" && previous
-          ? await this.#credentials.renew(resource, previous, false)
-          : await this.#credentials.obtain(resource);
+      trigger === "stepUp"
+        ? await this.#stepUp(resource, previous)
+        : trigger === "expired" || trigger === "challenge"
+          ? previous
+            ? await this.#credentials.renew(resource, previous, true)
+            : await this.#credentials.obtain(resource)
+          : trigger === "scheduled" && previous
+            ? await this.#credentials.renew(resource, previous, false)
+            : await this.#credentials.obtain(resource);
     for (let attempt = 0; ; attempt++) {
       // Computed at send time from the stored expiry: a token that is (nearly) gone is renewed, not sent.
       if (remainingSeconds(record.expiresAt, this.#now()) === 0) {
@@ -302,7 +332,39 @@ export class AhpClient {
     this.#authenticated.delete(id);
   }
 
+  /** Never the token the host holds: it is valid, only too narrow, and the new grant must be asked for. */
+  async #stepUp(
+    resource: AhpResource,
+    previous: CredentialRecord | undefined,
+  ): Promise<CredentialRecord> {
+    if (previous?.tokens.accessToken) this.#credentials.markChallenged(previous.tokens.accessToken);
+    return this.#credentials.signInAgain(resource);
+  }
+
+  #onMcpNotice(notice: McpAuthNotice): void {
+    const known = this.#resources.get(notice.resource.id);
+    // `requiredScopes` are authoritative for the next request; a step-up keeps what was granted (the union).
+    const scopes =
+      notice.reason === "insufficientScope" && known
+        ? [...new Set([...known.scopes, ...notice.resource.scopes])]
+        : notice.resource.scopes;
+    this.#resources.set(notice.resource.id, { ...(known ?? notice.resource), scopes });
+    this.#options.onMcpAuthRequired?.(notice);
+    if (!this.#options.authenticateMcpServers) return;
+    const trigger: RenewalTrigger =
+      notice.reason === "insufficientScope"
+        ? "stepUp"
+        : notice.reason === "expired"
+          ? "expired"
+          : "required";
+    this.#background(notice.resource.id, trigger);
+  }
+
   #onNotification(method: string, params: unknown): void {
+    if (this.dialect === "official") {
+      const mcp = readMcpAuthNotice(method, params);
+      if (mcp) return this.#onMcpNotice(mcp);
+    }
     let notice: ReturnType<typeof readAuthNotification>;
     try {
       notice = readAuthNotification(this.dialect, method, params);

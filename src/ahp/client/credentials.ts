@@ -166,6 +166,14 @@ export class ResourceCredentials {
     return this.#login(resource);
   }
 
+  /**
+   * A new sign-in whatever is stored: step-up after an MCP server's `insufficientScope` (AHP
+   * `McpServerAuthRequiredState`), where a refresh would only return a token with the same too-narrow scopes.
+   */
+  signInAgain(resource: AhpResource): Promise<CredentialRecord> {
+    return this.#login(resource);
+  }
+
   markChallenged(token: Secret): void {
     this.#challenged.add(fingerprint(token));
   }

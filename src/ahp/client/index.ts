@@ -38,6 +38,11 @@ export {
   AhpVersionError,
 } from "./errors.ts";
 export { remainingSeconds } from "./expires-in.ts";
+export {
+  type McpAuthNotice,
+  readMcpAuthNotice,
+  readMcpAuthNoticesFromSnapshot,
+} from "./mcp.ts";
 export { renewalDelayMs } from "./renewal.ts";
 export {
   type AhpResource,

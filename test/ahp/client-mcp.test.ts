@@ -1,0 +1,70 @@
+/**
+ * The AHP client's side of the MCP bridge, end to end: agentauth's `AhpClient` watches a session, recognises the
+ * host's `McpServerAuthRequiredState`, signs in with the engine (device flow, the auto-approving embedded server plays
+ * the person) for the MCP server's resource and `authenticate`s; on `insufficientScope` it signs in again for the
+ * wider scopes. Real host, real protected MCP server (official SDKs on both MCP ends), real authorization server.
+ */
+
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { after, it } from "node:test";
+import { connectAhpHost, type McpAuthNotice } from "../../src/ahp/client/index.ts";
+import type { HostMcpServer } from "../../src/ahp/host/index.ts";
+import { MemoryCredentialStore } from "../../src/vault/index.ts";
+import { autoApprove } from "./fixtures/client-harness.ts";
+import { useMcpHostStand } from "./host-mcp-stand.ts";
+
+const stand = await useMcpHostStand();
+
+/** Waits (bounded) until the host's server reaches `kind`. */
+async function until(server: HostMcpServer, kind: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (server.state.kind !== kind) {
+    if (Date.now() > deadline) {
+      throw new Error(`the MCP server stayed ${JSON.stringify(server.state)} (wanted ${kind})`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+it("[AHP-MCP-client-sign-in] the AHP client signs in for an MCP server's advertised resource and authenticates; on insufficientScope it steps up with the wider scopes; the host's calls then succeed", async () => {
+  const mcp = await stand.mcpServer({ issuer: stand.idp.issuer, scopes: ["read"] });
+  const notices: McpAuthNotice[] = [];
+  const prompts: string[] = [];
+  const errors: Error[] = [];
+  const store = new MemoryCredentialStore();
+  const client = await connectAhpHost(stand.running.url, {
+    store,
+    dialects: ["official"],
+    login: autoApprove(prompts),
+    authenticateMcpServers: true,
+    onMcpAuthRequired: (n) => notices.push(n),
+    onRenewalError: (e) => errors.push(e),
+  });
+  after(() => client.close());
+  await client.authenticate();
+  const session = `ahp-session:/${randomUUID()}`;
+  await client.request("createSession", { channel: session, provider: "agent" });
+  assert.deepEqual(await client.watchSession(session), []);
+
+  const server = await stand.host.mcpServers(session).add({ name: "files", url: mcp.url });
+  await until(server, "ready");
+  assert.deepEqual(
+    notices.map((n) => [n.reason, n.resource.resource, n.requiredScopes]),
+    [["required", mcp.url, ["read"]]],
+  );
+  assert.deepEqual((await server.callTool("whoami")).content, [{ type: "text", text: "hello" }]);
+
+  // Step-up: the server now wants write too.
+  mcp.requiredScopes = ["read", "write"];
+  await server.callTool("whoami").catch(() => undefined);
+  await until(server, "ready");
+  assert.equal(notices.at(-1)?.reason, "insufficientScope");
+  assert.deepEqual(notices.at(-1)?.requiredScopes, ["read", "write"]);
+  assert.deepEqual((await server.callTool("whoami")).content, [{ type: "text", text: "hello" }]);
+  const stored = (await store.list({ resource: mcp.url }))[0];
+  assert.ok(stored?.scopes.includes("write"), JSON.stringify(stored?.scopes));
+  assert.ok(stored?.scopes.includes("read"), "the step-up kept the granted scope");
+  assert.deepEqual(errors, []);
+  assert.ok(prompts.length >= 2, `sign-ins: ${prompts.join(", ")}`);
+});
