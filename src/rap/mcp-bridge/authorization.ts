@@ -9,10 +9,12 @@
 
 import { discoverServerMetadata, scopesFor } from "../../mcp/client/index.ts";
 import {
+  type AuthorizationServer,
   assertPkceS256,
   type DiscoveryOptions,
   discoverAuthorizationServer,
   type OAuthClient,
+  type ProtectedResourceMetadata,
   registerClient,
 } from "../../oauth/index.ts";
 import type { OAuthProviderConfig } from "../tool/options.ts";
@@ -35,18 +37,23 @@ export interface McpAuthorization {
   registered?: OAuthClient;
 }
 
-export async function discoverMcpAuthorization(
-  options: McpAuthorizationOptions,
-): Promise<McpAuthorization> {
-  const { canonicalUri, discovery } = options;
-  let prm: Awaited<ReturnType<typeof discoverServerMetadata>>;
-  let as: Awaited<ReturnType<typeof discoverAuthorizationServer>>;
+/** The MCP server's metadata and its authorization server (no registration yet). */
+export interface DiscoveredMcpServer {
+  prm: ProtectedResourceMetadata;
+  as: AuthorizationServer;
+}
+
+export async function discoverMcpServer(
+  canonicalUri: string,
+  discovery?: DiscoveryOptions,
+): Promise<DiscoveredMcpServer> {
   try {
-    prm = await discoverServerMetadata(canonicalUri, {}, discovery);
+    const prm = await discoverServerMetadata(canonicalUri, {}, discovery);
     const issuer = prm.authorization_servers?.[0];
     if (!issuer) throw new Error("the protected resource metadata names no authorization server");
-    as = await discoverAuthorizationServer(issuer, discovery);
+    const as = await discoverAuthorizationServer(issuer, discovery);
     assertPkceS256(as);
+    return { prm, as };
   } catch (error) {
     throw new McpBridgeError(
       "mcp_discovery_failed",
@@ -54,6 +61,17 @@ export async function discoverMcpAuthorization(
       { cause: error },
     );
   }
+}
+
+/**
+ * The provider entry for the tool kit, registering the tool as a client first when no client was given (done
+ * after the tool list was read, so a bridge that cannot start leaves no registration behind).
+ */
+export async function mcpProvider(
+  { prm, as }: DiscoveredMcpServer,
+  options: McpAuthorizationOptions,
+): Promise<McpAuthorization> {
+  const { canonicalUri, discovery } = options;
   let client = options.client;
   let registered: OAuthClient | undefined;
   if (!client) {

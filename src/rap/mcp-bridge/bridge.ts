@@ -24,7 +24,7 @@ import type { DiscoveryOptions, OAuthClient } from "../../oauth/index.ts";
 import { TokenRejectedError } from "../tool/errors.ts";
 import type { OAuthProviderConfig, OperationDefinition } from "../tool/options.ts";
 import { OAUTH_CALLBACK_PATH } from "../tool/server.ts";
-import { discoverMcpAuthorization } from "./authorization.ts";
+import { discoverMcpServer, mcpProvider } from "./authorization.ts";
 import {
   type BridgedTool,
   bridgedTools,
@@ -108,7 +108,17 @@ export async function mcpBridgeToolset(options: McpBridgeOptions): Promise<McpBr
       "`tools` must be an array of MCP tool descriptions ({ name, description, inputSchema }).",
     );
   }
-  const authorization = await discoverMcpAuthorization({
+  const server = await discoverMcpServer(canonicalUri, options.discovery);
+  const listed = options.tools ?? (await listTools(serverUrl, options));
+  const { tools, notes } = bridgedTools(listed);
+  for (const note of notes) logger.warn("rap.mcp_bridge.tool_note", { ...note });
+  if (tools.length === 0) {
+    throw new McpBridgeError(
+      "mcp_no_tools",
+      `The MCP server ${canonicalUri} offers no tool this bridge can carry (${listed.length} listed). Check the server, or the \`tools\` option.`,
+    );
+  }
+  const authorization = await mcpProvider(server, {
     canonicalUri,
     redirectUri,
     client: options.client,
@@ -122,15 +132,6 @@ export async function mcpBridgeToolset(options: McpBridgeOptions): Promise<McpBr
       issuer: authorization.provider.issuer,
       client_id: authorization.registered.clientId,
     });
-  }
-  const listed = options.tools ?? (await listTools(serverUrl, options));
-  const { tools, notes } = bridgedTools(listed);
-  for (const note of notes) logger.warn("rap.mcp_bridge.tool_note", { ...note });
-  if (tools.length === 0) {
-    throw new McpBridgeError(
-      "mcp_no_tools",
-      `The MCP server ${canonicalUri} offers no tool this bridge can carry (${listed.length} listed). Check the server, or the \`tools\` option.`,
-    );
   }
   const scopes = { base: authorization.provider.scope ?? "", required: [] as string[] };
   return {
