@@ -52,6 +52,8 @@ export async function askToSignIn(
       sessionId,
       update: {
         sessionUpdate: "agent_message_chunk",
+        // A message of its own (v2 requires the id; v1 reads a new id as a new message).
+        messageId: randomUUID(),
         content: { type: "text", text: `${message} Open ${url}\n` },
       },
     });
