@@ -8,7 +8,12 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, it } from "node:test";
-import { connectAhpHost, type McpAuthNotice } from "../../src/ahp/client/index.ts";
+import {
+  connectAhpHost,
+  type McpAuthNotice,
+  readMcpAuthNotice,
+  readMcpAuthNoticesFromSnapshot,
+} from "../../src/ahp/client/index.ts";
 import type { HostMcpServer } from "../../src/ahp/host/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { autoApprove } from "./fixtures/client-harness.ts";
@@ -67,4 +72,77 @@ it("[AHP-MCP-client-sign-in] the AHP client signs in for an MCP server's adverti
   assert.ok(stored?.scopes.includes("read"), "the step-up kept the granted scope");
   assert.deepEqual(errors, []);
   assert.ok(prompts.length >= 2, `sign-ins: ${prompts.join(", ")}`);
+});
+
+it("[AHP-MCP-client-reader] only well-formed authRequired states become notices (other actions, malformed envelopes, ready states ignored); snapshot children are read", () => {
+  const resource = {
+    resource: "https://mcp.example.test/mcp",
+    authorization_servers: ["https://as.test"],
+  };
+  const authRequired = {
+    kind: "authRequired",
+    reason: "insufficientScope",
+    oauthClient: { clientId: "abc" },
+    resource: { ...resource, scopes_supported: ["read"] },
+    requiredScopes: ["repo"],
+  };
+  const notice = readMcpAuthNotice("action", {
+    channel: "ahp-session:/s",
+    serverSeq: 3,
+    action: { type: "session/mcpServerStateChanged", id: "m1", state: authRequired },
+  });
+  assert.equal(notice?.reason, "insufficientScope");
+  assert.deepEqual(notice?.resource.scopes, ["repo"], "requiredScopes are authoritative");
+  assert.equal(notice?.oauthClientId, "abc");
+  assert.equal(notice?.serverId, "m1");
+  for (const [method, params] of [
+    ["auth/required", { channel: "ahp-root://", resource }],
+    [
+      "action",
+      { channel: "s", serverSeq: 1, action: { type: "session/titleChanged", title: "x" } },
+    ],
+    ["action", { channel: "s", action: { type: "session/mcpServerStateChanged" } }],
+    [
+      "action",
+      {
+        channel: "s",
+        serverSeq: 1,
+        action: { type: "session/mcpServerStateChanged", id: "m", state: { kind: "ready" } },
+      },
+    ],
+    [
+      "action",
+      {
+        channel: "s",
+        serverSeq: 1,
+        action: {
+          type: "session/mcpServerStateChanged",
+          id: "m",
+          state: { kind: "authRequired", reason: "required" },
+        },
+      },
+    ],
+    ["action", null],
+  ] as const) {
+    assert.equal(readMcpAuthNotice(method, params), undefined, JSON.stringify(params));
+  }
+  const snapshot = readMcpAuthNoticesFromSnapshot("ahp-session:/s", {
+    customizations: [
+      { type: "mcpServer", id: "top", uri: "u", name: "top", state: { kind: "ready" } },
+      {
+        type: "plugin",
+        id: "p",
+        uri: "u",
+        name: "plugin",
+        children: [
+          { type: "mcpServer", id: "child", uri: "u", name: "child", state: authRequired },
+        ],
+      },
+      "garbage",
+    ],
+  });
+  assert.deepEqual(
+    snapshot.map((n) => [n.serverId, n.serverName]),
+    [["child", "child"]],
+  );
 });

@@ -363,7 +363,10 @@ export class AhpClient {
   #onNotification(method: string, params: unknown): void {
     if (this.dialect === "official") {
       const mcp = readMcpAuthNotice(method, params);
-      if (mcp) return this.#onMcpNotice(mcp);
+      if (mcp) {
+        this.#onMcpNotice(mcp);
+        return;
+      }
     }
     let notice: ReturnType<typeof readAuthNotification>;
     try {
