@@ -38,7 +38,7 @@ function assertClean(result: CliResult): void {
   assert.doesNotMatch(printed, STACK_FRAME);
 }
 
-test("[CLI-mcp-input] a missing, non-http, credential-carrying or plain-http non-loopback server URL is a usage error (exit 2) that never echoes the URL", async () => {
+test("[CLI-mcp-input] a missing, non-http, credential- or query-carrying or plain-http non-loopback server URL is a usage error (exit 2) that never echoes the URL", async () => {
   for (const sub of ["login", "status", "logout"]) {
     assertUsage(
       await runCli(["mcp", sub], env()),
@@ -61,6 +61,12 @@ test("[CLI-mcp-input] a missing, non-http, credential-carrying or plain-http non
   assertUsage(withPassword, /must not carry a user name or password/);
   assert.ok(!withPassword.stderr.includes("hunter2-secret"), "the password is not echoed");
   assert.ok(!withPassword.stderr.includes("alice"), "nor the user name");
+  const withQuery = await runCli(
+    ["mcp", "status", "https://mcp.example.test/mcp?api_key=sk-query-secret"],
+    env(),
+  );
+  assertUsage(withQuery, /must not carry a query/);
+  assert.ok(!withQuery.stderr.includes("sk-query-secret"), "the query is not echoed");
   assertUsage(
     await runCli(["mcp", "logout", "http://mcp.example.test/mcp"], env()),
     /must use https:\/\//,
@@ -93,6 +99,7 @@ test("[CLI-mcp-input] under --json a usage error is JSON on stdout with a stable
       "server_url_credentials",
     ],
     [["mcp", "logout", "http://mcp.example.test/mcp", "--json"], "insecure_server_url"],
+    [["mcp", "login", "https://mcp.example.test/mcp?secret-pw", "--json"], "server_url_query"],
   ];
   for (const [args, code] of cases) {
     const result = await runCli(args, env());

@@ -152,7 +152,7 @@ export async function mcpCommand(argv: string[], io: CliIo): Promise<number> {
 /**
  * The MCP server's URL as given on the command line, checked: an absolute https URL (http only on loopback, where
  * nothing crosses a network), without user name or password (a URL in argv is visible to every user, and the
- * credential would end up in the vault key). The value is never echoed: it may be exactly such a secret.
+ * credential would end up in the vault key), nor a query. The value is never echoed: it may be exactly such a secret.
  */
 export function mcpServerUrl(input: string): URL {
   const url = URL.parse(input.trim());
@@ -169,6 +169,16 @@ export function mcpServerUrl(input: string): URL {
         "line); MCP servers take an OAuth sign-in instead: give the URL without them.",
       undefined,
       "server_url_credentials",
+    );
+  }
+  // RFC 8707 §2: a resource SHOULD NOT carry a query; on an MCP URL it is typically an API key, which would end up
+  // in the vault's key and in every listing.
+  if (url.search !== "") {
+    throw new UsageError(
+      "the server URL must not carry a query (?…): it would be stored and shown as the credential's resource, and " +
+        "MCP servers take an OAuth sign-in instead of a key in the URL; give the URL without it.",
+      undefined,
+      "server_url_query",
     );
   }
   if (url.protocol === "http:" && !isLoopback(url)) {
