@@ -242,4 +242,14 @@ describe("AHP host MCP bridge", () => {
     // have gone through.
     assert.equal(mcp.stats.toolCalls, 0);
   });
+
+  it("[AHP-MCP-dispose] disposing the session stops its MCP servers (state stopped, client closed); the host can no longer call them", async () => {
+    const { peer, session, server } = await readyServer();
+    const from = peer.messages.length;
+    assert.deepEqual((await peer.request("disposeSession", { channel: session })).result, null);
+    await stateChange(peer, "stopped", undefined, from);
+    assert.deepEqual(server.state, { kind: "stopped" });
+    await assert.rejects(server.callTool(whoami), { code: "server_closed" });
+    assert.throws(() => stand.host.mcpServers(session), { code: "session_not_found" });
+  });
 });
