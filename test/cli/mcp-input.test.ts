@@ -303,3 +303,29 @@ test("[CLI-mcp-logout-failure] a revocation the authorization server refuses (ho
     assert.ok(!(out.stdout + out.stderr).includes("secret-0123"), "no token printed");
   }
 });
+
+test("[CLI-mcp-login-no-metadata] a 401 that leads to no usable metadata (none published, or on another origin): exit 1 with a typed code, nothing followed", async () => {
+  const server = await scriptedServer({
+    "/mcp": () => ({ status: 401 }),
+    "/cross": () => ({
+      status: 401,
+      headers: {
+        "www-authenticate":
+          'Bearer resource_metadata="http://127.0.0.2:1/.well-known/oauth-protected-resource"',
+      },
+    }),
+  });
+  const none = await runCli(["mcp", "login", `${server.origin}/mcp`, "--json"], env());
+  assert.equal(none.code, 1);
+  assert.equal(jsonError(none).code, "metadata_invalid");
+  assert.ok(
+    server.requests.some((r) => r.path === "/.well-known/oauth-protected-resource/mcp"),
+    "the path-aware well-known URL was tried",
+  );
+  const cross = await runCli(["mcp", "login", `${server.origin}/cross`], env());
+  assert.equal(cross.code, 1);
+  assert.match(
+    cross.stderr,
+    /another origin; agentauth does not follow it.*\[resource_metadata_cross_origin\]\n$/,
+  );
+});
