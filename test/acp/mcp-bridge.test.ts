@@ -260,3 +260,26 @@ test("[ACP-mcp-one-ask-across-sessions] two sessions calling the same MCP server
     assert.equal((await vaultSummaries(home)).filter((r) => r.resource === mcp.url).length, 1);
   });
 });
+
+test("[ACP-mcp-step-up] the server starts asking for more scope: the person is asked again (elicitation) for the union, the call succeeds, auth/status lists the new scope", {
+  timeout: 60_000,
+}, async (t) => {
+  const home = tempDir();
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
+    const sessionId = await newSession(run, home, [
+      { type: "http", name: "fixture", url: mcp.url, headers: [] },
+    ]);
+    assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), ["hello"]);
+    mcp.requiredScopes = ["read", "write"];
+
+    assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), ["hello"], run.stderr());
+
+    assert.equal(run.elicitations.length, 2);
+    const scope = new URL((run.elicitations[1] as { url: string }).url).searchParams.get("scope");
+    for (const s of ["read", "write"]) assert.ok(scope?.split(" ").includes(s), `${s} in ${scope}`);
+    assert.equal(run.completions.length, 2, "both elicitations were completed");
+    const status = await run.waitForStatus((s) => s[0]?.scopes.includes("write") === true);
+    assert.equal(mcpServers(status)[0]?.state, "signed_in");
+  });
+});
