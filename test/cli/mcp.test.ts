@@ -7,6 +7,7 @@ import { openVault } from "../../src/vault/index.ts";
 import { tokenRequest } from "../support/authorize.ts";
 import { type CliResult, runCli, startCli } from "../support/cli.ts";
 import { useIdp } from "../support/idp.ts";
+import { scriptedServer } from "../support/scripted-server.ts";
 import { tempDir } from "../support/tmp.ts";
 
 const idp = await useIdp();
@@ -265,4 +266,37 @@ test("[CLI-mcp-login-device] --device signs in with the device flow (RFC 8628): 
     [result],
     [record.tokens.accessToken?.reveal(), record.tokens.refreshToken?.reveal()],
   );
+});
+
+test("[CLI-mcp-login-token-refused] a server that refuses the token it just had issued: exit 1, mcp_token_refused with its challenge, the credential kept", {
+  timeout: 60_000,
+}, async () => {
+  const refusing = await scriptedServer({
+    "/mcp": (req, _body, origin) => ({
+      status: 401,
+      headers: {
+        "www-authenticate": req.headers.authorization
+          ? `Bearer error="invalid_token", error_description="wrong audience", resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"`
+          : `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp", scope="read"`,
+      },
+    }),
+    "/.well-known/oauth-protected-resource/mcp": (_req, _body, origin) => ({
+      body: { resource: `${origin}/mcp`, authorization_servers: [idp.issuer] },
+    }),
+  });
+  const home = tempDir();
+  const env = { AGENTAUTH_HOME: home };
+  const login = startCli(["mcp", "login", `${refusing.origin}/mcp`, "--json"], env);
+  const [, href] = await login.waitFor(
+    "stderr",
+    /in your browser to sign in to \S+:\n\n {2}(\S+)\n/,
+  );
+  await (await fetch(href ?? "")).arrayBuffer();
+  const result = await login.exited;
+  assert.equal(result.code, 1, result.stderr);
+  const { error } = JSON.parse(result.stdout);
+  assert.equal(error.code, "mcp_token_refused");
+  assert.match(error.message, /refused the new token \(HTTP 401 invalid_token: wrong audience\)/);
+  const status = await runCli(["mcp", "status", `${refusing.origin}/mcp`], env);
+  assert.equal(status.code, 0, "the credential is kept: status shows it");
 });

@@ -89,7 +89,7 @@ export async function mcpLogin(io: CliIo, options: McpLoginOptions): Promise<num
       issuer: record.issuer,
     });
     const token = await provider.token();
-    const answer = token ? await initializeRequest(options.serverUrl, token) : undefined;
+    const answer = token ? await checkToken(options.serverUrl, token, record) : undefined;
     const view = credentialView({ ...record, refreshToken: Boolean(record.tokens.refreshToken) });
     if (!answer?.ok) throw refused(answer, shown, record);
     if (options.json) {
@@ -180,6 +180,26 @@ async function initializeRequest(serverUrl: URL, token?: string): Promise<Respon
       .catch(() => {});
   }
   return response;
+}
+
+/** The new token shown to the server; a server gone in the meantime is said as such: the sign-in itself is kept. */
+async function checkToken(
+  serverUrl: URL,
+  token: string,
+  record: CredentialRecord,
+): Promise<Response> {
+  try {
+    return await initializeRequest(serverUrl, token);
+  } catch (error) {
+    if (!(error instanceof McpLoginError)) throw error;
+    throw new McpLoginError(
+      "mcp_server_unreachable",
+      `Signed in at ${peerText(record.issuer)} (vault id ${record.id}), but the check that the MCP server accepts ` +
+        `the new token failed: ${error.message} Run 'agentauth mcp status ${peerText(serverUrl.href, { max: 300 })}' ` +
+        "to see the stored credential.",
+      { cause: error },
+    );
+  }
 }
 
 /** The server did not answer the tokenless request with 401: nothing to sign in to, or not an MCP endpoint. */
