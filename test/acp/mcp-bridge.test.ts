@@ -18,6 +18,7 @@ import {
   type McpAgentRun,
   mcpServers,
   prompt,
+  type StatusView,
   withMcpAgent,
 } from "./fixtures/mcp-agent-process.ts";
 
@@ -282,4 +283,26 @@ test("[ACP-mcp-step-up] the server starts asking for more scope: the person is a
     const status = await run.waitForStatus((s) => s[0]?.scopes.includes("write") === true);
     assert.equal(mcpServers(status)[0]?.state, "signed_in");
   });
+});
+
+test("[ACP-mcp-kept-across-restarts] a restarted agent finds the MCP token in its vault: signed in right after session/new, the call asks nobody", {
+  timeout: 60_000,
+}, async (t) => {
+  const home = tempDir();
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  const server = { type: "http", name: "fixture", url: mcp.url, headers: [] };
+  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
+    const sessionId = await newSession(run, home, [server]);
+    assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), ["hello"]);
+  });
+  const refusedBefore = mcp.stats.unauthorized;
+  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "decline" }, async (run) => {
+    const sessionId = await newSession(run, home, [server]);
+    const status = (await run.agent.request(acp.methods.agent.auth.status, {})) as StatusView;
+    assert.equal(mcpServers(status)[0]?.state, "signed_in", "the vault answers before any probe");
+    assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), ["hello"]);
+    assert.equal(run.elicitations.length, 0, "nobody was asked");
+  });
+  // Only the new process's probe went without a token; the call itself was sent with the stored one.
+  assert.equal(mcp.stats.unauthorized - refusedBefore, 1);
 });
