@@ -252,4 +252,28 @@ describe("AHP host MCP bridge", () => {
     await assert.rejects(server.callTool(whoami), { code: "server_closed" });
     assert.throws(() => stand.host.mcpServers(session), { code: "session_not_found" });
   });
+
+  it("[AHP-MCP-reconnect] a client that reconnects with the session in its subscriptions gets the session's MCP server states again and may authenticate for them", async () => {
+    const { mcp, peer, session, server } = await readyServer();
+    await peer.close();
+    const again = await stand.peer();
+    const agentToken = await stand.token(AGENT_RESOURCE);
+    assert.deepEqual((await authenticate(again, AGENT_RESOURCE, agentToken)).result, {});
+    const reconnect = await again.request("reconnect", {
+      clientId: "back",
+      lastSeenServerSeq: 0,
+      subscriptions: [session, "ahp-session:/gone"],
+    });
+    assert.deepEqual(reconnect.result, {
+      type: "replay",
+      actions: [],
+      missing: ["ahp-session:/gone"],
+    });
+    // The supplier left, so the token went with it. No subscribe was sent: authenticate is taken (the resource was
+    // advertised in a session this connection is subscribed to again) and the state change reaches it.
+    assert.equal(server.state.kind, "authRequired");
+    const from = again.messages.length;
+    assert.deepEqual((await authenticate(again, mcp.url, await stand.token(mcp.url))).result, {});
+    await stateChange(again, "ready", undefined, from);
+  });
 });

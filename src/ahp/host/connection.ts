@@ -12,6 +12,8 @@ import {
   AuthenticateParamsSeedSchema,
   type JsonRpcId,
   JsonRpcIncomingSchema,
+  OfficialSessionMethods,
+  ReconnectParamsSchema,
   ROOT_CHANNEL,
   SetAuthTokenParamsSchema,
   SubscribeParamsSchema,
@@ -158,6 +160,7 @@ export class AhpConnection implements McpSubscriber {
         },
         logger: log,
       });
+      if (method === OfficialSessionMethods.reconnect) this.#resubscribe(params, result);
       // `createSession` answers `null` (channels-session/commands.ts): only an absent result becomes `{}`.
       return { result: result === undefined ? {} : result };
     } catch (error) {
@@ -174,6 +177,18 @@ export class AhpConnection implements McpSubscriber {
   announce(resources: readonly string[], notification: Notification): void {
     if (this.#dialect !== "official" || !this.#auth?.holds(resources)) return;
     this.#send(notification);
+  }
+
+  /**
+   * A successful `reconnect` restores the client's session subscriptions (`common/commands.ts`): every one the
+   * handler did not answer as `missing` (it checked existence and ownership), so session actions reach it again.
+   */
+  #resubscribe(params: unknown, result: unknown): void {
+    const p = ReconnectParamsSchema.safeParse(params);
+    const missing = (result as { missing?: unknown } | null)?.missing;
+    if (!p.success || !Array.isArray(missing)) return;
+    for (const uri of p.data.subscriptions)
+      if (uri.startsWith("ahp-session:") && !missing.includes(uri)) this.#subscriptions.add(uri);
   }
 
   isSubscribed(channel: string): boolean {

@@ -93,6 +93,8 @@ export class HostMcpServer {
   #held: HeldToken | undefined;
   /** Set once the server asked for auth: `authenticate` accepts this resource from then on (AHP "advertised"). */
   #metadata: ProtectedResourceMetadata | undefined;
+  /** The scopes the server's last 401 asked for (kept for the state reported when a token is dropped). */
+  #challengeScopes: readonly string[] | undefined;
   /**
    * The last token this host held was refused or lapsed (its `expiresIn` ran out), and no other came since: a 401
    * is then `expired` ("a previously valid token expired or was revoked"), not `required`.
@@ -173,7 +175,7 @@ export class HostMcpServer {
     this.#lapsed = false;
     this.#deps.logger.info("ahp.mcp_token_dropped", { server: this.name });
     if (this.#metadata && !this.#closed) {
-      this.#setState(this.#authRequired("required", this.#metadata));
+      this.#setState(this.#authRequired("required", this.#metadata, this.#challengeScopes));
     }
   }
 
@@ -264,10 +266,11 @@ export class HostMcpServer {
     const hints = readUnauthorized(refused.header, server);
     const prm = await discoverServerMetadata(this.url, hints, { cache: new MetadataCache() });
     this.#metadata = advertisedMetadata(this.url, prm);
+    this.#challengeScopes = hints.scope ?? prm.scopes_supported;
     return this.#authRequired(
       reason,
       this.#metadata,
-      hints.scope ?? prm.scopes_supported,
+      this.#challengeScopes,
       descriptionOf(refused.header),
     );
   }
