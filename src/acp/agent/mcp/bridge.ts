@@ -34,6 +34,7 @@ import {
   readSessionServers,
   type SessionMcpServer,
 } from "./servers.ts";
+import { Turns } from "./turns.ts";
 
 export interface McpOptions {
   /** Probe each new server without a token after `session/new`, in the background. Default true. */
@@ -67,13 +68,6 @@ const MAX_TRACKED_SERVERS = 100;
 const MAX_SESSIONS = 1_000;
 const PROBE_CONCURRENCY = 4;
 
-interface Turn {
-  owner: object;
-  running: number;
-  idle: Promise<void>;
-  release: () => void;
-}
-
 interface SessionEntry {
   servers: SessionMcpServer[];
   providers: Map<string, AgentAuthProvider>;
@@ -84,8 +78,8 @@ export class McpServerAuth {
   readonly #sessions = new Map<string, SessionEntry>();
   readonly #tracked = new Map<string, TrackedServer>();
   readonly #probeQueue: string[] = [];
-  /** Per server URL: whose provider is handling 401s now, how many, and a promise settled when it is done. */
-  readonly #turns = new Map<string, Turn>();
+  /** Per server URL: whose provider is handling 401s now (see turns.ts). */
+  readonly #turns = new Turns();
   #probing = 0;
   #warnedFull = false;
 
@@ -248,7 +242,7 @@ export class McpServerAuth {
    */
   async #watch(server: SessionMcpServer, asked: Asked[], run: () => Promise<void>): Promise<void> {
     const tracked = this.#tracked.get(server.url);
-    await this.#enter(server.url, asked);
+    await this.#turns.enter(server.url, asked);
     try {
       await run();
       if (tracked) delete tracked.lastError;
@@ -256,36 +250,10 @@ export class McpServerAuth {
       if (tracked) tracked.lastError = describe(error);
       throw error;
     } finally {
-      this.#leave(server.url, asked);
+      this.#turns.leave(server.url, asked);
       for (const done of asked.splice(0)) await completeElicitation(this.#deps.client(), done);
       await this.#deps.changed();
     }
-  }
-
-  async #enter(url: string, owner: object): Promise<void> {
-    for (;;) {
-      const turn = this.#turns.get(url);
-      if (!turn) {
-        let release = () => {};
-        const idle = new Promise<void>((resolve) => {
-          release = resolve;
-        });
-        this.#turns.set(url, { owner, running: 1, idle, release });
-        return;
-      }
-      if (turn.owner === owner) {
-        turn.running++;
-        return;
-      }
-      await turn.idle;
-    }
-  }
-
-  #leave(url: string, owner: object): void {
-    const turn = this.#turns.get(url);
-    if (!turn || turn.owner !== owner || --turn.running > 0) return;
-    this.#turns.delete(url);
-    turn.release();
   }
 
   #session(sessionId: string): SessionEntry {
