@@ -4,6 +4,7 @@
  */
 
 import assert from "node:assert/strict";
+import { createServer as createHttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createServer, type Socket } from "node:net";
 import { test } from "node:test";
@@ -194,4 +195,38 @@ test("[ACP-mcp-probe-off] with the probe off, session/new sends nothing to the s
       await run.waitForStatus((s) => s[0]?.state === "signed_in");
     },
   );
+});
+
+test("[ACP-mcp-probe-kinds] an open MCP server shows no sign-in needed; an SSE-transport server is probed with GET and shows needs sign-in", {
+  timeout: 30_000,
+}, async (t) => {
+  const home = tempDir();
+  const protectedServer = await startProtectedMcpServer({ issuer: idp.issuer });
+  const methods: string[] = [];
+  const open = createHttpServer((req, res) => {
+    methods.push(req.method ?? "");
+    res.writeHead(400, { "content-type": "application/json" }).end("{}");
+  });
+  await new Promise<void>((resolve) => open.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => open.close(() => resolve())));
+  const openUrl = `http://127.0.0.1:${(open.address() as AddressInfo).port}/mcp`;
+  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
+    await newSession(run, home, [
+      { type: "http", name: "open", url: openUrl, headers: [{ name: "X-Team", value: "blue" }] },
+      { type: "sse", name: "legacy", url: protectedServer.url, headers: [] },
+    ]);
+    const status = await run.waitForStatus(
+      (s) => s.length === 2 && s.every((x) => x.state !== "checking"),
+    );
+    assert.deepEqual(
+      mcpServers(status).map((s) => [s.name, s.transport, s.state]),
+      [
+        ["open", "http", "not_required"],
+        ["legacy", "sse", "needs_sign_in"],
+      ],
+    );
+    assert.equal(status.accounts.at(-2)?.label, "MCP server “open”: no sign-in needed");
+    assert.deepEqual(methods, ["POST"]);
+    assert.deepEqual(protectedServer.refused, ["GET"]);
+  });
 });
