@@ -204,7 +204,7 @@ test("[ACP-mcp-probe-kinds] an open MCP server shows no sign-in needed; an SSE-t
   const protectedServer = await startProtectedMcpServer({ issuer: idp.issuer });
   const methods: string[] = [];
   const open = createHttpServer((req, res) => {
-    methods.push(req.method ?? "");
+    methods.push(`${req.method} ${req.headers["x-team"]}`);
     res.writeHead(400, { "content-type": "application/json" }).end("{}");
   });
   await new Promise<void>((resolve) => open.listen(0, "127.0.0.1", resolve));
@@ -226,7 +226,7 @@ test("[ACP-mcp-probe-kinds] an open MCP server shows no sign-in needed; an SSE-t
       ],
     );
     assert.equal(status.accounts.at(-2)?.label, "MCP server “open”: no sign-in needed");
-    assert.deepEqual(methods, ["POST"]);
+    assert.deepEqual(methods, ["POST blue"], "the client's headers for the server are sent");
     assert.deepEqual(protectedServer.refused, ["GET"]);
   });
 });
