@@ -22,7 +22,11 @@ export function observeSessions<App extends { onRequest: (...args: never[]) => u
         // session/new and session/fork answer with the new id; session/load and session/resume name it.
         const sessionId =
           (result as { sessionId?: unknown } | undefined)?.sessionId ?? params.sessionId;
-        if (typeof sessionId === "string") track(sessionId, params.mcpServers);
+        try {
+          if (typeof sessionId === "string") track(sessionId, params.mcpServers);
+        } catch {
+          // The session exists either way: MCP bookkeeping must never fail session/new.
+        }
         return result;
       };
     }
