@@ -203,7 +203,15 @@ test("[CLI-mcp-peer-text] escape sequences in the authorization server's metadat
 
 async function putRecord(
   home: string,
-  fields: { issuer: string; resource: string; subject?: string; scopes?: string[] },
+  fields: {
+    issuer: string;
+    resource: string;
+    subject?: string;
+    scopes?: string[];
+    expiresAt?: number;
+    refreshToken?: boolean;
+    status?: "active" | "login_required";
+  },
 ) {
   const vault = openVault({ env: { AGENTAUTH_HOME: home } });
   try {
@@ -214,12 +222,14 @@ async function putRecord(
       clientId: "cli",
       tokens: {
         accessToken: new Secret("at-secret-0123456789abcdef"),
-        refreshToken: new Secret("rt-secret-0123456789abcdef"),
+        ...(fields.refreshToken === false
+          ? {}
+          : { refreshToken: new Secret("rt-secret-0123456789abcdef") }),
       },
-      expiresAt: Date.now() + 3_600_000,
+      expiresAt: fields.expiresAt ?? Date.now() + 3_600_000,
       scopes: fields.scopes ?? ["read"],
       account: {},
-      status: "active",
+      status: fields.status ?? "active",
     });
   } finally {
     await vault.close();
@@ -327,5 +337,44 @@ test("[CLI-mcp-login-no-metadata] a 401 that leads to no usable metadata (none p
   assert.match(
     cross.stderr,
     /another origin; agentauth does not follow it.*\[resource_metadata_cross_origin\]\n$/,
+  );
+});
+
+test("[CLI-mcp-status-expired] status exits 3 when the stored credential cannot give a token without a new sign-in", async () => {
+  const issuer = "https://as.example.test";
+  const cases = [
+    {
+      resource: "https://a.example.test/mcp",
+      fields: { expiresAt: Date.now() - 60_000, refreshToken: false },
+      says: /^Sign-in expired \(no refresh token\) to .*\n {2}scopes: read\n {2}access token: expired \d{4}-/,
+    },
+    {
+      resource: "https://b.example.test/mcp",
+      fields: { status: "login_required" as const },
+      says: /^Sign-in expired \(the refresh token was refused\) to /,
+    },
+  ];
+  for (const { resource, fields, says } of cases) {
+    const home = tempDir();
+    await putRecord(home, { issuer, resource, ...fields });
+    const text = await runCli(["mcp", "status", resource], { AGENTAUTH_HOME: home });
+    assert.equal(text.code, 3, text.stdout);
+    assert.match(text.stdout, says);
+    assert.match(text.stdout, /Run 'agentauth mcp login https:\/\/\S+' to sign in again\.\n$/);
+    const json = await runCli(["mcp", "status", resource, "--json"], { AGENTAUTH_HOME: home });
+    assert.equal(json.code, 3);
+    const parsed = JSON.parse(json.stdout);
+    assert.equal(parsed.signedIn, false);
+    assert.equal(parsed.credentials[0].usable, false);
+  }
+  // The control: an expired access token with a refresh token held is still signed in (it refreshes on use).
+  const home = tempDir();
+  const resource = "https://c.example.test/mcp";
+  await putRecord(home, { issuer, resource, expiresAt: Date.now() - 60_000 });
+  const fine = await runCli(["mcp", "status", resource], { AGENTAUTH_HOME: home });
+  assert.equal(fine.code, 0, fine.stdout);
+  assert.match(
+    fine.stdout,
+    /^Signed in to .*\n.*\n {2}access token: expired .*; refresh token: held\n/,
   );
 });
