@@ -192,6 +192,7 @@ test("[ACP-mcp-probe-off] with the probe off, session/new sends nothing to the s
       assert.equal(status.accounts.at(-1)?.label, "MCP server “fixture”: not checked");
       assert.equal(mcp.stats.unauthorized, 0);
       assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), ["hello"]);
+      assert.equal(mcp.stats.unauthorized, 1, "only the call's own 401, which started the sign-in");
       await run.waitForStatus((s) => s[0]?.state === "signed_in");
     },
   );
