@@ -1,0 +1,88 @@
+/** The usage and `--help` texts of `agentauth mcp`: what each command does, its flags, an example. */
+
+export const MCP_USAGE = `agentauth mcp login <server-url> [--subject S] [--scope S] [--client-id ID] [--device] [--json]
+agentauth mcp status <server-url> [--subject S] [--json]
+agentauth mcp logout <server-url> [--subject S] [--json]
+agentauth mcp example-server --issuer URL [--port N] [--scope S] [--step-up-scope S] [--json]
+  Signs in to an OAuth-protected MCP server and keeps its tokens in the vault, shows and revokes them, and runs an
+  example protected MCP server.`;
+
+export const URL_RULE =
+  "<server-url> is the MCP server's Streamable HTTP endpoint (https://, or http:// on loopback), e.g. https://mcp.example.com/mcp.";
+
+export const MCP_HELP: Record<string, string> = {
+  "": `${MCP_USAGE}
+
+${URL_RULE} Run 'agentauth mcp <command> --help' for one command.
+`,
+  login: `agentauth mcp login <server-url> [options]
+
+Signs in to an MCP server the way the MCP authorization spec says: an unauthenticated request gets the server's
+401, whose WWW-Authenticate names its protected resource metadata (RFC 9728), which names the authorization server;
+then a browser sign-in with PKCE S256 and the server's URL as the RFC 8707 resource, and the tokens are stored
+encrypted in the vault (the one 'agentauth login' uses; PostgreSQL with --database-url). The authorization URL is
+printed on stderr: open it in a browser; the sign-in comes back to a loopback port. Without --client-id the client
+registers itself with the authorization server (RFC 7591). Finally the new token is shown to the server once, to
+check that it is accepted. Nothing is opened for you (as with 'agentauth login'): the URL is printed, so it works
+over SSH too. Ctrl-C cancels (exit 130).
+
+  --subject S     the vault subject to store the credential under (default, as 'agentauth login': the account's
+                  id from the ID token when the server sends one, else "default")
+  --scope S       the scopes to ask for (default: those the server's 401 or metadata names, plus offline_access
+                  when the authorization server lists it)
+  --client-id ID  a client registered beforehand at the authorization server (a public client)
+  --device        the device flow (RFC 8628) instead of a browser: a URL and a code to enter on any device, for
+                  machines without a browser (the authorization server must offer it)
+  --json          the stored credential (never a token) as one JSON object on stdout; errors as JSON too
+
+${URL_RULE}
+
+  Example:
+    agentauth mcp login http://127.0.0.1:8931/mcp`,
+  status: `agentauth mcp status <server-url> [--subject S] [--json]
+
+What the vault holds for the MCP server: signed in or not, issuer, subject, scopes, access-token expiry, whether a
+refresh token is held (never a token). It reads the vault only: it contacts neither the MCP server nor the
+authorization server, and needs no vault key, so an access token the server has revoked still shows as held.
+
+  --subject S   only this vault subject's credential
+  --json        {"server","signedIn","credentials":[{id,subject,issuer,clientId,scopes,expiresAt,expired,
+                refreshToken,status,usable}]}; usable: a token can be had without a new sign-in
+
+Exit status: 0 signed in, 3 not signed in (run 'agentauth mcp login <server-url>'), 1 failure, 2 usage error.
+
+  Example:
+    agentauth mcp status http://127.0.0.1:8931/mcp --json`,
+  logout: `agentauth mcp logout <server-url> [--subject S] [--json]
+
+Revokes the server's tokens at its authorization server (RFC 7009: the refresh token, then the access token) and
+deletes them from the vault. Idempotent: signing out when not signed in does nothing and exits 0. An authorization
+server without a revocation endpoint cannot be told: the tokens are only forgotten here, and the output says so.
+When the authorization server cannot be reached the credential is kept: retry, or forget it with
+'agentauth vault delete <id>'.
+
+  --subject S   only this vault subject's credential
+  --json        {"server","credentials":[{id,subject,issuer,revoked,deleted,note?}]}
+
+  Example:
+    agentauth mcp logout http://127.0.0.1:8931/mcp`,
+  "example-server": `agentauth mcp example-server --issuer URL [options]
+
+An example MCP server (the official @modelcontextprotocol/server SDK over Streamable HTTP) protected by agentauth:
+it serves its RFC 9728 metadata, answers 401 with a Bearer challenge, and accepts only tokens the --issuer issued
+for its URL. Tools: whoami (the verified subject and scopes) and publish (needs --step-up-scope too: a client with
+only the base scope gets 403 insufficient_scope and can step up). Prints one JSON line when ready,
+{"event":"ready","url":"http://127.0.0.1:PORT/mcp","issuer":…,"scopes":[…],"stepUpScope":…}, and exits on SIGTERM
+(0) or Ctrl-C (130). Needs the optional dependency: npm install @modelcontextprotocol/server.
+
+  --issuer URL          the authorization server (https, or http on loopback), e.g. 'agentauth idp serve'
+  --port N              port on 127.0.0.1 (default 0: a free one)
+  --scope S             scopes every call needs (default "read")
+  --step-up-scope S     the extra scope the publish tool needs (default "write")
+  --json                errors as JSON on stdout too
+
+  Example:
+    agentauth idp serve --port 4444 &
+    agentauth mcp example-server --issuer http://127.0.0.1:4444 --port 8931
+    agentauth mcp login http://127.0.0.1:8931/mcp`,
+};
