@@ -1,6 +1,13 @@
 /** The MCP server side: protect an MCP server as an OAuth resource server and hand tool handlers the verified caller. */
 export { currentMcpCaller, type McpCaller, mcpCaller, runAsMcpCaller } from "./caller.ts";
 export {
+  type ExampleMcpServer,
+  type ExampleMcpServerOptions,
+  loadMcpServerSdk,
+  McpSdkMissingError,
+  startExampleMcpServer,
+} from "./example-server.ts";
+export {
   buildProtectedResourceMetadata,
   canonicalServerUri,
   McpServerConfigError,
