@@ -231,3 +231,26 @@ test("[ACP-mcp-probe-kinds] an open MCP server shows no sign-in needed; an SSE-t
     assert.deepEqual(protectedServer.refused, ["GET"]);
   });
 });
+
+test("[ACP-mcp-reprobe-after-error] a server that was down when one session started is probed again when the next session passes it", {
+  timeout: 30_000,
+}, async (t) => {
+  const home = tempDir();
+  const port = await closedPort();
+  const url = `http://127.0.0.1:${port}/mcp`;
+  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
+    const server = { type: "http", name: "flaky", url, headers: [] };
+    await newSession(run, home, [server]);
+    await run.waitForStatus((s) => s[0]?.error?.code === "unreachable");
+
+    const back = createHttpServer((_req, res) => {
+      res.writeHead(400).end();
+    });
+    await new Promise<void>((resolve) => back.listen(port, "127.0.0.1", resolve));
+    t.after(() => new Promise<void>((resolve) => back.close(() => resolve())));
+    await newSession(run, home, [server]);
+
+    const status = await run.waitForStatus((s) => s[0]?.state === "not_required");
+    assert.equal(mcpServers(status).length, 1, "still one account for the server");
+  });
+});

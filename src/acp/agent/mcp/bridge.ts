@@ -114,14 +114,23 @@ export class McpServerAuth {
       const key = server.invalid
         ? `invalid:${server.invalid.code}:${server.name}:${server.displayUrl}`
         : server.url;
-      if (this.#tracked.has(key)) continue;
+      const probe = this.#deps.options?.probe ?? true;
+      const known = this.#tracked.get(key);
+      if (known) {
+        // A server that was down (or answered oddly) for an earlier session may be back: look again.
+        if (probe && !server.invalid && known.probe.state === "error") {
+          known.probe = { state: "checking" };
+          this.#probeQueue.push(key);
+          added = true;
+        }
+        continue;
+      }
       if (this.#tracked.size >= MAX_TRACKED_SERVERS) {
         if (!this.#warnedFull)
           this.#deps.logger.warn("acp.mcp_servers_limit", { max: MAX_TRACKED_SERVERS });
         this.#warnedFull = true;
         continue;
       }
-      const probe = this.#deps.options?.probe ?? true;
       this.#tracked.set(key, {
         server,
         probe: { state: server.invalid ? "unknown" : probe ? "checking" : "unknown" },
