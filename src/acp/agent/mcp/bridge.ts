@@ -139,7 +139,7 @@ export class McpServerAuth {
       if (!server.invalid && probe) this.#probeQueue.push(key);
     }
     this.#drainProbes();
-    if (added) void this.#deps.changed();
+    if (added) void this.#deps.changed().catch(() => {});
   }
 
   /** The session's http/sse servers (stdio ones are not listed), with their client-given headers. */
@@ -261,7 +261,8 @@ export class McpServerAuth {
     } finally {
       this.#turns.leave(server.url, asked);
       for (const done of asked.splice(0)) await completeElicitation(this.#deps.client(), done);
-      await this.#deps.changed();
+      // A status that cannot be published (a vault hiccup) must not replace the call's own outcome.
+      await this.#deps.changed().catch(() => {});
     }
   }
 
