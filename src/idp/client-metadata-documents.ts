@@ -5,6 +5,8 @@
  * included), so tests could never serve a document; this resolver sits in the Client adapter's `find(id)` instead
  * (oidc-provider asks the adapter before anything else), with the same rules plus an explicit loopback allowance.
  *
+ * Never fetched: loopback, private, link-local and other special-use addresses (SSRF, draft §6), by name or by
+ * what a name resolves to (special-use-addresses.ts); `allowHttpLoopback` lets loopback through, nothing else.
  * Bounded: 5 KB, a 2.5 s timeout, no redirects, `application/json` only; accepted documents are cached for a minute
  * (at most 100), so a sign-in's several lookups fetch once. Refusals are oidc-provider's `invalid_client`, with a
  * description that names the rule broken and never echoes the document.
@@ -13,6 +15,7 @@
 import type { Adapter, AdapterPayload } from "oidc-provider";
 import { errors } from "oidc-provider";
 import { readCappedText } from "../oauth/body.ts";
+import { guardedFetch, isSpecialUseHost } from "./special-use-addresses.ts";
 
 export interface ClientIdMetadataDocumentOptions {
   /** Accept `http://127.0.0.1`, `http://[::1]` and `http://localhost` client_id URLs: tests and local demos only. */
@@ -58,6 +61,11 @@ export function isClientIdUrl(id: string, options: ClientIdMetadataDocumentOptio
   const loopback =
     scheme === "http" && options.allowHttpLoopback === true && LOOPBACK_HOSTS.has(url.hostname);
   if (!secure && !loopback) return false;
+  // SSRF (draft §6): a loopback, private or link-local address, named directly, is never fetched; names that
+  // resolve to one are cut at the socket (special-use-addresses.ts).
+  if (isSpecialUseHost(url.hostname, { allowLoopback: options.allowHttpLoopback === true })) {
+    return false;
+  }
   const path =
     id
       .slice(scheme.length + 3)
@@ -104,7 +112,11 @@ export function checkClientMetadataDocument(id: string, document: unknown): Adap
   } as AdapterPayload;
 }
 
-async function fetchDocument(id: string, timeoutMs: number): Promise<AdapterPayload> {
+async function fetchDocument(
+  id: string,
+  timeoutMs: number,
+  fetch: typeof globalThis.fetch,
+): Promise<AdapterPayload> {
   let response: Response;
   try {
     response = await fetch(id, {
@@ -147,6 +159,7 @@ export function clientMetadataDocumentResolver(
 ): (id: string) => Promise<AdapterPayload | undefined> {
   const cache = new Map<string, { payload: AdapterPayload; until: number }>();
   const pending = new Map<string, Promise<AdapterPayload>>();
+  const fetchGuarded = guardedFetch({ allowLoopback: options.allowHttpLoopback === true });
   return async (id) => {
     if (!isClientIdUrl(id, options)) return undefined;
     const cached = cache.get(id);
@@ -154,9 +167,11 @@ export function clientMetadataDocumentResolver(
     cache.delete(id);
     let request = pending.get(id);
     if (!request) {
-      request = fetchDocument(id, options.fetchTimeoutMs ?? DEFAULT_TIMEOUT_MS).finally(() =>
-        pending.delete(id),
-      );
+      request = fetchDocument(
+        id,
+        options.fetchTimeoutMs ?? DEFAULT_TIMEOUT_MS,
+        fetchGuarded,
+      ).finally(() => pending.delete(id));
       pending.set(id, request);
     }
     const payload = await request;
