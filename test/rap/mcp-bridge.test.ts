@@ -176,6 +176,44 @@ test("[RAP-mcp-bridge-step-up] a 403 insufficient_scope asks the person again fo
   }
 });
 
+test("[RAP-mcp-bridge-step-up-per-user] a step-up asks for the user's own granted scopes plus the required ones: never scopes another user's step-up needed, and a grant's scopes survive a new bridge instance", async () => {
+  await signedIn("u-ivy");
+  await signedIn("u-jack");
+  const scopeOf = async (id: string) =>
+    (await providerUrl(await oauthFor(id))).searchParams.get("scope")?.split(" ").sort();
+  try {
+    // Ivy needs write and grants it.
+    mcp.requiredScopes = ["read", "write"];
+    const ivy = await stand.call("u-ivy", "whoami");
+    const ivyLink = await oauthFor(ivy);
+    await authorize(ivyLink);
+    assert.deepEqual(await resultOf(ivy), { status: "completed", text: "hello" });
+    // Now the server needs admin: Jack is asked for his grant + admin, not for Ivy's write.
+    mcp.requiredScopes = ["read", "admin"];
+    const jack = await stand.call("u-jack", "whoami");
+    assert.deepEqual(await scopeOf(jack), ["admin", "offline_access", "read"]);
+    // A new bridge instance on the same vault (a restart, another replica): Ivy keeps the write she granted.
+    const replica = await startBridge(store, { serverUrl: mcp.url, tools: TOOLS });
+    const again = await replica.call("u-ivy", "whoami");
+    const link = await (async () => {
+      for (let i = 0; i < 400; i++) {
+        const found = replica.recorded.authorizations.find((a) => a.id === again);
+        if (found) return found.authUrl;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      throw new Error("no oauth message");
+    })();
+    assert.deepEqual((await providerUrl(link)).searchParams.get("scope")?.split(" ").sort(), [
+      "admin",
+      "offline_access",
+      "read",
+      "write",
+    ]);
+  } finally {
+    mcp.requiredScopes = ["read"];
+  }
+});
+
 test("[RAP-mcp-bridge-tool-error] an MCP result with isError is the RAP call's error result, sanitised", async () => {
   await signedIn("u-gina");
   const id = await stand.call("u-gina", "fails");

@@ -133,7 +133,7 @@ export async function mcpBridgeToolset(options: McpBridgeOptions): Promise<McpBr
       client_id: authorization.registered.clientId,
     });
   }
-  const scopes = { base: authorization.provider.scope ?? "", required: [] as string[] };
+  const scopes = { base: authorization.provider.scope ?? "" };
   return {
     providers: { [providerId]: authorization.provider },
     operations: tools.map((tool) => operationFor(tool, providerId, serverUrl, scopes, options)),
@@ -147,7 +147,7 @@ function operationFor(
   tool: BridgedTool,
   provider: string,
   serverUrl: URL,
-  scopes: { base: string; required: string[] },
+  scopes: { base: string },
   options: McpBridgeOptions,
 ): OperationDefinition {
   const annotations = { ...tool.annotations, requiresAuth: provider };
@@ -173,16 +173,16 @@ function operationFor(
         return resultText(tool.name, result, options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS);
       } catch (error) {
         if (!(error instanceof ScopeRequired)) throw error;
-        // Step-up: the union of what was asked for so far and what the server now requires, so a new grant does
-        // not lose scopes other tools need (MCP authorization, "Scope Challenge Handling").
-        const union = scopeUnion(scopes.base, scopes.required, error.required);
+        // Step-up: the configured scopes and what the server now requires; the tool kit adds this user's granted
+        // scopes from the vault (MCP authorization, "Scope Challenge Handling": the union with what was granted).
+        // Nothing is kept across calls here: one user's step-up must not widen what another user is asked for.
+        const union = scopeUnion(scopes.base, error.required);
         if (union.length > MAX_SCOPES) {
           throw new McpCallError(
             "mcp_refused",
             `The MCP server asks for more access than this tool requests (over ${MAX_SCOPES} scopes) for ${tool.name}. Tell the tool's operator.`,
           );
         }
-        scopes.required = scopeUnion(scopes.required, error.required);
         ctx.logger.info("rap.mcp_bridge.step_up", { operation: tool.name, scope: union.join(" ") });
         throw new TokenRejectedError(`The MCP server needs more access for ${tool.name}.`, {
           scope: union.join(" "),

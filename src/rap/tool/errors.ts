@@ -18,9 +18,10 @@ export class OperationError extends AgentAuthError {
  */
 export class TokenRejectedError extends AgentAuthError {
   /**
-   * Set when the API answered 403 `insufficient_scope` (RFC 6750 §3.1): the scopes a new grant needs (space-separated;
-   * give the union of what was granted and what is now required). A refresh cannot add scopes, so the tool skips it
-   * and asks the person to authorize again for these (once per call).
+   * Set when the API answered 403 `insufficient_scope` (RFC 6750 §3.1): the scopes a new grant needs (space-separated:
+   * what the call now requires, plus any the tool always asks for). The tool adds the user's granted scopes (from
+   * the vault) so the new grant keeps them; a refresh cannot add scopes, so the tool skips it and asks the person to
+   * authorize again for the union (once per call).
    */
   readonly scope?: string;
 

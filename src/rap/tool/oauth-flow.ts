@@ -34,7 +34,13 @@ import { configuredClient, configuredResolver } from "./stored-credentials.ts";
 export type { ConnectedAccount };
 
 export type TokenLookup =
-  | { kind: "token"; accessToken: Secret; secrets: string[] }
+  | {
+      kind: "token";
+      accessToken: Secret;
+      secrets: string[];
+      /** The scopes the user's grant holds (the vault record's): what a step-up must keep. */
+      scopes: string[];
+    }
   | { kind: "login" }
   | { kind: "error"; message: string };
 
@@ -89,7 +95,12 @@ export class ProviderAuth {
         ? await this.#refresher.forceRefresh(key)
         : await this.#refresher.getCredential(key);
       if (!record.tokens.accessToken) return { kind: "login" };
-      return { kind: "token", accessToken: record.tokens.accessToken, secrets: secretsOf(record) };
+      return {
+        kind: "token",
+        accessToken: record.tokens.accessToken,
+        secrets: secretsOf(record),
+        scopes: [...record.scopes],
+      };
     } catch (error) {
       if (error instanceof LoginRequiredError) return { kind: "login" };
       this.#options.logger.warn("rap.oauth.token_unavailable", { provider, error });

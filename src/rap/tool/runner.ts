@@ -68,7 +68,7 @@ export class CallRunner {
     if (!definition)
       return this.#fail(call, `The operation ${spec.operation} is no longer available.`);
     const provider = definition.requiresAuth;
-    let token: { accessToken: Secret; secrets: string[] } | undefined;
+    let token: { accessToken: Secret; secrets: string[]; scopes: string[] } | undefined;
     const auth = this.#o.auth;
     if (provider !== undefined && auth) {
       const name = auth.displayName(provider);
@@ -130,9 +130,11 @@ export class CallRunner {
         ) {
           return this.#fail(call, this.#describeFailure(call, error, token?.secrets ?? []));
         }
-        // Step-up (insufficient_scope): a refresh keeps the grant's scopes, so ask the person at once, for more.
+        // Step-up (insufficient_scope): a refresh keeps the grant's scopes, so ask the person at once, for more:
+        // this user's granted scopes (from the vault, so per user and across restarts) plus the required ones.
         if (error.scope !== undefined) {
-          return this.#requestAuthorization(call, provider, authorized, error.scope);
+          const scope = scopeUnion(token?.scopes ?? [], error.scope);
+          return this.#requestAuthorization(call, provider, authorized, scope);
         }
         // The provider refused the token: refresh once, then ask the person again (once per call).
         const refreshed = round === 0 ? await auth.token(provider, spec.userId, true) : undefined;
@@ -341,6 +343,12 @@ export class CallRunner {
     this.#sending.add(promise);
     void promise.finally(() => this.#sending.delete(promise));
   }
+}
+
+/** Space-separated, in order, duplicates dropped (a preset's comma-separated scopes are split too). */
+function scopeUnion(granted: readonly string[], required: string): string {
+  const all = [...granted, ...required.split(/[\s,]+/)].filter((scope) => scope !== "");
+  return [...new Set(all)].join(" ");
 }
 
 /** "10 minutes", "1 minute", "30 seconds": how the timeout is stated to the person. */
