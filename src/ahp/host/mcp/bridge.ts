@@ -157,7 +157,8 @@ export class McpBridge {
       );
     }
     if (params.token === "") {
-      for (const server of targets) server.dropToken();
+      // "revokes this connection's credential": a token another connection pushed is not this one's to drop.
+      for (const server of targets) server.dropToken(subscriber.id);
       return { result: {} };
     }
     const states = await Promise.all(

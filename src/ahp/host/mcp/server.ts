@@ -57,11 +57,15 @@ export interface McpServerSpec {
   oauthClientId?: string;
 }
 
-/** Thrown by the static provider's `onUnauthorized`: stops the SDK's retry and carries the 401 to the bridge. */
+/**
+ * Thrown by the static provider's `onUnauthorized`: stops the SDK's retry and carries the 401 to the bridge. It may
+ * end up in the `cause` chain of the error the host author gets (and prints), so the bearer it answered is a
+ * `Secret`, never a plain string.
+ */
 class Refused extends Error {
   readonly header: string | null;
-  readonly sent: string | undefined;
-  constructor(header: string | null, sent: string | undefined) {
+  readonly sent: Secret | undefined;
+  constructor(header: string | null, sent: Secret | undefined) {
     super("the MCP server answered 401");
     this.header = header;
     this.sent = sent;
@@ -104,7 +108,7 @@ export class HostMcpServer {
   #connecting: Promise<Client> | undefined;
   #closed = false;
   /** Which bearer each response answered, so a 401 is tied to the token it refused (memory only, per response). */
-  readonly #sentWith = new WeakMap<Response, string | undefined>();
+  readonly #sentWith = new WeakMap<Response, Secret | undefined>();
 
   constructor(spec: McpServerSpec, name: string, url: string, deps: HostMcpServerDeps) {
     this.id = deps.id;
@@ -255,7 +259,7 @@ export class HostMcpServer {
   }
 
   async #afterUnauthorized(refused: Refused): Promise<McpServerState> {
-    if (refused.sent !== undefined && this.#held?.token.reveal() === refused.sent) {
+    if (refused.sent !== undefined && this.#held?.token.reveal() === refused.sent.reveal()) {
       // The token this host held was refused: never replay it.
       this.#held = undefined;
       this.#lapsed = true;
@@ -368,8 +372,8 @@ export class HostMcpServer {
 
   readonly #fetch: FetchLike = async (url, init) => {
     const response = await fetch(url, init);
-    const authorization = new Headers(init?.headers).get("authorization");
-    this.#sentWith.set(response, authorization?.replace(/^Bearer\s+/i, "") || undefined);
+    const bearer = new Headers(init?.headers).get("authorization")?.replace(/^Bearer\s+/i, "");
+    this.#sentWith.set(response, bearer ? new Secret(bearer) : undefined);
     return response;
   };
 
