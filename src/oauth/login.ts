@@ -113,6 +113,8 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
       const callback = listener.waitForCallback(started.state, {
         signal: options.signal,
         timeoutMs: options.timeoutMs,
+        issuer: as.issuer,
+        issRequired: as.authorization_response_iss_parameter_supported === true,
       });
       callback.catch(() => {});
       await options.openUrl?.(started.url);

@@ -12,25 +12,52 @@ export interface LoopbackListener {
   /** `http://127.0.0.1:<port><path>`: register it (any port) and send it as `redirect_uri`. */
   redirectUri: string;
   /** Resolves with the redirect URL once a request with `state === expectedState` arrives. */
-  waitForCallback(
-    expectedState: string,
-    options?: { timeoutMs?: number; signal?: AbortSignal },
-  ): Promise<URL>;
+  waitForCallback(expectedState: string, options?: WaitOptions): Promise<URL>;
   close(): Promise<void>;
+}
+
+export interface WaitOptions extends IssuerCheck {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * What the page checks of RFC 9207 `iss` before telling the person anything. The redirect is still handed over
+ * either way: the caller's own check (completeAuthorization) is what refuses it, with a typed error.
+ */
+export interface IssuerCheck {
+  /** The authorization server asked; a redirect whose `iss` names another is a mix-up, not a sign-in. */
+  issuer?: string;
+  /** The server advertises `authorization_response_iss_parameter_supported`: a missing `iss` is refused too. */
+  issRequired?: boolean;
+}
+
+function issuerMismatch(url: URL | null, check: IssuerCheck): boolean {
+  if (check.issuer === undefined || !url) return false;
+  const iss = url.searchParams.get("iss");
+  return iss === null ? check.issRequired === true : iss !== check.issuer;
 }
 
 /**
  * The page the browser lands on. RFC 6749 §4.1.2.1: a refusal comes back as `error` on the redirect; after Deny
  * (`access_denied`) the person chose this, so say so rather than claim a sign-in arrived.
  */
-export function landingPage(url: URL | null): string {
+export function landingPage(url: URL | null, check: IssuerCheck = {}): string {
   const error = url?.searchParams.get("error");
-  const [title, heading, text] =
-    error === null || error === undefined
+  const [title, heading, text] = issuerMismatch(url, check)
+    ? [
+        "Sign-in did not complete",
+        "Sign-in did not complete",
+        // RFC 9207: said before anything else, so a mix-up never reads as a sign-in.
+        "This answer came from another server than the one agentauth asked, so agentauth refused it. " +
+          "Return to your terminal and sign in again.",
+      ]
+    : error === null || error === undefined
       ? [
-          "Signed in",
+          // Not "Signed in": the code is still to be redeemed, which may fail; the terminal says the outcome.
+          "Sign-in received",
           "You can close this window",
-          "Return to your terminal: agentauth has received the sign-in.",
+          "Return to your terminal: agentauth has received the sign-in and finishes it there.",
         ]
       : error === "access_denied"
         ? [
@@ -53,7 +80,9 @@ export async function listenOnLoopback(
   options: { port?: number; path?: string } = {},
 ): Promise<LoopbackListener> {
   const path = options.path ?? "/callback";
-  let waiter: { state: Buffer; resolve: (url: URL) => void; cancel: () => void } | undefined;
+  let waiter:
+    | { state: Buffer; check: IssuerCheck; resolve: (url: URL) => void; cancel: () => void }
+    | undefined;
   const server = createServer((req, res) => {
     // URL.parse, not new URL: Node's HTTP parser accepts request targets WHATWG URL rejects (`//[`).
     const url = URL.parse(req.url ?? "/", "http://127.0.0.1");
@@ -74,7 +103,7 @@ export async function listenOnLoopback(
       return;
     }
     res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
-    res.end(landingPage(url));
+    res.end(landingPage(url, waiter.check));
     const { resolve } = waiter;
     waiter = undefined;
     resolve(new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}${req.url}`));
@@ -111,6 +140,7 @@ export async function listenOnLoopback(
         waitOptions.signal?.addEventListener("abort", onAbort, { once: true });
         waiter = {
           state: Buffer.from(expectedState),
+          check: { issuer: waitOptions.issuer, issRequired: waitOptions.issRequired },
           resolve: (url) => {
             cleanup();
             resolve(url);

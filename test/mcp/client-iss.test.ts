@@ -22,8 +22,11 @@ const other = await useIdp();
 /** Follows the authorization URL to the redirect, changes it with `tamper`, and delivers it. */
 function tamperingBrowser(tamper: (redirect: URL) => void) {
   const delivered: URL[] = [];
+  // What the loopback listener showed the person for each delivered redirect.
+  const pages: string[] = [];
   return {
     delivered,
+    pages,
     open: async (url: URL) => {
       const response = await fetch(url, { redirect: "manual" });
       await response.arrayBuffer();
@@ -34,7 +37,7 @@ function tamperingBrowser(tamper: (redirect: URL) => void) {
       assert.ok(redirect.searchParams.get("code"));
       tamper(redirect);
       delivered.push(redirect);
-      await (await fetch(redirect)).arrayBuffer();
+      pages.push(await (await fetch(redirect)).text());
     },
   };
 }
@@ -74,6 +77,7 @@ test("[MCP-client-iss-control] the redirect delivered untouched signs in (the ta
   const { result, person, stored } = await signIn(t, () => {});
   assert.deepEqual(result?.content, hello);
   assert.equal(person.delivered.length, 1);
+  assert.match(person.pages[0] ?? "", /received the sign-in/);
   assert.deepEqual(idp.stats.byGrant.authorization_code, { success: 1, error: 0 });
   assert.equal(stored?.status, "active");
 });
@@ -92,6 +96,11 @@ for (const [name, tamper] of [
   test(`[MCP-client-iss-mismatch] a redirect with ${name} fails the sign-in with a typed iss_mismatch, and the code is never redeemed`, async (t) => {
     const { error, person, stored } = await signIn(t, tamper);
     assert.equal(person.delivered.length, 1, "the tampered redirect reached the client");
+    // The person is not told a sign-in arrived that agentauth then refuses.
+    const page = person.pages[0] ?? "";
+    assert.doesNotMatch(page, /Signed in|received the sign-in/);
+    assert.match(page, /Sign-in did not complete/);
+    assert.match(page, /another server/);
     const found = findCode(error);
     assert.equal(found?.code, "iss_mismatch");
     assert.doesNotMatch(found?.message ?? "", /code=|state=/);
