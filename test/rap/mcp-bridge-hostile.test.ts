@@ -166,6 +166,41 @@ test("[RAP-mcp-bridge-hostile-answers] malformed, reset, redirected, invalid and
   assert.ok(!stand.logs.join("\n").includes(token), "no token in the tool's log");
 });
 
+test("[RAP-mcp-bridge-redirect-same-origin] a redirect to another path of the MCP server's origin is not followed with the token: the token goes to the server URL only", async () => {
+  const hostile = await startHostileMcpServer(idp.issuer);
+  hostile.tools = [{ name: "act", inputSchema: { type: "object" } }];
+  hostile.redirectTo = `${new URL(hostile.url).origin}/other-tenant/mcp`;
+  const store = new MemoryCredentialStore();
+  const stand = await startBridge(store, { serverUrl: hostile.url });
+  const first = await stand.call("u-una", "act");
+  await authorize(await waitForLink(stand.recorded, first));
+  assert.equal((await stand.runtime.waitForResult("thread", first)).result.text, "fine");
+  hostile.mode = "redirect";
+  const id = await stand.call("u-una", "act");
+  const text = String((await stand.runtime.waitForResult("thread", id)).result.text);
+  assert.match(text, /a redirect, which this tool does not follow/);
+  const elsewhere = hostile.requests.filter((r) => r.path !== "/mcp" && r.authorization);
+  assert.deepEqual(
+    elsewhere.map((r) => `${r.method} ${r.path}`),
+    [],
+    "no token reached another path of the origin",
+  );
+});
+
+test("[RAP-mcp-bridge-session-ended] with a stateful MCP server, each call ends its MCP session (HTTP DELETE with the session id), so the server keeps none per call", async () => {
+  const hostile = await startHostileMcpServer(idp.issuer);
+  hostile.tools = [{ name: "act", inputSchema: { type: "object" } }];
+  hostile.sessionId = "session-1";
+  const stand = await startBridge(new MemoryCredentialStore(), { serverUrl: hostile.url });
+  const id = await stand.call("u-vic", "act");
+  await authorize(await waitForLink(stand.recorded, id));
+  assert.equal((await stand.runtime.waitForResult("thread", id)).result.text, "fine");
+  const deletes = hostile.requests.filter((r) => r.method === "DELETE");
+  // One for the startup listing, one for the call.
+  assert.equal(deletes.length, 2, JSON.stringify(hostile.requests.map((r) => r.method)));
+  for (const d of deletes) assert.equal(d.session, "session-1");
+});
+
 test("[RAP-mcp-bridge-base-path] a tool under a path prefix registers and uses the redirect URI under that prefix; bad publicBaseUrl or tools are typed errors", async () => {
   const hostile = await startHostileMcpServer(idp.issuer);
   hostile.tools = [{ name: "act", inputSchema: { type: "object" } }];

@@ -1,9 +1,10 @@
 /**
  * One MCP session with one user's access token, through the official client SDK over Streamable HTTP: connect, run
- * the request(s), close. The transport's `fetch` is ours: it puts the bearer token on each request (never on a
- * redirect: redirects are not followed, so the token goes to the MCP server's own URL only), notes 401/403 answers
- * (the SDK's errors for them differ by version and by whether it has an auth provider; the status does not), and
- * stops reading a response past `maxResponseBytes`. Every failure leaves as a typed error.
+ * the request(s), end the session (HTTP DELETE), close. The transport's `fetch` is ours: it puts the bearer token on
+ * requests to the MCP server's own URL only (fetch follows no redirect, and the SDK's own same-origin following is
+ * refused, so the token never reaches another URL, not even another path of the origin), notes 401/403 answers (the
+ * SDK's errors for them differ by version and by whether it has an auth provider; the status does not), and stops
+ * reading a response past `maxResponseBytes`. Every failure leaves as a typed error.
  */
 
 import type { Client } from "@modelcontextprotocol/client";
@@ -71,13 +72,38 @@ export async function withMcpSession<T>(
   } catch (error) {
     throw explain(error, options, seen, sdk.ProtocolError);
   } finally {
+    // A stateful server keeps each session until told (HTTP DELETE with its id; no-op without one): one per RAP
+    // call would pile up there. Bounded, since a server that does not answer must not hold the call; close() then
+    // aborts what is left.
+    await endSession(() => transport.terminateSession());
     await client.close().catch(() => {});
+  }
+}
+
+const END_SESSION_MS = 2_000;
+
+async function endSession(terminate: () => Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, END_SESSION_MS);
+  });
+  try {
+    await Promise.race([terminate().catch(() => {}), bound]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
 function watchedFetch(options: McpSessionOptions, seen: Observed) {
   const max = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const target = options.serverUrl.href;
   return async (input: string | URL, init?: RequestInit): Promise<Response> => {
+    // The SDK follows a same-origin redirect itself, through this fetch: the token goes to the server URL only (its
+    // audience), never to another path of the origin (another tenant, another resource).
+    if (new URL(input).href !== target) {
+      seen.redirected = true;
+      throw new Error("a request to another URL than the MCP server's was not sent");
+    }
     const headers = new Headers(init?.headers);
     if (options.token) headers.set("authorization", `Bearer ${options.token.reveal()}`);
     let response: Response;
