@@ -9,7 +9,13 @@ import type {
 } from "oidc-provider";
 import { errors } from "oidc-provider";
 import { AgentAuthError } from "../core/errors.ts";
-import { deviceConfirmPage, deviceInputResponse, deviceSuccessPage, errorPage } from "./pages.ts";
+import {
+  deviceConfirmPage,
+  deviceInputResponse,
+  deviceSuccessPage,
+  errorPage,
+  shownClientName,
+} from "./pages.ts";
 import { demoClaims, findDemoUser } from "./users.ts";
 
 /** The public client `agentauth login` uses by default: PKCE, loopback redirects on any port (RFC 8252 §7.3). */
@@ -128,7 +134,11 @@ export function buildConfiguration(options: IdpConfigOptions): Configuration {
           ctx.body = deviceInputResponse(form, out, err, err && (await deviceClientName(ctx)));
         },
         userCodeConfirmSource: async (ctx, form, client, _info, userCode) => {
-          ctx.body = deviceConfirmPage(form, client.clientName ?? client.clientId, userCode);
+          ctx.body = deviceConfirmPage(
+            form,
+            shownClientName(client.clientName, client.clientId),
+            userCode,
+          );
         },
         successSource: async (ctx) => {
           const client = ctx.oidc.client;
@@ -190,7 +200,7 @@ async function deviceClientName(ctx: KoaContextWithOIDC): Promise<string | undef
     oidc.deviceCode?.clientId;
   if (typeof id !== "string") return undefined;
   const client = await oidc.provider.Client.find(id).catch(() => undefined);
-  return client?.clientName ?? id;
+  return shownClientName(client?.clientName, id);
 }
 
 function cliClient(): ClientMetadata {

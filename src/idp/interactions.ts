@@ -4,7 +4,7 @@ import type { Middleware } from "koa";
 import type Provider from "oidc-provider";
 import type { InteractionResults, KoaContextWithOIDC } from "oidc-provider";
 import type { Logger } from "../core/log.ts";
-import { consentPage, errorPage, loginPage } from "./pages.ts";
+import { consentPage, errorPage, loginPage, shownClientName } from "./pages.ts";
 import { findDemoUser } from "./users.ts";
 
 const ROUTE = /^\/interaction\/([A-Za-z0-9_-]{1,64})(?:\/(login|confirm|abort))?$/;
@@ -38,7 +38,7 @@ export function interactionRoutes(
       return;
     }
     const client = await provider.Client.find(String(details.params.client_id));
-    const clientName = client?.clientName ?? String(details.params.client_id);
+    const clientName = shownClientName(client?.clientName, String(details.params.client_id));
     const action = match[2];
     const finish = async (result: InteractionResults) => {
       ctx.respond = false;

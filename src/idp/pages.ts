@@ -149,3 +149,13 @@ export function errorPage(error: string, description?: string, clientName?: stri
     `<p>${escapeHtml(error)}</p>${description ? `<p>${escapeHtml(description)}</p>` : ""}`,
   );
 }
+
+/**
+ * The client as the person sees it. A client_id URL's document chose its own name, so anyone could publish
+ * "agentauth CLI": the host that published it is shown beside the name (CIMD draft, security considerations).
+ */
+export function shownClientName(name: string | undefined, clientId: string): string {
+  const url = /^https?:\/\//i.test(clientId) ? URL.parse(clientId) : null;
+  if (!url) return name ?? clientId;
+  return name ? `${name} (published by ${url.host})` : url.host;
+}
