@@ -201,6 +201,43 @@ test("[RAP-mcp-bridge-session-ended] with a stateful MCP server, each call ends 
   for (const d of deletes) assert.equal(d.session, "session-1");
 });
 
+test("[RAP-mcp-bridge-limits-hostile] maxResponseBytes and maxResultChars that are not positive whole numbers are a typed invalid_limits at startup (a NaN bound would read any answer whole)", async () => {
+  const port = await closedPort();
+  for (const [name, value] of [
+    ["maxResponseBytes", Number.NaN],
+    ["maxResponseBytes", -1],
+    ["maxResponseBytes", 0],
+    ["maxResponseBytes", "1024"],
+    ["maxResultChars", Number.POSITIVE_INFINITY],
+    ["maxResultChars", 1.5],
+  ] as const) {
+    const error = await refusal(
+      mcpBridgeToolset({
+        serverUrl: `http://127.0.0.1:${port}/mcp`,
+        publicBaseUrl: PUBLIC,
+        [name]: value as number,
+      }),
+    );
+    assert.equal(error.code, "invalid_limits", `${name}: ${String(value)}`);
+    assert.match(error.message, new RegExp(name));
+  }
+});
+
+test("[RAP-mcp-bridge-list-token-refused] a listToolsToken the server refuses is a typed mcp_tools_need_authorization that says the given token was refused", async () => {
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  const { Secret } = await import("../../src/core/secret.ts");
+  const error = await refusal(
+    mcpBridgeToolset({
+      serverUrl: mcp.url,
+      publicBaseUrl: PUBLIC,
+      listToolsToken: async () => new Secret("not-a-valid-token"),
+    }),
+  );
+  assert.equal(error.code, "mcp_tools_need_authorization");
+  assert.match(error.message, /refused the token listToolsToken gave/);
+  assert.doesNotMatch(error.message, /not-a-valid-token/);
+});
+
 test("[RAP-mcp-bridge-base-path] a tool under a path prefix registers and uses the redirect URI under that prefix; bad publicBaseUrl or tools are typed errors", async () => {
   const hostile = await startHostileMcpServer(idp.issuer);
   hostile.tools = [{ name: "act", inputSchema: { type: "object" } }];

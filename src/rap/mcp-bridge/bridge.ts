@@ -108,6 +108,16 @@ export async function mcpBridgeToolset(options: McpBridgeOptions): Promise<McpBr
       "`tools` must be an array of MCP tool descriptions ({ name, description, inputSchema }).",
     );
   }
+  for (const name of ["maxResponseBytes", "maxResultChars"] as const) {
+    const value = options[name];
+    // A NaN or negative bound would silently read (or pass on) any answer whole.
+    if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
+      throw new McpBridgeError(
+        "invalid_limits",
+        `\`${name}\` must be a positive whole number (or left out for the default).`,
+      );
+    }
+  }
   const server = await discoverMcpServer(canonicalUri, options.discovery);
   const listed = options.tools ?? (await listTools(serverUrl, options));
   const { tools, notes } = bridgedTools(listed);
@@ -218,7 +228,9 @@ async function listTools(serverUrl: URL, options: McpBridgeOptions): Promise<unk
     if (error instanceof TokenRejectedError || error instanceof ScopeRequired) {
       throw new McpBridgeError(
         "mcp_tools_need_authorization",
-        `The MCP server ${serverUrl.href} lists its tools only to a signed-in user. Pass \`tools\` (each tool's name, description and inputSchema) or \`listToolsToken\` to mcpBridgeToolset.`,
+        token
+          ? `The MCP server ${serverUrl.href} refused the token listToolsToken gave (expired, revoked or lacking scope) for its tool list. Give a fresh token with the needed scopes, or pass \`tools\` (each tool's name, description and inputSchema) to mcpBridgeToolset.`
+          : `The MCP server ${serverUrl.href} lists its tools only to a signed-in user. Pass \`tools\` (each tool's name, description and inputSchema) or \`listToolsToken\` to mcpBridgeToolset.`,
         { cause: error },
       );
     }
