@@ -97,6 +97,23 @@ export function checkClientMetadataDocument(id: string, document: unknown): Adap
   ) {
     throw refuse("it has no redirect_uris");
   }
+  // OAuth 2.1 / RFC 9700 §4.1.3: plain http only to loopback (a native app's listener); elsewhere the code would
+  // cross the network in clear. The person never agreed to this client, so the server holds the line for them.
+  if (
+    redirects.some((uri) => {
+      const url = URL.parse(uri as string);
+      return (
+        (url?.protocol === "http:" && !LOOPBACK_HOSTS.has(url.hostname)) ||
+        url?.protocol === "javascript:" ||
+        url?.protocol === "data:" ||
+        (uri as string).includes("#")
+      );
+    })
+  ) {
+    throw refuse(
+      "a redirect_uri uses http off loopback, a fragment, or a javascript:/data: scheme",
+    );
+  }
   // RFC 8252 §7.3: a loopback redirect matches on any port, which oidc-provider does for native clients only.
   const allLoopback = redirects.every((uri) => {
     const url = URL.parse(uri as string);

@@ -234,6 +234,16 @@ const hostile: [string, string, (path: string) => void][] = [
     (p) =>
       docs.at(p, (_q, r) => r.writeHead(200, { "content-type": "application/json" }).end("{no")),
   ],
+  [
+    "an http redirect URI off loopback (the code would cross the network in clear)",
+    "/h/http-redirect.json",
+    (p) =>
+      docs.json(p, {
+        ...good(p),
+        redirect_uris: ["http://agent.example/callback"],
+        application_type: "web",
+      }),
+  ],
   ["a JSON array", "/h/array.json", (p) => docs.json(p, [good(p)])],
   ["a non-JSON content type", "/h/html.json", (p) => docs.json(p, good(p), "text/html")],
   [
