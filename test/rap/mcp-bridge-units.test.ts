@@ -23,6 +23,19 @@ test("[RAP-mcp-bridge-sanitise] control characters and bidi overrides are droppe
   assert.equal(cleanText("abcdef", 3), "abc… (cut)");
 });
 
+test("[RAP-mcp-bridge-sanitise-invisible] invisible text an LLM still reads (Unicode tag characters, zero-width spaces, word joiners, BOM) is dropped from descriptions and results", () => {
+  // "ignore" spelled in tag characters (U+E0069 ...): invisible in any UI, read by the model (ASCII smuggling).
+  const smuggled = [..."ignore"]
+    .map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0)))
+    .join("");
+  assert.equal(cleanText(`a${smuggled}b\u200Bc\u2060d\uFEFFe\u{E007F}`, 100), "abcde");
+  const { tools } = bridgedTools([
+    { name: "t", description: `Lists files.${smuggled}`, inputSchema: { type: "object" } },
+  ]);
+  assert.equal(tools[0]?.description, "Lists files.");
+  assert.equal(resultText("t", { content: [{ type: "text", text: `ok${smuggled}` }] }), "ok");
+});
+
 test("[RAP-mcp-bridge-result] MCP tool results → tool_result text: text joined, other blocks named, structured content, isError typed", () => {
   assert.equal(
     resultText("t", {
