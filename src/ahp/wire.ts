@@ -444,12 +444,16 @@ export const McpServerCustomizationSchema = z.looseObject({
 });
 export type McpServerCustomization = z.infer<typeof McpServerCustomizationSchema>;
 
-/** `session/customizationUpdated` (upsert by `customization.id`) and `session/mcpServerStateChanged` (state only). */
+/**
+ * `session/customizationUpdated` (upsert by `customization.id`), `session/mcpServerStateChanged` (state only) and
+ * `session/customizationRemoved` (by id: a server the host author removed).
+ */
 export const SessionMcpActionSchema = z.union([
   z.looseObject({
     type: z.literal("session/customizationUpdated"),
     customization: McpServerCustomizationSchema,
   }),
+  z.looseObject({ type: z.literal("session/customizationRemoved"), id: z.string() }),
   z.looseObject({
     type: z.literal("session/mcpServerStateChanged"),
     id: z.string(),

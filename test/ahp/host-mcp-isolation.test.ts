@@ -52,3 +52,103 @@ describe("AHP host MCP bridge: isolation and leaks", () => {
     assert.ok(!stand.logs.join("\n").includes(token));
   });
 });
+
+describe("AHP host MCP bridge: reconnect", () => {
+  it("[AHP-MCP-reconnect-replay] a reconnect's replay carries the MCP server changes the client missed (its token left with its old connection: authRequired), stamped after lastSeenServerSeq; nothing when it missed nothing", async () => {
+    const { mcp, peer, session, server } = await readyServer();
+    const seen = peer.messages
+      .filter((m) => m.method === "action")
+      .map((m) => (m.params as { serverSeq: number }).serverSeq);
+    const lastSeen = Math.max(...seen);
+    await peer.close();
+    // The supplier left: the host drops its token and says so to subscribers (none is left to hear it).
+    for (let i = 0; i < 100 && server.state.kind === "ready"; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    assert.equal(server.state.kind, "authRequired");
+
+    const again = await stand.peer();
+    assert.deepEqual(
+      (
+        await again.request("authenticate", {
+          channel: "ahp-root://",
+          resource: "https://agent.example.test/",
+          token: await stand.token("https://agent.example.test/"),
+        })
+      ).result,
+      {},
+    );
+    const reconnect = await again.request("reconnect", {
+      channel: "ahp-root://",
+      clientId: "back",
+      lastSeenServerSeq: lastSeen,
+      subscriptions: [session],
+    });
+    const result = reconnect.result as {
+      type: string;
+      actions: Array<{ channel: string; serverSeq: number; action: Record<string, unknown> }>;
+      missing: string[];
+    };
+    assert.equal(result.type, "replay");
+    assert.deepEqual(result.missing, []);
+    assert.ok(result.actions.length > 0, "the missed authRequired state is replayed");
+    for (const envelope of result.actions) {
+      assert.equal(envelope.channel, session);
+      assert.ok(envelope.serverSeq > lastSeen);
+    }
+    const last = result.actions.at(-1)?.action as {
+      type: string;
+      customization?: { id: string; state: { kind: string; resource?: { resource: string } } };
+    };
+    assert.equal(last.type, "session/customizationUpdated");
+    assert.equal(last.customization?.id, server.id);
+    assert.equal(last.customization?.state.kind, "authRequired");
+    assert.equal(last.customization?.state.resource?.resource, mcp.url);
+
+    // Caught up: a second reconnect from the latest seq replays nothing.
+    const latest = Math.max(...result.actions.map((a) => a.serverSeq));
+    const twice = await again.request("reconnect", {
+      channel: "ahp-root://",
+      clientId: "back",
+      lastSeenServerSeq: latest,
+      subscriptions: [session],
+    });
+    assert.deepEqual((twice.result as { actions: unknown[] }).actions, []);
+  });
+});
+
+describe("AHP host MCP bridge: removal", () => {
+  it("[AHP-MCP-remove] removing a server stops it, then tells subscribers session/customizationRemoved (the snapshot no longer lists it); a reconnect replays the removal", async () => {
+    const { peer, session, server } = await readyServer();
+    const lastSeen = Math.max(
+      ...peer.messages
+        .filter((m) => m.method === "action")
+        .map((m) => (m.params as { serverSeq: number }).serverSeq),
+    );
+    const from = peer.messages.length;
+    await stand.host.mcpServers(session).remove("fixture");
+    const removed = await peer.waitFor(
+      (m) =>
+        m.method === "action" &&
+        (m.params as { action: { type: string } }).action.type === "session/customizationRemoved",
+      10_000,
+      from,
+    );
+    assert.deepEqual((removed.params as { action: unknown }).action, {
+      type: "session/customizationRemoved",
+      id: server.id,
+    });
+    const snapshot = await peer.request("subscribe", { channel: session });
+    const state = (snapshot.result as { snapshot: { state: { customizations?: unknown } } })
+      .snapshot.state;
+    assert.equal(state.customizations, undefined);
+
+    const reconnect = await peer.request("reconnect", {
+      channel: "ahp-root://",
+      clientId: "same",
+      lastSeenServerSeq: lastSeen,
+      subscriptions: [session],
+    });
+    const actions = (reconnect.result as { actions: Array<{ action: { type: string } }> }).actions;
+    assert.equal(actions.at(-1)?.action.type, "session/customizationRemoved");
+  });
+});

@@ -264,14 +264,21 @@ describe("AHP host MCP bridge", () => {
       lastSeenServerSeq: 0,
       subscriptions: [session, "ahp-session:/gone"],
     });
-    assert.deepEqual(reconnect.result, {
-      type: "replay",
-      actions: [],
-      missing: ["ahp-session:/gone"],
-    });
-    // The supplier left, so the token went with it. No subscribe was sent: authenticate is taken (the resource was
-    // advertised in a session this connection is subscribed to again) and the state change reaches it.
+    // The supplier left, so the token went with it; the replay carries the server's current entry (authRequired).
     assert.equal(server.state.kind, "authRequired");
+    const replay = reconnect.result as {
+      type: string;
+      actions: Array<{ action: { type: string; customization?: { state: unknown } } }>;
+      missing: string[];
+    };
+    assert.equal(replay.type, "replay");
+    assert.deepEqual(replay.missing, ["ahp-session:/gone"]);
+    assert.deepEqual(replay.actions.at(-1)?.action, {
+      type: "session/customizationUpdated",
+      customization: server.customization(),
+    });
+    // No subscribe was sent: authenticate is taken (the resource was advertised in a session this connection is
+    // subscribed to again) and the state change reaches it.
     const from = again.messages.length;
     assert.deepEqual((await authenticate(again, mcp.url, await stand.token(mcp.url))).result, {});
     await stateChange(again, "ready", undefined, from);

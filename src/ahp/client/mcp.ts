@@ -43,6 +43,7 @@ export function readMcpAuthNotice(method: string, params: unknown): McpAuthNotic
   if (action.data.type === "session/mcpServerStateChanged") {
     return noticeOf(session, action.data.id, undefined, action.data.state);
   }
+  if (action.data.type !== "session/customizationUpdated") return undefined;
   const entry = action.data.customization;
   return noticeOf(session, entry.id, entry.name, entry.state);
 }

@@ -160,9 +160,10 @@ export class AhpConnection implements McpSubscriber {
         },
         logger: log,
       });
-      if (method === OfficialSessionMethods.reconnect) this.#resubscribe(params, result);
+      const answer =
+        method === OfficialSessionMethods.reconnect ? this.#resubscribe(params, result) : result;
       // `createSession` answers `null` (channels-session/commands.ts): only an absent result becomes `{}`.
-      return { result: result === undefined ? {} : result };
+      return { result: answer === undefined ? {} : answer };
     } catch (error) {
       if (error instanceof AhpCommandError)
         return invalid(error.rpcCode, error.message, error.data);
@@ -182,13 +183,27 @@ export class AhpConnection implements McpSubscriber {
   /**
    * A successful `reconnect` restores the client's session subscriptions (`common/commands.ts`): every one the
    * handler did not answer as `missing` (it checked existence and ownership), so session actions reach it again.
+   * A replay "MUST include all replayed data": the MCP server changes of those sessions after `lastSeenServerSeq`.
    */
-  #resubscribe(params: unknown, result: unknown): void {
+  #resubscribe(params: unknown, result: unknown): unknown {
     const p = ReconnectParamsSchema.safeParse(params);
-    const missing = (result as { missing?: unknown } | null)?.missing;
-    if (!p.success || !Array.isArray(missing)) return;
-    for (const uri of p.data.subscriptions)
-      if (uri.startsWith("ahp-session:") && !missing.includes(uri)) this.#subscriptions.add(uri);
+    const replay = result as { type?: unknown; actions?: unknown; missing?: unknown } | null;
+    const missing = replay?.missing;
+    if (!p.success || !Array.isArray(missing)) return result;
+    const resumed = p.data.subscriptions.filter(
+      (uri) => uri.startsWith("ahp-session:") && !missing.includes(uri),
+    );
+    for (const uri of resumed) this.#subscriptions.add(uri);
+    const mcp = this.#host.mcp;
+    if (!mcp || replay?.type !== "replay" || !Array.isArray(replay.actions)) return result;
+    const missed = resumed.flatMap((uri) => mcp.replay(uri, p.data.lastSeenServerSeq));
+    if (missed.length === 0) return result;
+    return {
+      ...replay,
+      actions: [...replay.actions, ...missed].sort(
+        (a, b) => (a as { serverSeq: number }).serverSeq - (b as { serverSeq: number }).serverSeq,
+      ),
+    };
   }
 
   isSubscribed(channel: string): boolean {

@@ -12,6 +12,7 @@
 import { peerText } from "../../../core/display.ts";
 import type { Logger } from "../../../core/log.ts";
 import {
+  type ActionEnvelope,
   AhpErrorCodes,
   type AuthenticateParamsOfficial,
   type SessionMcpAction,
@@ -21,7 +22,7 @@ import { invalid, type Reply } from "../replies.ts";
 import type { SessionCatalog } from "../sessions.ts";
 import { McpBridgeError } from "./errors.ts";
 import { HostMcpServer, type McpServerSpec } from "./server.ts";
-import { actionNotification } from "./state.ts";
+import { actionNotification, customizationRemoved, customizationUpdated } from "./state.ts";
 
 /** What the bridge needs of a connection: its id, its session subscriptions, a way to send it a notification. */
 export interface McpSubscriber {
@@ -49,10 +50,16 @@ export interface McpBridgeDeps {
 
 /** Servers per session is bounded: each is a live client connection the host keeps. */
 const MAX_SERVERS_PER_SESSION = 64;
+/** Removals remembered per session for a reconnect's replay (older ones: the client keeps a `stopped` entry). */
+const MAX_REMOVALS_KEPT = 256;
 
 export class McpBridge {
   readonly #deps: McpBridgeDeps;
   readonly #bySession = new Map<string, Map<string, HostMcpServer>>();
+  /** The `serverSeq` of each server's last action, so a reconnect replays what a client missed (no action log). */
+  readonly #changedAt = new Map<string, number>();
+  /** Servers removed from a session (id, `serverSeq` of the removal), for the same replay. */
+  readonly #removed = new Map<string, Array<{ id: string; seq: number }>>();
   #seq = 0;
   #nextId = 1;
 
@@ -105,9 +112,12 @@ export class McpBridge {
             `A session holds at most ${MAX_SERVERS_PER_SESSION} MCP servers.`,
           );
         }
+        const id = `mcp-${this.#nextId++}`;
         const server = new HostMcpServer(spec, name, canonicalUrl(spec.url), {
-          id: `mcp-${this.#nextId++}`,
-          emit: (action) => this.#emit(session, action),
+          id,
+          emit: (action) => {
+            this.#changedAt.set(id, this.#emit(session, action));
+          },
           logger: this.#deps.logger.child({ session, mcpServer: name }),
           now: this.#deps.now,
         });
@@ -126,7 +136,14 @@ export class McpBridge {
         const server = this.#bySession.get(session)?.get(name);
         if (!server) return;
         await server.close();
+        if (this.#bySession.get(session)?.get(name) !== server) return;
         this.#bySession.get(session)?.delete(name);
+        this.#changedAt.delete(server.id);
+        // The snapshot no longer lists it, so the action stream says so too (clients drop the entry).
+        const seq = this.#emit(session, customizationRemoved(server.id));
+        const removed = this.#removed.get(session) ?? [];
+        removed.push({ id: server.id, seq });
+        this.#removed.set(session, removed.slice(-MAX_REMOVALS_KEPT));
       },
     };
   }
@@ -182,9 +199,33 @@ export class McpBridge {
       for (const server of map.values()) server.dropToken(connectionId);
   }
 
+  /**
+   * What a client that reconnects (`lastSeenServerSeq` = `since`) missed of a session's MCP servers, as envelopes
+   * stamped after `since`: each changed server's current entry as an upsert (`session/customizationUpdated` replaces
+   * the entry, so the client's reduced state ends where the host's is), and the removals.
+   */
+  replay(session: string, since: number): ActionEnvelope[] {
+    const out: ActionEnvelope[] = [];
+    for (const server of this.#bySession.get(session)?.values() ?? []) {
+      const seq = this.#changedAt.get(server.id) ?? 0;
+      if (seq > since)
+        out.push({
+          channel: session,
+          action: customizationUpdated(server.customization()),
+          serverSeq: seq,
+        });
+    }
+    for (const { id, seq } of this.#removed.get(session) ?? [])
+      if (seq > since)
+        out.push({ channel: session, action: customizationRemoved(id), serverSeq: seq });
+    return out.sort((a, b) => a.serverSeq - b.serverSeq);
+  }
+
   async disposeSession(session: string): Promise<void> {
     const map = this.#bySession.get(session);
     this.#bySession.delete(session);
+    this.#removed.delete(session);
+    for (const server of map?.values() ?? []) this.#changedAt.delete(server.id);
     await Promise.all([...(map?.values() ?? [])].map((s) => s.close()));
   }
 
@@ -202,9 +243,11 @@ export class McpBridge {
     return out;
   }
 
-  #emit(session: string, action: SessionMcpAction): void {
-    const notification = actionNotification(session, action, ++this.#seq);
+  #emit(session: string, action: SessionMcpAction): number {
+    const seq = ++this.#seq;
+    const notification = actionNotification(session, action, seq);
     for (const subscriber of this.#deps.subscribers()) subscriber.deliver(session, notification);
+    return seq;
   }
 }
 

@@ -109,6 +109,11 @@ export function customizationUpdated(entry: McpServerCustomization): SessionMcpA
   return { type: "session/customizationUpdated", customization: entry };
 }
 
+/** The entry is gone from the session (`session/customizationRemoved`, by id). */
+export function customizationRemoved(id: string): SessionMcpAction {
+  return { type: "session/customizationRemoved", id };
+}
+
 export function mcpServerStateChanged(id: string, state: McpServerState): SessionMcpAction {
   return { type: "session/mcpServerStateChanged", id, state };
 }
