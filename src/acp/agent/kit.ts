@@ -146,6 +146,7 @@ export class AgentAuth {
       agentName: options.name,
       refresher: this.#refresher,
       client: () => this.#connection?.client,
+      connectionSignal: () => this.#connection?.signal,
       urlElicitation: () => this.#clientFeatures.urlElicitation,
       changed: () => {
         this.#publisher.bump();

@@ -63,6 +63,12 @@ export interface AgentAuthProviderOptions {
   discovery?: DiscoveryOptions;
   /** How long a sign-in may wait for the person. Default 5 minutes. */
   signInTimeoutMs?: number;
+  /**
+   * Read when a sign-in starts: aborting the signal it returns ends that sign-in (its loopback listener closes) with
+   * `CancelledError`, e.g. when the host's connection to the person closes or the person logs out. A function,
+   * since a provider outlives one such signal.
+   */
+  signInSignal?: () => AbortSignal | undefined;
   /** How many step-ups (`stepUp`) this provider allows. Default 3. */
   maxStepUps?: number;
 }
@@ -222,6 +228,7 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
       clientName: options.clientName,
       discovery: options.discovery,
       timeoutMs: options.signInTimeoutMs ?? 300_000,
+      signal: options.signInSignal?.(),
     })
       .then((record) => {
         issuer = record.issuer;

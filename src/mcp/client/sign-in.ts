@@ -38,6 +38,8 @@ export interface SignInOptions extends RegistrationOptions {
   /** Default: browser when `onAuthorizationUrl` is given, else device when the server has the device flow. */
   signInMethod?: SignInMethod;
   timeoutMs?: number;
+  /** Ends the sign-in (the loopback listener or the device polling) with `CancelledError` when aborted. */
+  signal?: AbortSignal;
 }
 
 /** RFC 9728 §3 + MCP: the challenge's URL first, then path-aware well-known, then the root well-known URL. */
@@ -123,11 +125,12 @@ export async function signInToMcpServer(options: SignInOptions): Promise<Credent
       return await login({
         ...common,
         flow: "device",
-        signal: timeout,
+        signal: options.signal ? AbortSignal.any([timeout, options.signal]) : timeout,
         onDevicePrompt: (prompt) => onDeviceCode(prompt),
       });
     } catch (error) {
-      if (!(error instanceof CancelledError && timeout.aborted)) throw error;
+      if (!(error instanceof CancelledError && timeout.aborted && !options.signal?.aborted))
+        throw error;
       throw new McpAuthError(
         "login_timeout",
         `Nobody entered the code for the MCP server ${canonicalUri} in time; sign in again and enter the new code.`,
@@ -142,6 +145,7 @@ export async function signInToMcpServer(options: SignInOptions): Promise<Credent
     ...common,
     flow: "browser",
     timeoutMs: options.timeoutMs,
+    signal: options.signal,
     openUrl: (url) => onAuthorizationUrl(url),
   });
 }

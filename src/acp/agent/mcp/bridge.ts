@@ -15,6 +15,7 @@ import {
   type ScopeChallenge,
 } from "../../../mcp/client/index.ts";
 import {
+  CancelledError,
   type LogoutResult,
   logout as revokeAndDelete,
   type TokenRefresher,
@@ -54,6 +55,8 @@ export interface McpBridgeDeps {
   agentName: string;
   refresher: TokenRefresher;
   client(): acp.AgentContext | undefined;
+  /** Aborted when the ACP connection closes: a sign-in waiting for the person then ends (its listener closes). */
+  connectionSignal(): AbortSignal | undefined;
   urlElicitation(): boolean;
   /** Publishes the status if it changed (`auth/status_update`). */
   changed(): Promise<void>;
@@ -82,6 +85,8 @@ export class McpServerAuth {
   readonly #turns = new Turns();
   #probing = 0;
   #warnedFull = false;
+  /** Aborted by `signOut`: a sign-in still waiting for the person must not sign them back in afterwards. */
+  #signIns = new AbortController();
 
   constructor(deps: McpBridgeDeps) {
     this.#deps = deps;
@@ -199,6 +204,8 @@ export class McpServerAuth {
    * their next call finds no token and asks for a sign-in again.
    */
   async signOut(): Promise<LogoutResult[]> {
+    this.#signIns.abort();
+    this.#signIns = new AbortController();
     const { store, subject } = this.#deps;
     const records = (await store.list({ subject })).filter((r) => /^https?:\/\//.test(r.resource));
     const results: LogoutResult[] = [];
@@ -222,6 +229,12 @@ export class McpServerAuth {
       ...(stored ? { issuer: stored.issuer } : {}),
       clientName: deps.options?.clientName ?? `${deps.agentName} (agentauth)`,
       signInTimeoutMs: deps.options?.signInTimeoutMs ?? 300_000,
+      signInSignal: () => {
+        const connection = deps.connectionSignal();
+        return connection
+          ? AbortSignal.any([this.#signIns.signal, connection])
+          : this.#signIns.signal;
+      },
       onAuthorizationUrl: async (url) => {
         asked.push(
           await askToSignIn(
@@ -255,7 +268,15 @@ export class McpServerAuth {
     try {
       await run();
       if (tracked) delete tracked.lastError;
-    } catch (error) {
+    } catch (caught) {
+      const error =
+        caught instanceof CancelledError
+          ? new McpServerAuthError(
+              "sign_in_cancelled",
+              `Signing in to the MCP server “${server.name}” was ended (the agent logged out or the client disconnected); the agent asks again when it next uses it.`,
+              { cause: caught },
+            )
+          : caught;
       if (tracked) tracked.lastError = describe(error);
       throw error;
     } finally {
