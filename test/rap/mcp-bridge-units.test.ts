@@ -106,6 +106,47 @@ test("[RAP-mcp-bridge-catalog] MCP tools → operations: hints become RAP annota
   assert.ok((long?.description.length ?? 0) < 4_100);
 });
 
+test("[RAP-mcp-bridge-catalog-redos] the MCP server's regular expressions (pattern, patternProperties) are dropped from input schemas, so the tool never runs them on the model's arguments; the rest is kept and the drop reported", () => {
+  const evil = "^(a+)+$";
+  const { tools, notes } = bridgedTools([
+    {
+      name: "search",
+      inputSchema: {
+        type: "object",
+        properties: {
+          q: { type: "string", pattern: evil, description: "query" },
+          // A property named "pattern" is not the keyword: it stays.
+          pattern: { type: "string" },
+          tags: { type: "array", items: { type: "string", pattern: evil } },
+          meta: {
+            type: "object",
+            patternProperties: { [evil]: { type: "string" } },
+            additionalProperties: false,
+          },
+        },
+        anyOf: [
+          { properties: { q: { pattern: evil } } },
+          { properties: { pattern: { minLength: 1 } } },
+        ],
+        $defs: { d: { type: "string", pattern: evil } },
+        required: ["q"],
+      },
+    },
+  ]);
+  const schema = tools[0]?.inputSchema;
+  assert.ok(schema);
+  assert.ok(!JSON.stringify(schema).includes(evil), JSON.stringify(schema));
+  assert.deepEqual(schema.required, ["q"]);
+  const properties = schema.properties as Record<string, Record<string, unknown>>;
+  assert.deepEqual(properties.q, { type: "string", description: "query" });
+  assert.deepEqual(properties.pattern, { type: "string" });
+  assert.deepEqual(properties.meta, { type: "object" }, "additionalProperties: false went too");
+  assert.deepEqual(
+    notes.map((n) => n.problem),
+    ["input_schema_patterns_dropped"],
+  );
+});
+
 test("[RAP-mcp-bridge-sdk-missing] without @modelcontextprotocol/client installed, agentauth/rap still loads and the bridge fails with a typed mcp_sdk_missing that says what to install", async () => {
   // A real process whose module resolution cannot find the MCP SDK packages, as after a plain `npm install agentauth`.
   const hooks = `import { registerHooks } from "node:module";

@@ -35,7 +35,12 @@ export interface BridgedTool {
 export interface CatalogNote {
   /** The tool's name, sanitised for a log line. */
   tool: string;
-  problem: "name_unusable" | "name_duplicate" | "input_schema_replaced" | "not_an_object";
+  problem:
+    | "name_unusable"
+    | "name_duplicate"
+    | "input_schema_replaced"
+    | "input_schema_patterns_dropped"
+    | "not_an_object";
 }
 
 export const MAX_DESCRIPTION_CHARS = 4_000;
@@ -76,8 +81,9 @@ export function bridgedTools(tools: readonly unknown[]): {
       continue;
     }
     seen.add(name);
-    const { schema, replaced } = inputSchemaOf(tool.inputSchema, ajv);
+    const { schema, replaced, patternsDropped } = inputSchemaOf(tool.inputSchema, ajv);
     if (replaced) notes.push({ tool: name, problem: "input_schema_replaced" });
+    if (patternsDropped) notes.push({ tool: name, problem: "input_schema_patterns_dropped" });
     out.push({
       name,
       description: descriptionOf(tool),
@@ -97,24 +103,79 @@ function descriptionOf(tool: Partial<McpToolDescription>): string {
 
 /**
  * The schema as the tool kit will compile it: `$schema` dropped (MCP schemas often name draft-07, which the 2020-12
- * compiler refuses by URI; the keywords MCP tools use mean the same in both), then a trial compile.
+ * compiler refuses by URI; the keywords MCP tools use mean the same in both), the server's regular expressions
+ * dropped (see `withoutPatterns`), then a trial compile.
  */
 function inputSchemaOf(
   schema: unknown,
   ajv: InstanceType<typeof Ajv2020>,
-): { schema: Record<string, unknown>; replaced: boolean } {
-  const fallback = { schema: { type: "object" }, replaced: true };
+): { schema: Record<string, unknown>; replaced: boolean; patternsDropped: boolean } {
+  const fallback = { schema: { type: "object" }, replaced: true, patternsDropped: false };
   if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return fallback;
   if (nestedDeeperThan(schema, MAX_JSON_DEPTH)) return fallback;
-  const { $schema: _dialect, $id: _id, ...rest } = schema as Record<string, unknown>;
-  if (rest.type !== "object") return fallback;
+  const { $schema: _dialect, $id: _id, ...given } = schema as Record<string, unknown>;
+  if (given.type !== "object") return fallback;
+  const seen = { dropped: false };
+  const rest = withoutPatterns(given, seen) as Record<string, unknown>;
   try {
     ajv.compile(rest);
     // The tool kit compiles it again in its own instance, where an `$id` could clash: it was dropped above.
-    return { schema: rest, replaced: false };
+    return { schema: rest, replaced: false, patternsDropped: seen.dropped };
   } catch {
     return fallback;
   }
+}
+
+// Where JSON Schema 2020-12 keeps subschemas: maps of them, arrays of them, or one.
+const SUBSCHEMA_MAPS = new Set(["properties", "$defs", "definitions", "dependentSchemas"]);
+const SUBSCHEMA_LISTS = new Set(["allOf", "anyOf", "oneOf", "prefixItems", "items"]);
+const SUBSCHEMAS = new Set([
+  "not",
+  "if",
+  "then",
+  "else",
+  "contains",
+  "items",
+  "additionalProperties",
+  "unevaluatedProperties",
+  "propertyNames",
+  "unevaluatedItems",
+]);
+
+/**
+ * The schema without `pattern` and `patternProperties`: the tool kit would run the MCP server's regular expressions
+ * on the runtime's (the model's) arguments in its own process, and one like `^(a+)+$` with a crafted argument blocks
+ * it for minutes (ReDoS), for every user. The MCP server validates its arguments itself. Where `patternProperties`
+ * went, `additionalProperties`/`unevaluatedProperties` go too (they would now refuse what the patterns allowed).
+ * Depth is bounded by the caller.
+ */
+function withoutPatterns(node: unknown, seen: { dropped: boolean }): unknown {
+  if (node === null || typeof node !== "object" || Array.isArray(node)) return node;
+  const out: Record<string, unknown> = {};
+  let hadPatternProperties = false;
+  for (const [key, value] of Object.entries(node)) {
+    if (key === "pattern" || key === "patternProperties") {
+      seen.dropped = true;
+      hadPatternProperties ||= key === "patternProperties";
+      continue;
+    }
+    if (SUBSCHEMA_MAPS.has(key) && value !== null && typeof value === "object") {
+      out[key] = Object.fromEntries(
+        Object.entries(value).map(([name, sub]) => [name, withoutPatterns(sub, seen)]),
+      );
+    } else if (SUBSCHEMA_LISTS.has(key) && Array.isArray(value)) {
+      out[key] = value.map((sub) => withoutPatterns(sub, seen));
+    } else if (SUBSCHEMAS.has(key)) {
+      out[key] = withoutPatterns(value, seen);
+    } else {
+      out[key] = value;
+    }
+  }
+  if (hadPatternProperties) {
+    delete out.additionalProperties;
+    delete out.unevaluatedProperties;
+  }
+  return out;
 }
 
 function annotationsOf(
