@@ -347,7 +347,7 @@ export class CallRunner {
 
 /** Space-separated, in order, duplicates dropped (a preset's comma-separated scopes are split too). */
 function scopeUnion(granted: readonly string[], required: string): string {
-  const all = [...granted, ...required.split(/[\s,]+/)].filter((scope) => scope !== "");
+  const all = [...granted, required].flatMap((list) => list.split(/[\s,]+/)).filter(Boolean);
   return [...new Set(all)].join(" ");
 }
 
