@@ -16,6 +16,7 @@ import {
 } from "../../src/ahp/client/index.ts";
 import type { HostMcpServer } from "../../src/ahp/host/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
+import { useIdp } from "../support/idp.ts";
 import { autoApprove } from "./fixtures/client-harness.ts";
 import { useMcpHostStand } from "./host-mcp-stand.ts";
 
@@ -145,4 +146,32 @@ it("[AHP-MCP-client-reader] only well-formed authRequired states become notices 
     snapshot.map((n) => [n.serverId, n.serverName]),
     [["child", "child"]],
   );
+});
+
+it("[AHP-MCP-client-new-issuer] an MCP server that moves to another authorization server: the client signs in where the host's latest McpServerAuthRequiredState points, not where the first one did", async () => {
+  const second = await useIdp();
+  const mcp = await stand.mcpServer({ issuer: stand.idp.issuer, scopes: ["read"] });
+  const errors: Error[] = [];
+  const store = new MemoryCredentialStore();
+  const client = await connectAhpHost(stand.running.url, {
+    store,
+    dialects: ["official"],
+    login: autoApprove(),
+    authenticateMcpServers: true,
+    onRenewalError: (e) => errors.push(e),
+  });
+  after(() => client.close());
+  await client.authenticate();
+  const session = `ahp-session:/${randomUUID()}`;
+  await client.request("createSession", { channel: session, provider: "agent" });
+  await client.watchSession(session);
+  const server = await stand.host.mcpServers(session).add({ name: "files", url: mcp.url });
+  await until(server, "ready");
+
+  mcp.switchIssuer(second.issuer);
+  await server.callTool("whoami").catch(() => undefined);
+  await until(server, "ready");
+  assert.deepEqual((await server.callTool("whoami")).content, [{ type: "text", text: "hello" }]);
+  assert.equal((await store.list({ issuer: second.issuer, resource: mcp.url })).length, 1);
+  assert.deepEqual(errors, []);
 });

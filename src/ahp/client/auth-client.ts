@@ -348,7 +348,19 @@ export class AhpClient {
       notice.reason === "insufficientScope" && known
         ? [...new Set([...known.scopes, ...notice.resource.scopes])]
         : notice.resource.scopes;
-    this.#resources.set(notice.resource.id, { ...(known ?? notice.resource), scopes });
+    // The latest challenge's metadata is authoritative: a server that moved to another authorization server is
+    // signed in for there, and the credential from the old one is not renewed (it would only be refused again).
+    const servers = notice.resource.authorizationServers.length
+      ? notice.resource.authorizationServers
+      : (known?.authorizationServers ?? []);
+    if (known && servers.join(" ") !== known.authorizationServers.join(" ")) {
+      this.#forget(notice.resource.id);
+    }
+    this.#resources.set(notice.resource.id, {
+      ...(known ?? notice.resource),
+      authorizationServers: [...servers],
+      scopes,
+    });
     this.#options.onMcpAuthRequired?.(notice);
     if (!this.#options.authenticateMcpServers) return;
     const trigger: RenewalTrigger =
