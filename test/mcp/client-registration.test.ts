@@ -93,3 +93,40 @@ test("[MCP-client-registration-memory] within one provider, a second sign-in (st
   await fresh.callTool(whoami);
   assert.equal(idp.memory().registrations, before + 2);
 });
+
+test("[MCP-client-first-401-no-refresh] a new provider without the issuer over a vault holding a live token: the first, tokenless request's 401 names the issuer and the stored token is used as it is, no refresh", async () => {
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  const store = new MemoryCredentialStore();
+  const first = browser();
+  const a = await connect(
+    mcp.url,
+    agentAuthProvider({
+      serverUrl: mcp.url,
+      store,
+      subject: "alice",
+      onAuthorizationUrl: first.open,
+    }),
+  );
+  assert.deepEqual((await a.callTool(whoami)).content, hello);
+  const stored = await store.get({ subject: "alice", issuer: idp.issuer, resource: mcp.url });
+  assert.ok(stored?.tokens.refreshToken);
+
+  idp.resetStats();
+  const second = browser();
+  const b = await connect(
+    mcp.url,
+    agentAuthProvider({
+      serverUrl: mcp.url,
+      store,
+      subject: "alice",
+      onAuthorizationUrl: second.open,
+    }),
+  );
+  assert.deepEqual((await b.callTool(whoami)).content, hello);
+  assert.equal(second.asked.length, 0, "no sign-in");
+  // The 401 answered a request that carried no token: nothing was stale, so nothing is refreshed (a refresh here
+  // would rotate the refresh token at every process start, for every process).
+  assert.equal(idp.stats.byGrant.refresh_token, undefined);
+  const after = await store.get({ subject: "alice", issuer: idp.issuer, resource: mcp.url });
+  assert.equal(after?.version, stored.version, "the stored credential was used as it was");
+});

@@ -151,6 +151,8 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
   // Access token → record version, and response → the version of the token it answered (see `fetch`).
   const versionOfToken = new Map<string, number>();
   const answered = new WeakMap<Response, number>();
+  // Responses to requests that carried no token (seen through `fetch`): their 401 says nothing about a stored one.
+  const bare = new WeakSet<Response>();
   let stepUps = 0;
   let issuerCheck: Promise<string> | undefined;
 
@@ -286,6 +288,19 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
     issuer = await currentIssuer(hints);
     const seen = answered.get(ctx.response) ?? handedVersion;
     const stored = await options.store.get(keyOf(issuer));
+    // A request sent without a token (the issuer was not known yet): its 401 only named the issuer, so a stored
+    // credential is used as it is (refreshed only if it is due), not force-refreshed at every process start.
+    const sentBare =
+      bare.has(ctx.response) || (!answered.has(ctx.response) && handedVersion === undefined);
+    if (sentBare && stored?.status === "active") {
+      try {
+        await refresher.getCredential(keyOf(issuer));
+        return;
+      } catch (error) {
+        if (error instanceof LoginRequiredError) return signIn(hints);
+        throw error;
+      }
+    }
     if (stored?.status !== "active" || !stored.tokens.refreshToken) {
       return signIn(hints);
     }
@@ -302,6 +317,7 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
     const authorization = new Headers(init?.headers).get("authorization");
     const version = authorization && versionOfToken.get(authorization.replace(/^Bearer /i, ""));
     if (typeof version === "number") answered.set(response, version);
+    else if (!authorization) bare.add(response);
     return response;
   };
 
