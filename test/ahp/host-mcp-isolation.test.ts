@@ -152,3 +152,18 @@ describe("AHP host MCP bridge: removal", () => {
     assert.equal(actions.at(-1)?.action.type, "session/customizationRemoved");
   });
 });
+
+describe("AHP host MCP bridge: disposed sessions", () => {
+  it("[AHP-MCP-add-after-dispose] a handle kept past disposeSession cannot add a server to the dead session (typed session_not_found; no MCP connection is opened and left running)", async () => {
+    const mcp = await stand.mcpServer({ issuer: stand.idp.issuer, scopes: ["read"] });
+    const { peer, session } = await stand.sessionPeer();
+    const servers = stand.host.mcpServers(session);
+    assert.deepEqual((await peer.request("disposeSession", { channel: session })).result, null);
+    const refusedBefore = mcp.stats.unauthorized;
+    await assert.rejects(servers.add({ name: "late", url: mcp.url }), {
+      code: "session_not_found",
+    });
+    assert.equal(mcp.stats.unauthorized, refusedBefore, "the MCP server was not contacted");
+    assert.deepEqual(servers.list(), []);
+  });
+});

@@ -80,12 +80,12 @@ export class McpBridge {
         "MCP servers belong to sessions: call host.sessions() before host.mcpServers().",
       );
     }
-    if (!catalog.get(session)) {
-      throw new McpBridgeError(
+    const gone = () =>
+      new McpBridgeError(
         "session_not_found",
         "No such session on this host; MCP servers can be added to sessions clients created.",
       );
-    }
+    if (!catalog.get(session)) throw gone();
     const servers = () => {
       let map = this.#bySession.get(session);
       if (!map) {
@@ -96,6 +96,8 @@ export class McpBridge {
     };
     return {
       add: async (spec) => {
+        // A handle may outlive its session: a server added to a disposed one would never be closed.
+        if (!catalog.get(session)) throw gone();
         const map = servers();
         const name = peerText(spec.name, { max: 100 });
         if (name === "")
@@ -127,6 +129,11 @@ export class McpBridge {
         } catch (error) {
           map.delete(name);
           throw error;
+        }
+        if (this.#bySession.get(session) !== map) {
+          // Disposed while it started (disposeSession closed it with the rest).
+          await server.close();
+          throw gone();
         }
         return server;
       },
