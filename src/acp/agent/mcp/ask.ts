@@ -39,7 +39,13 @@ export async function askToSignIn(
   // it (a cut URL is a broken sign-in); 8 KiB is above what browsers and servers take.
   const url = peerUrl(authorizationUrl, 8192) ?? authorizationUrl.href;
   const message = `The agent needs you to sign in to the MCP server “${server.name}” (${server.displayUrl}).`;
-  channel.stderr(`${message} Open ${url}\n`);
+  // The link carries the server's URL whole as its `resource`; a query may hold a key (auth/status shows `?…`),
+  // so such a link goes only to the client that gave the URL, never to the agent's stderr (often kept as a log).
+  channel.stderr(
+    new URL(server.url).search === ""
+      ? `${message} Open ${url}\n`
+      : `${message} The sign-in link goes to the ACP client only (the server's URL has a query, which may hold a key).\n`,
+  );
   const client = channel.client;
   if (!client) {
     throw new McpServerAuthError(
