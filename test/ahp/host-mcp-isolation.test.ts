@@ -167,3 +167,23 @@ describe("AHP host MCP bridge: disposed sessions", () => {
     assert.deepEqual(servers.list(), []);
   });
 });
+
+describe("AHP host MCP bridge: server URLs", () => {
+  it("[AHP-MCP-url-query] a server URL with a query (often a key) is refused with invalid_server before anything is announced: it would reach every subscriber as the customization's uri and the advertised resource", async () => {
+    const { peer, session } = await stand.sessionPeer();
+    const from = peer.messages.length;
+    const mcp = await stand.mcpServer({ issuer: stand.idp.issuer, scopes: ["read"] });
+    const error = await stand.host
+      .mcpServers(session)
+      .add({ name: "keyed", url: `${mcp.url}?api_key=sk-live-0123456789` })
+      .then(
+        () => assert.fail("refused"),
+        (e: unknown) => e,
+      );
+    assert.equal((error as { code?: string }).code, "invalid_server");
+    assert.ok(!String((error as Error).message).includes("sk-live"));
+    await peer.request("ping");
+    assert.ok(!JSON.stringify(peer.messages.slice(from)).includes("sk-live"));
+    assert.equal(mcp.stats.unauthorized, 0);
+  });
+});

@@ -273,6 +273,14 @@ function canonicalUrl(input: string | URL): string {
       "An MCP server URL must not carry credentials; the token comes from the client's authenticate.",
     );
   }
+  if (url.search) {
+    // RFC 8707 §2: a resource SHOULD NOT carry a query; on an MCP URL it is usually a key, and this URL reaches every
+    // subscriber (the customization's `uri`, the advertised `resource`). Not echoed.
+    throw new McpBridgeError(
+      "invalid_server",
+      "An MCP server URL must not carry a query (often a key): clients see this URL; the token comes from authenticate.",
+    );
+  }
   url.hash = "";
   return url.href;
 }
