@@ -93,10 +93,15 @@ export class TokenRefresher {
     return this.#singleFlight(key, () => this.#refreshAcrossProcesses(key));
   }
 
-  /** Refresh now even if the token is still fresh (e.g. after the resource server answered `invalid_token`). */
-  async forceRefresh(key: CredentialKey): Promise<CredentialRecord> {
-    const current = await this.#options.store.get(key);
-    return this.#singleFlight(key, () => this.#refreshAcrossProcesses(key, current?.version));
+  /**
+   * Refresh now even if the token is still fresh (e.g. after the resource server answered `invalid_token`).
+   * `staleVersion`: the record version whose access token was refused; when the stored record is already newer
+   * (a concurrent caller refreshed after the same refusal), it is returned without another refresh. Without it,
+   * the version stored now is taken as the stale one.
+   */
+  async forceRefresh(key: CredentialKey, staleVersion?: number): Promise<CredentialRecord> {
+    const stale = staleVersion ?? (await this.#options.store.get(key))?.version;
+    return this.#singleFlight(key, () => this.#refreshAcrossProcesses(key, stale));
   }
 
   /**

@@ -154,6 +154,22 @@ test("[RAP-mcp-bridge-401] a token the MCP server refuses is refreshed once; ref
   assert.deepEqual(await resultOf(second), { status: "completed", text: "hello" });
 });
 
+test("[RAP-mcp-bridge-401-single-flight] concurrent calls of one user whose token the MCP server refuses cause one refresh, not one per call", async (t) => {
+  await signedIn("u-kim");
+  const record = await store.get(keyOf("u-kim"));
+  assert.ok(record?.tokens.accessToken);
+  mcp.revoked.add(record.tokens.accessToken.reveal());
+  idp.resetStats();
+  const ids = await Promise.all(Array.from({ length: 20 }, () => stand.call("u-kim", "whoami")));
+  const results = await Promise.all(ids.map(resultOf));
+  t.diagnostic(`refresh grants: ${JSON.stringify(grants("refresh_token"))}`);
+  assert.deepEqual(
+    results.map((r) => r.text),
+    ids.map(() => "hello"),
+  );
+  assert.deepEqual(grants("refresh_token"), { success: 1, error: 0 });
+});
+
 test("[RAP-mcp-bridge-step-up] a 403 insufficient_scope asks the person again for the union of the scopes; then the call completes", async () => {
   await signedIn("u-frank");
   mcp.requiredScopes = ["read", "write"];

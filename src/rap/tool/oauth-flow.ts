@@ -40,6 +40,8 @@ export type TokenLookup =
       secrets: string[];
       /** The scopes the user's grant holds (the vault record's): what a step-up must keep. */
       scopes: string[];
+      /** The vault record's version: a forced refresh after this token is refused names it (single-flight). */
+      version: number;
     }
   | { kind: "login" }
   | { kind: "error"; message: string };
@@ -87,12 +89,21 @@ export class ProviderAuth {
     return this.#provider(provider).displayName;
   }
 
-  /** A fresh access token for the user, `login` when only the person can help, or a transient error. */
-  async token(provider: string, userId: string, force = false): Promise<TokenLookup> {
+  /**
+   * A fresh access token for the user, `login` when only the person can help, or a transient error. `force` with
+   * `refusedVersion` (the `version` of the lookup whose token the API refused): concurrent refusals of one token
+   * make one refresh, the later callers get its result.
+   */
+  async token(
+    provider: string,
+    userId: string,
+    force = false,
+    refusedVersion?: number,
+  ): Promise<TokenLookup> {
     try {
       const key = await credentialKey(this.#provider(provider), userId);
       const record = force
-        ? await this.#refresher.forceRefresh(key)
+        ? await this.#refresher.forceRefresh(key, refusedVersion)
         : await this.#refresher.getCredential(key);
       if (!record.tokens.accessToken) return { kind: "login" };
       return {
@@ -100,6 +111,7 @@ export class ProviderAuth {
         accessToken: record.tokens.accessToken,
         secrets: secretsOf(record),
         scopes: [...record.scopes],
+        version: record.version,
       };
     } catch (error) {
       if (error instanceof LoginRequiredError) return { kind: "login" };

@@ -68,7 +68,9 @@ export class CallRunner {
     if (!definition)
       return this.#fail(call, `The operation ${spec.operation} is no longer available.`);
     const provider = definition.requiresAuth;
-    let token: { accessToken: Secret; secrets: string[]; scopes: string[] } | undefined;
+    let token:
+      | { accessToken: Secret; secrets: string[]; scopes: string[]; version: number }
+      | undefined;
     const auth = this.#o.auth;
     if (provider !== undefined && auth) {
       const name = auth.displayName(provider);
@@ -137,7 +139,8 @@ export class CallRunner {
           return this.#requestAuthorization(call, provider, authorized, scope);
         }
         // The provider refused the token: refresh once, then ask the person again (once per call).
-        const refreshed = round === 0 ? await auth.token(provider, spec.userId, true) : undefined;
+        const refreshed =
+          round === 0 ? await auth.token(provider, spec.userId, true, token?.version) : undefined;
         if (refreshed?.kind === "token") {
           token = refreshed;
           continue;
