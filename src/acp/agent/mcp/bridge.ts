@@ -73,7 +73,8 @@ const PROBE_CONCURRENCY = 4;
 
 interface SessionEntry {
   servers: SessionMcpServer[];
-  providers: Map<string, AgentAuthProvider>;
+  /** Promises, so concurrent first calls share one provider (and so one single flight and one turn). */
+  providers: Map<string, Promise<AgentAuthProvider>>;
 }
 
 export class McpServerAuth {
@@ -176,10 +177,13 @@ export class McpServerAuth {
         `The client passed its own Authorization header for the MCP server “${found.name}”: connect with the session's headers, the agent does not sign in to it.`,
       );
     }
-    const cached = session.providers.get(found.url);
-    if (cached) return cached;
-    const provider = await this.#provider(sessionId, found);
-    session.providers.set(found.url, provider);
+    let provider = session.providers.get(found.url);
+    if (!provider) {
+      provider = this.#provider(sessionId, found);
+      session.providers.set(found.url, provider);
+      // A vault that could not be read is tried again on the next call.
+      provider.catch(() => session.providers.delete(found.url));
+    }
     return provider;
   }
 
