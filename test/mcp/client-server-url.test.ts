@@ -5,7 +5,7 @@ import { test } from "node:test";
 import { agentAuthProvider, McpAuthError } from "../../src/mcp/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 
-test("[MCP-client-server-url-invalid] a server URL that is not an absolute http(s) URL is a typed invalid_server_url, without echoing it", () => {
+test("[MCP-client-server-url-invalid] a server URL that is not an absolute http(s) URL, or carries a user name or password, is a typed invalid_server_url, without echoing it", () => {
   const store = new MemoryCredentialStore();
   for (const serverUrl of [
     "not a url s3cret",
@@ -13,6 +13,10 @@ test("[MCP-client-server-url-invalid] a server URL that is not an absolute http(
     "ftp://mcp.example/x",
     "file:///etc/passwd",
     "//mcp.example",
+    // A user name or password would become the credential's vault key and the RFC 8707 resource sent to the
+    // authorization server: a secret in a stored URL.
+    "https://user:s3cret@mcp.example/mcp",
+    "https://s3cret@mcp.example/mcp",
   ]) {
     assert.throws(
       () => agentAuthProvider({ serverUrl, store, subject: "alice" }),

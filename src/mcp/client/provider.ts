@@ -113,6 +113,14 @@ export function serverResourceUri(serverUrl: string | URL): string {
       "The MCP server URL must be an absolute http(s) URL.",
     );
   }
+  // The canonical URI is the vault key and the RFC 8707 resource sent to the authorization server: a user name or
+  // password in it would be a secret stored and sent (never echoed here for the same reason).
+  if (url.username !== "" || url.password !== "") {
+    throw new McpAuthError(
+      "invalid_server_url",
+      "The MCP server URL must not carry a user name or password; MCP servers take an OAuth sign-in instead. Give the URL without them.",
+    );
+  }
   url.hash = "";
   return url.href;
 }
