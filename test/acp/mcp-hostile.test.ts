@@ -254,3 +254,33 @@ test("[ACP-mcp-reprobe-after-error] a server that was down when one session star
     assert.equal(mcpServers(status).length, 1, "still one account for the server");
   });
 });
+
+test("[ACP-mcp-probe-http-errors] a server that answers the probe with a 5xx or a 404 is an error (typed, with the status), not “no sign-in needed”", {
+  timeout: 30_000,
+}, async (t) => {
+  const home = tempDir();
+  const broken = createHttpServer((req, res) => {
+    res.writeHead(req.url === "/gone" ? 404 : 502, { "content-type": "text/plain" }).end("nope");
+  });
+  await new Promise<void>((resolve) => broken.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => broken.close(() => resolve())));
+  const base = `http://127.0.0.1:${(broken.address() as AddressInfo).port}`;
+  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
+    await newSession(run, home, [
+      { type: "http", name: "bad-gateway", url: `${base}/mcp`, headers: [] },
+      { type: "http", name: "wrong-path", url: `${base}/gone`, headers: [] },
+    ]);
+    const status = await run.waitForStatus(
+      (s) => s.length === 2 && s.every((x) => x.state !== "checking"),
+    );
+    assert.deepEqual(
+      mcpServers(status).map((s) => [s.name, s.state, s.error?.code]),
+      [
+        ["bad-gateway", "error", "server_error"],
+        ["wrong-path", "error", "not_found"],
+      ],
+    );
+    assert.match(mcpServers(status)[0]?.error?.message ?? "", /HTTP 502/);
+    assertClean(status);
+  });
+});

@@ -37,6 +37,24 @@ export async function probeMcpServer(
         ),
       );
     }
+    // Only a server that answered (a 2xx, or a 4xx such as "no session" to a bare ping) shows it needs no sign-in;
+    // a 5xx or a 404 says nothing about that, and "no sign-in needed" would be a claim the probe cannot make.
+    if (response.status >= 500) {
+      return failed(
+        new McpServerAuthError(
+          "server_error",
+          `The MCP server “${server.name}” answered HTTP ${response.status}; it may be down. Check that it is running.`,
+        ),
+      );
+    }
+    if (response.status === 404) {
+      return failed(
+        new McpServerAuthError(
+          "not_found",
+          `The MCP server “${server.name}” answered HTTP 404 at its URL; check its URL in the client's settings.`,
+        ),
+      );
+    }
     if (response.status !== 401) return { state: "not_required" };
     const hints = readUnauthorized(response.headers.get("www-authenticate"), url);
     const prm = await discoverServerMetadata(server.url, hints, {
