@@ -175,3 +175,45 @@ it("[AHP-MCP-client-new-issuer] an MCP server that moves to another authorizatio
   assert.equal((await store.list({ issuer: second.issuer, resource: mcp.url })).length, 1);
   assert.deepEqual(errors, []);
 });
+
+it("[AHP-MCP-client-oauth-client] a McpServerAuthRequiredState with oauthClient: the client signs in with that pre-registered client (AHP: clients MUST use it), not its own default", async () => {
+  const preregistered = "mcp-preregistered";
+  const idp = await useIdp({
+    clients: [
+      {
+        client_id: preregistered,
+        client_name: "pre-registered for the MCP server",
+        application_type: "native",
+        token_endpoint_auth_method: "none",
+        grant_types: ["refresh_token", "urn:ietf:params:oauth:grant-type:device_code"],
+        response_types: [],
+        redirect_uris: [],
+      },
+    ],
+  });
+  const mcp = await stand.mcpServer({ issuer: idp.issuer, scopes: ["read"] });
+  const store = new MemoryCredentialStore();
+  const errors: Error[] = [];
+  const client = await connectAhpHost(stand.running.url, {
+    store,
+    dialects: ["official"],
+    login: autoApprove(),
+    authenticateMcpServers: true,
+    onRenewalError: (e) => errors.push(e),
+  });
+  after(() => client.close());
+  await client.authenticate();
+  const session = `ahp-session:/${randomUUID()}`;
+  await client.request("createSession", { channel: session, provider: "agent" });
+  await client.watchSession(session);
+  const server = await stand.host
+    .mcpServers(session)
+    .add({ name: "files", url: mcp.url, oauthClientId: preregistered });
+  await until(server, "ready");
+  const stored = await store.list({ issuer: idp.issuer, resource: mcp.url });
+  assert.deepEqual(
+    stored.map((c) => c.clientId),
+    [preregistered],
+  );
+  assert.deepEqual(errors, []);
+});

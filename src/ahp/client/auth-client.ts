@@ -360,6 +360,7 @@ export class AhpClient {
       ...(known ?? notice.resource),
       authorizationServers: [...servers],
       scopes,
+      ...(notice.oauthClientId ? { oauthClientId: notice.oauthClientId } : {}),
     });
     this.#options.onMcpAuthRequired?.(notice);
     if (!this.#options.authenticateMcpServers) return;

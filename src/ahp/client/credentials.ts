@@ -291,11 +291,13 @@ export class ResourceCredentials {
       const minted = holder && (await this.#mintFrom(holder, resource));
       if (minted) return minted;
     }
+    // A resource with its own pre-registered client signs in alone: that client is not the others' to use.
     const others =
-      choice.kind === "provider"
+      choice.kind === "provider" || resource.oauthClientId
         ? []
         : this.#siblings().filter(
-            (r) => r.resource !== resource.resource && this.#sameServer(resource, r),
+            (r) =>
+              r.resource !== resource.resource && !r.oauthClientId && this.#sameServer(resource, r),
           );
     const done = signIn({
       resource,

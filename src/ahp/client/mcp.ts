@@ -79,6 +79,7 @@ function noticeOf(
   const requiredScopes = requirement.requiredScopes;
   if (requiredScopes?.length) resource.scopes = [...requiredScopes];
   resource.label = serverName ? `MCP server ${serverName}` : resource.label;
+  if (requirement.oauthClient?.clientId) resource.oauthClientId = requirement.oauthClient.clientId;
   return {
     session,
     serverId,

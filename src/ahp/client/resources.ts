@@ -32,6 +32,11 @@ export interface AhpResource {
   required: boolean;
   /** official: the agents (`provider`) that advertise it. */
   agents: string[];
+  /**
+   * An MCP server's pre-registered public client (`McpAuthRequirement.oauthClient.clientId`): "clients MUST use" it,
+   * so sign-ins for this resource go through it instead of the login policy's client.
+   */
+  oauthClientId?: string;
 }
 
 /** official: every agent's `protectedResources`, merged by `resource` (several agents may share one). */

@@ -74,7 +74,10 @@ export async function signIn(request: SignInRequest): Promise<CredentialRecord> 
     ...resource.scopes,
     ...request.others.flatMap((r) => r.scopes),
   ]);
-  const client: OAuthClient = policy.client ?? { clientId: "agentauth-cli" };
+  // An MCP server's pre-registered client, when the host named one (AHP `McpOAuthClient`: clients MUST use it).
+  const client: OAuthClient = resource.oauthClientId
+    ? { clientId: resource.oauthClientId }
+    : (policy.client ?? { clientId: "agentauth-cli" });
   try {
     return await login({
       ...common,
