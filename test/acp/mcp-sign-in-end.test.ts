@@ -123,3 +123,51 @@ test("[ACP-mcp-sign-in-ends-on-logout] logout while an MCP sign-in waits: the si
   const server = status.accounts.at(-1)?._meta?.agentauth?.mcpServer;
   assert.deepEqual([server?.state, server?.error?.code], ["needs_sign_in", "sign_in_cancelled"]);
 });
+
+test("[ACP-mcp-disconnect-during-elicitation] the client disconnects before answering the elicitation: the agent's call fails typed (no_client), no raw transport error, and the agent exits", {
+  timeout: 30_000,
+}, async (t) => {
+  const home = tempDir();
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  const agent = spawnPeer(
+    process.execPath,
+    {
+      args: ["--no-warnings", MCP_AGENT],
+      env: agentEnv({
+        issuer: idp.issuer,
+        home,
+        env: {
+          MCP_AGENT_API_KEY: "agent-key-1",
+          MCP_PROBE: "off",
+          MCP_SIGN_IN_TIMEOUT_MS: SIGN_IN_TIMEOUT_MS,
+        },
+      }),
+      cwd: REPO_ROOT,
+    },
+    t,
+  );
+  let closing: Promise<unknown> | undefined;
+  // The person closes the client while the elicitation is on screen: it is never answered.
+  agent.handle("elicitation/create", () => {
+    closing = agent.close();
+    return new Promise(() => {});
+  });
+  await agent.call("initialize", {
+    protocolVersion: 1,
+    clientCapabilities: { elicitation: { url: {} } },
+  });
+  const { sessionId } = (await agent.call("session/new", {
+    cwd: home,
+    mcpServers: [{ type: "http", name: "fixture", url: mcp.url, headers: [] }],
+  })) as { sessionId: string };
+  agent.send({
+    jsonrpc: "2.0",
+    id: agent.nextId(),
+    method: "session/prompt",
+    params: { sessionId, prompt: [{ type: "text", text: "call fixture whoami" }] },
+  });
+  await agent.waitForStderr(/the call failed/).catch(() => undefined);
+  await agent.exited;
+  await closing;
+  assert.match(agent.stderr, /mcp-agent: the call failed \(no_client\)/, agent.stderr);
+});

@@ -54,15 +54,24 @@ export async function askToSignIn(
     );
   }
   const inSession = async () => {
-    await client.notify(acp.methods.client.session.update, {
-      sessionId,
-      update: {
-        sessionUpdate: "agent_message_chunk",
-        // A message of its own (v2 requires the id; v1 reads a new id as a new message).
-        messageId: randomUUID(),
-        content: { type: "text", text: `${message} Open ${url}\n` },
-      },
-    });
+    try {
+      await client.notify(acp.methods.client.session.update, {
+        sessionId,
+        update: {
+          sessionUpdate: "agent_message_chunk",
+          // A message of its own (v2 requires the id; v1 reads a new id as a new message).
+          messageId: randomUUID(),
+          content: { type: "text", text: `${message} Open ${url}\n` },
+        },
+      });
+    } catch (error) {
+      // The connection closed (the person quit the client): nobody can be asked, and a transport error is no answer.
+      throw new McpServerAuthError(
+        "no_client",
+        `The ACP client disconnected before the sign-in to the MCP server “${server.name}” could be shown; reconnect and try again.`,
+        { cause: error },
+      );
+    }
     return {};
   };
   if (!channel.urlElicitation) return inSession();
