@@ -187,3 +187,28 @@ describe("AHP host MCP bridge: server URLs", () => {
     assert.equal(mcp.stats.unauthorized, 0);
   });
 });
+
+describe("AHP host MCP bridge: several suppliers", () => {
+  it("[AHP-MCP-fallback-token] when the connection whose token the server uses leaves, the token another still-connected subscriber pushed is used again (not authRequired while a supplier remains); with none left, authRequired/required", async () => {
+    const { mcp, peer, session, server } = await readyServer();
+    const other = await stand.joinSession(session);
+    const second = await stand.token(mcp.url, "read");
+    const from = other.messages.length;
+    assert.deepEqual((await authenticate(other, mcp.url, second)).result, {});
+    await other.close();
+    // The leaving connection's token is dropped; the first connection's is still held.
+    assert.deepEqual((await server.callTool("whoami")).content, [{ type: "text", text: "hello" }]);
+    assert.deepEqual(server.state, { kind: "ready" });
+    assert.ok(!JSON.stringify(other.messages.slice(from)).includes(second));
+
+    const before = peer.messages.length;
+    await peer.close();
+    const watcher = await stand.joinSession(session);
+    for (let i = 0; i < 100 && server.state.kind === "ready"; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    assert.equal(server.state.kind, "authRequired");
+    assert.ok(peer.messages.length >= before);
+    await assert.rejects(server.callTool("whoami"), { code: "mcp_auth_required" });
+    await watcher.close();
+  });
+});

@@ -95,6 +95,11 @@ export class HostMcpServer {
   readonly #deps: HostMcpServerDeps;
   #state: McpServerState = { kind: "starting" };
   #held: HeldToken | undefined;
+  /**
+   * Each connection's latest token, oldest first (`#held` is the newest still usable): when the supplier of the one
+   * in use leaves or revokes it, the token a still-connected subscriber pushed before is used again.
+   */
+  readonly #supplied = new Map<string, HeldToken>();
   /** Set once the server asked for auth: `authenticate` accepts this resource from then on (AHP "advertised"). */
   #metadata: ProtectedResourceMetadata | undefined;
   /** The scopes the server's last 401 asked for (kept for the state reported when a token is dropped). */
@@ -165,19 +170,30 @@ export class HostMcpServer {
       connectionId,
       ...(expiresIn === undefined ? {} : { expiresAt: now + expiresIn * 1000 }),
     };
+    this.#supplied.delete(connectionId);
+    this.#supplied.set(connectionId, this.#held);
     this.#lapsed = false;
     this.#deps.logger.info("ahp.mcp_token_received", { server: this.name, expiresIn });
     await this.#probe();
     return this.#state;
   }
 
-  /** Empty-token `authenticate`, or the supplying connection closed: forget the token, say auth is needed. */
+  /**
+   * Empty-token `authenticate`, or the supplying connection closed: forget its token. When it was the one in use,
+   * the latest token another connection pushed takes its place; with none left, say auth is needed.
+   */
   dropToken(connectionId?: string): void {
+    if (connectionId === undefined) this.#supplied.clear();
+    else this.#supplied.delete(connectionId);
     if (!this.#held || (connectionId !== undefined && this.#held.connectionId !== connectionId))
       return;
-    this.#held = undefined;
+    this.#held = [...this.#supplied.values()].at(-1);
     this.#lapsed = false;
-    this.#deps.logger.info("ahp.mcp_token_dropped", { server: this.name });
+    this.#deps.logger.info("ahp.mcp_token_dropped", {
+      server: this.name,
+      fallback: this.#held !== undefined,
+    });
+    if (this.#held) return;
     if (this.#metadata && !this.#closed) {
       this.#setState(this.#authRequired("required", this.#metadata, this.#challengeScopes));
     }
@@ -187,6 +203,7 @@ export class HostMcpServer {
     if (this.#closed) return;
     this.#closed = true;
     this.#held = undefined;
+    this.#supplied.clear();
     const client = this.#client ?? (await this.#connecting?.catch(() => undefined));
     this.#client = undefined;
     await client?.close().catch(() => {});
@@ -210,6 +227,7 @@ export class HostMcpServer {
     }
     const held = this.#held;
     if (held?.expiresAt !== undefined && held.expiresAt <= this.#deps.now()) {
+      this.#supplied.delete(held.connectionId);
       this.#held = undefined;
       this.#lapsed = true;
     }
@@ -261,6 +279,7 @@ export class HostMcpServer {
   async #afterUnauthorized(refused: Refused): Promise<McpServerState> {
     if (refused.sent !== undefined && this.#held?.token.reveal() === refused.sent.reveal()) {
       // The token this host held was refused: never replay it.
+      this.#supplied.delete(this.#held.connectionId);
       this.#held = undefined;
       this.#lapsed = true;
     }
