@@ -212,3 +212,18 @@ describe("AHP host MCP bridge: several suppliers", () => {
     await watcher.close();
   });
 });
+
+describe("AHP host MCP bridge: revoking after unsubscribe", () => {
+  it("[AHP-MCP-revoke-after-unsubscribe] a connection that unsubscribed from the session can still revoke the token it pushed (empty token); one that never pushed one is still told the resource was not advertised to it", async () => {
+    const { mcp, peer, session, server } = await readyServer();
+    const stranger = await stand.peer();
+    peer.notify("unsubscribe", { channel: session });
+    await peer.request("ping");
+    const from = peer.messages.length;
+    assert.deepEqual((await authenticate(peer, mcp.url, "")).result, {});
+    assert.equal(server.state.kind, "authRequired");
+    await assert.rejects(server.callTool("whoami"), { code: "mcp_auth_required" });
+    assert.equal(peer.messages.slice(from).filter((m) => m.method === "action").length, 0);
+    assert.equal((await authenticate(stranger, mcp.url, "")).error?.code, -32602);
+  });
+});

@@ -168,6 +168,12 @@ export class McpBridge {
     subscriber: McpSubscriber,
     params: AuthenticateParamsOfficial,
   ): Promise<Reply | undefined> {
+    if (params.token === "" && params.serverName === undefined) {
+      // Revoking is this connection's right wherever its token went, even after it unsubscribed.
+      const holding = this.#holding(subscriber, params.resource);
+      for (const server of holding) server.dropToken(subscriber.id);
+      if (holding.length > 0) return { result: {} };
+    }
     const advertising = this.#advertising(subscriber, params.resource);
     if (advertising.length === 0) return undefined;
     const targets =
@@ -238,6 +244,14 @@ export class McpBridge {
 
   async close(): Promise<void> {
     await Promise.all([...this.#bySession.keys()].map((s) => this.disposeSession(s)));
+  }
+
+  #holding(subscriber: McpSubscriber, resource: string): HostMcpServer[] {
+    return [...this.#bySession.values()].flatMap((map) =>
+      [...map.values()].filter(
+        (s) => s.advertisedResource === resource && s.hasTokenFrom(subscriber.id),
+      ),
+    );
   }
 
   #advertising(subscriber: McpSubscriber, resource: string): HostMcpServer[] {

@@ -127,6 +127,11 @@ export class HostMcpServer {
     return this.#state;
   }
 
+  /** Whether `connectionId` pushed a token this server still keeps (it may revoke it, subscribed or not). */
+  hasTokenFrom(connectionId: string): boolean {
+    return this.#supplied.has(connectionId);
+  }
+
   /** The resource clients may authenticate for, once the server has asked for auth. */
   get advertisedResource(): string | undefined {
     return this.#metadata?.resource;
