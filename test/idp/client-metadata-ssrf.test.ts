@@ -73,7 +73,8 @@ test("[IDP-cimd-ssrf] isSpecialUseAddress knows the special-use ranges (pure)", 
 });
 
 // A host name that resolves to a special-use address (or DNS rebinding between a check and the fetch) is caught
-// at the socket: the connection to the address actually dialled is cut before any request is written.
+// at the socket: the connection to the address actually dialled is cut before any request is written. The guard
+// looks at the socket only, so an IP literal exercises it as a resolved name would (without relying on DNS here).
 const hits: string[] = [];
 const target = createServer((req, res) => {
   hits.push(req.url ?? "");
@@ -85,11 +86,11 @@ const port = (target.address() as AddressInfo).port;
 
 test("[IDP-cimd-ssrf] the guarded fetch cuts a connection that lands on a special-use address before any request is sent", async () => {
   const strict = guardedFetch({ allowLoopback: false });
-  await assert.rejects(strict(`http://localhost:${port}/secret`, {}));
+  await assert.rejects(strict(`http://127.0.0.1:${port}/secret`, {}));
   assert.deepEqual(hits, [], "nothing reached the server");
   // Control: the same fetch with loopback allowed reaches it, so the refusal above is the guard's.
   const loose = guardedFetch({ allowLoopback: true });
-  const response = await loose(`http://localhost:${port}/allowed`, {});
+  const response = await loose(`http://127.0.0.1:${port}/allowed`, {});
   await response.body?.cancel();
   assert.deepEqual(hits, ["/allowed"]);
 });
