@@ -206,6 +206,23 @@ export class AhpConnection implements McpSubscriber {
     };
   }
 
+  /**
+   * A session belongs to the account that created it (`sessions.ts` principalOf): once this connection speaks for
+   * another account (or revoked its agent token), the sessions it subscribed to as the first one are left, so their
+   * MCP server states stop reaching it and it can no longer push a token the host would use for them.
+   */
+  #keepOwnedSubscriptions(auth: AuthSession): void {
+    const sessions = this.#host.sessions;
+    if (!sessions || this.#subscriptions.size === 0) return;
+    const authenticated = auth.authenticated();
+    for (const uri of [...this.#subscriptions]) {
+      if (!sessions.getOwned(uri, authenticated)) {
+        this.#subscriptions.delete(uri);
+        this.#log.info("ahp.session_left", { reason: "owner_changed" });
+      }
+    }
+  }
+
   isSubscribed(channel: string): boolean {
     return this.#subscriptions.has(channel);
   }
@@ -303,6 +320,7 @@ export class AhpConnection implements McpSubscriber {
     }
     const outcome = await auth.authenticate(resource, token, expiresIn);
     if (!outcome.ok) return { error: outcome.error };
+    this.#keepOwnedSubscriptions(auth);
     if (outcome.announce) {
       const announce = outcome.announce;
       // After the response, which is sent once this promise settles.
