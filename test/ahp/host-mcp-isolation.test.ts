@@ -227,3 +227,23 @@ describe("AHP host MCP bridge: revoking after unsubscribe", () => {
     assert.equal((await authenticate(stranger, mcp.url, "")).error?.code, -32602);
   });
 });
+
+describe("AHP host MCP bridge: malformed tokens", () => {
+  it("[AHP-MCP-token-syntax] a token that is not an RFC 6750 b64token (a trailing newline, a NUL, non-ASCII) is refused with -32602 before it reaches an HTTP header: never echoed in the answer, a state, or a log", async () => {
+    const mcp = await stand.mcpServer({ issuer: stand.idp.issuer, scopes: ["read"] });
+    const { peer, session } = await stand.sessionPeer();
+    const server = await stand.host.mcpServers(session).add({ name: "fixture", url: mcp.url });
+    const token = await stand.token(mcp.url);
+    const from = peer.messages.length;
+    for (const bad of [`${token}\n`, `${token}\u0000x`, `${token}\u0100`]) {
+      const answer = await authenticate(peer, mcp.url, bad);
+      assert.equal(answer.error?.code, -32602, JSON.stringify(answer.error));
+    }
+    await peer.request("ping");
+    assert.equal(server.state.kind, "authRequired");
+    assert.ok(!JSON.stringify(peer.messages.slice(from)).includes(token.slice(-24)));
+    assert.ok(!stand.logs.join("\n").includes(token.slice(-24)));
+    // The well-formed token still works.
+    assert.deepEqual((await authenticate(peer, mcp.url, token)).result, {});
+  });
+});

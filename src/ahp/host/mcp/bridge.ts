@@ -48,6 +48,9 @@ export interface McpBridgeDeps {
   now: () => number;
 }
 
+/** RFC 6750 §2.1 `b64token`: what an `Authorization: Bearer` header can carry. */
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+
 /** Servers per session is bounded: each is a live client connection the host keeps. */
 const MAX_SERVERS_PER_SESSION = 64;
 /** Removals remembered per session for a reconnect's replay (older ones: the client keeps a `stopped` entry). */
@@ -190,6 +193,13 @@ export class McpBridge {
       // "revokes this connection's credential": a token another connection pushed is not this one's to drop.
       for (const server of targets) server.dropToken(subscriber.id);
       return { result: {} };
+    }
+    if (!B64TOKEN.test(params.token)) {
+      // It goes into an `Authorization` header: anything else fails there, in an error message that quotes it.
+      return invalid(
+        AhpErrorCodes.InvalidParams,
+        "Invalid params: token is not a bearer token (RFC 6750 b64token: letters, digits, - . _ ~ + / and trailing =); check for a trailing newline.",
+      );
     }
     const states = await Promise.all(
       targets.map((s) => s.acceptToken(params.token, subscriber.id, params.expiresIn)),
