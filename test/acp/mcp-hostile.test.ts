@@ -284,3 +284,46 @@ test("[ACP-mcp-probe-http-errors] a server that answers the probe with a 5xx or 
     assertClean(status);
   });
 });
+
+test("[ACP-mcp-status-no-query-key] a failed sign-in's message in auth/status shows the server's URL with its query elided (it may hold a key), as the account's url does", {
+  timeout: 30_000,
+}, async (t) => {
+  const home = tempDir();
+  const key = "sk-live-5e1d0c";
+  let base = "";
+  const server = createHttpServer((req, res) => {
+    if (req.url?.startsWith("/.well-known/oauth-protected-resource")) {
+      // Names no authorization server: the sign-in fails with the engine's own message, which quotes the server's URL.
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({ resource: `${base}/mcp?api_key=${key}`, authorization_servers: [] }),
+      );
+      return;
+    }
+    res.writeHead(401, {
+      "www-authenticate": `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`,
+    });
+    res.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await withMcpAgent(
+    t,
+    { home, issuer: idp.issuer, elicitation: "accept", env: { MCP_PROBE: "off" } },
+    async (run) => {
+      const sessionId = await newSession(run, home, [
+        { type: "http", name: "keyed", url: `${base}/mcp?api_key=${key}`, headers: [] },
+      ]);
+      assert.deepEqual(await prompt(run, sessionId, "call keyed whoami"), [
+        "error: no_authorization_server",
+      ]);
+      const status = await run.waitForStatus(
+        (s) => s[0]?.error?.code === "no_authorization_server",
+      );
+      const message = mcpServers(status)[0]?.error?.message ?? "";
+      assert.match(message, /\/mcp\?…/, message);
+      assert.ok(!JSON.stringify(status).includes(key), JSON.stringify(status));
+    },
+  );
+});

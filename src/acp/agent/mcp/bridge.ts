@@ -281,7 +281,7 @@ export class McpServerAuth {
               { cause: caught },
             )
           : caught;
-      if (tracked) tracked.lastError = describe(error);
+      if (tracked) tracked.lastError = describe(error, server);
       throw error;
     } finally {
       this.#turns.leave(server.url, asked);
@@ -338,11 +338,16 @@ function newestFor(
     )[0];
 }
 
-/** A failure as the status shows it: our typed code and words, a generic one for anything else. */
-function describe(error: unknown): { code: string; message: string } {
+/**
+ * A failure as the status shows it: our typed code and words, a generic one for anything else. The engine's
+ * messages quote the server's URL whole: it is shown as the account's `url` is, its query (which may hold a key)
+ * elided.
+ */
+function describe(error: unknown, server: SessionMcpServer): { code: string; message: string } {
   for (let e = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined; e; ) {
     if (typeof e.code === "string" && /^[a-z_]+$/.test(e.code) && typeof e.message === "string") {
-      return { code: e.code, message: peerText(e.message, { max: 400 }) };
+      const message = server.url ? e.message.split(server.url).join(server.displayUrl) : e.message;
+      return { code: e.code, message: peerText(message, { max: 400 }) };
     }
     e = e.cause as typeof e;
   }
