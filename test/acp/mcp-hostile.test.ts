@@ -51,7 +51,12 @@ function assertClean(status: StatusView) {
   for (const account of status.accounts) {
     assert.ok(!UNSAFE.test(account.label), `label ${JSON.stringify(account.label)}`);
     const server = account._meta?.agentauth?.mcpServer;
-    for (const text of [server?.name, server?.url, server?.error?.message]) {
+    for (const text of [
+      server?.name,
+      server?.url,
+      server?.error?.message,
+      ...(server?.scopes ?? []),
+    ]) {
       assert.ok(!UNSAFE.test(text ?? ""), `text ${JSON.stringify(text)}`);
     }
   }
@@ -326,4 +331,53 @@ test("[ACP-mcp-status-no-query-key] a failed sign-in's message in auth/status sh
       assert.ok(!JSON.stringify(status).includes(key), JSON.stringify(status));
     },
   );
+});
+
+test("[ACP-mcp-hostile-scopes] a server's metadata with hostile scopes (escapes, bidi, spaces, thousands): auth/status lists only well-formed scope tokens, a bounded number", {
+  timeout: 30_000,
+}, async (t) => {
+  const home = tempDir();
+  let base = "";
+  const scopes = [
+    "read",
+    "\u001b[2Jwipe",
+    "\u202eetirw",
+    "two words",
+    "x".repeat(5000),
+    ...Array.from({ length: 5000 }, (_, i) => `s${i}`),
+  ];
+  const server = createHttpServer((req, res) => {
+    if (req.url?.startsWith("/.well-known/oauth-protected-resource")) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          resource: `${base}/mcp`,
+          authorization_servers: [idp.issuer],
+          scopes_supported: scopes,
+        }),
+      );
+      return;
+    }
+    res.writeHead(401, {
+      "www-authenticate": `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`,
+    });
+    res.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
+    await newSession(run, home, [
+      { type: "http", name: "scopes", url: `${base}/mcp`, headers: [] },
+    ]);
+    const status = await run.waitForStatus((s) => s[0]?.state === "needs_sign_in");
+    const listed = mcpServers(status)[0]?.scopes ?? [];
+    assertClean(status);
+    assert.equal(listed[0], "read");
+    assert.ok(
+      listed.every((s) => /^[\x21\x23-\x5b\x5d-\x7e]{1,200}$/.test(s)),
+      JSON.stringify(listed.slice(0, 5)),
+    );
+    assert.ok(listed.length <= 100, `${listed.length} scopes listed`);
+  });
 });

@@ -64,13 +64,15 @@ export function mcpServerAccount(
       error: { code: server.invalid.code, message: server.invalid.message },
     };
   }
-  if (record?.status === "active") return { ...base, state: "signed_in", scopes: record.scopes };
-  const asked = tracked.probe.state === "needs_sign_in" ? tracked.probe.scopes : [];
+  if (record?.status === "active") {
+    return { ...base, state: "signed_in", scopes: scopeTokens(record.scopes) };
+  }
+  const asked = tracked.probe.state === "needs_sign_in" ? scopeTokens(tracked.probe.scopes) : [];
   if (record?.status === "login_required") {
     return {
       ...base,
       state: "needs_sign_in",
-      scopes: record.scopes,
+      scopes: scopeTokens(record.scopes),
       error: {
         code: "login_required",
         message: `The sign-in to the MCP server “${server.name}” has expired; the agent asks again when it next uses it.`,
@@ -90,6 +92,20 @@ export function mcpServerAccount(
     return { ...base, state: "error", scopes: [], error: tracked.probe.error };
   }
   return { ...base, state: tracked.probe.state, scopes: asked };
+}
+
+// RFC 6749 §3.3 scope-token; at most this many, this long (the rest is dropped, not cut).
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]{1,200}$/;
+const MAX_SCOPES = 100;
+
+/**
+ * Scopes come from the server's challenge and metadata, or the authorization server's grant: peer text. Only
+ * well-formed scope tokens reach a client's UI, so an escape or bidi character in one never does.
+ */
+function scopeTokens(scopes: readonly unknown[]): string[] {
+  return scopes
+    .filter((s): s is string => typeof s === "string" && SCOPE_TOKEN.test(s))
+    .slice(0, MAX_SCOPES);
 }
 
 /** The `auth/status` account for a server. */
