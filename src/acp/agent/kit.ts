@@ -253,6 +253,9 @@ export class AgentAuth {
   async logout(): Promise<void> {
     // The person asked to be logged out: a sign-in still waiting for them must not log them back in.
     this.#logins.abort();
+    // MCP sign-ins too, before anything is forgotten: one finishing during the loop below would store a token after
+    // the listing `signOut` makes (a code exchange already past its last check can still land: a narrow window).
+    this.mcp.cancelSignIns();
     this.#publisher.bump();
     for (const method of this.methods) {
       reportForgotten(method, await this.credentials.forget(method), this.#log, this.#stderr);

@@ -201,6 +201,12 @@ export class McpServerAuth {
     );
   }
 
+  /** Ends every MCP sign-in still waiting for the person (typed `sign_in_cancelled`); later ones can start afresh. */
+  cancelSignIns(): void {
+    this.#signIns.abort();
+    this.#signIns = new AbortController();
+  }
+
   /**
    * Revokes (RFC 7009, best effort) and deletes every MCP server credential of the agent: the vault records of the
    * kit's subject bound to an http(s) resource. The kit's logout calls it after forgetting its methods' credentials,
@@ -208,8 +214,7 @@ export class McpServerAuth {
    * their next call finds no token and asks for a sign-in again.
    */
   async signOut(): Promise<LogoutResult[]> {
-    this.#signIns.abort();
-    this.#signIns = new AbortController();
+    this.cancelSignIns();
     const { store, subject } = this.#deps;
     const records = (await store.list({ subject })).filter((r) => /^https?:\/\//.test(r.resource));
     const results: LogoutResult[] = [];
