@@ -217,3 +217,38 @@ it("[AHP-MCP-client-oauth-client] a McpServerAuthRequiredState with oauthClient:
   );
   assert.deepEqual(errors, []);
 });
+
+it("[AHP-MCP-client-allow] authenticateMcpServers as a predicate: a resource it refuses gets no sign-in and no token (a host names resources, so a client holding tokens for other MCP servers must choose which to hand over); one it allows does", async () => {
+  const refused = await stand.mcpServer({ issuer: stand.idp.issuer, scopes: ["read"] });
+  const allowed = await stand.mcpServer({ issuer: stand.idp.issuer, scopes: ["read"] });
+  const store = new MemoryCredentialStore();
+  const prompts: string[] = [];
+  const asked: string[] = [];
+  const notices: McpAuthNotice[] = [];
+  const client = await connectAhpHost(stand.running.url, {
+    store,
+    dialects: ["official"],
+    login: autoApprove(prompts),
+    authenticateMcpServers: (notice) => {
+      asked.push(notice.resource.resource);
+      return notice.resource.resource === allowed.url;
+    },
+    onMcpAuthRequired: (n) => notices.push(n),
+  });
+  after(() => client.close());
+  await client.authenticate();
+  const session = `ahp-session:/${randomUUID()}`;
+  await client.request("createSession", { channel: session, provider: "agent" });
+  await client.watchSession(session);
+  const first = await stand.host.mcpServers(session).add({ name: "refused", url: refused.url });
+  const second = await stand.host.mcpServers(session).add({ name: "allowed", url: allowed.url });
+  await until(second, "ready");
+  assert.deepEqual(asked.sort(), [allowed.url, refused.url].sort());
+  assert.equal(first.state.kind, "authRequired", "no token was pushed for the refused resource");
+  assert.equal((await store.list({ resource: refused.url })).length, 0, "no sign-in for it either");
+  assert.equal((await store.list({ resource: allowed.url })).length, 1);
+  assert.ok(
+    notices.some((n) => n.resource.resource === refused.url),
+    "the app still hears about it",
+  );
+});

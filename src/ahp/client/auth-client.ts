@@ -55,9 +55,11 @@ export interface ConnectAhpOptions extends ResourceCredentialsOptions, RpcSocket
   onMcpAuthRequired?: (notice: McpAuthNotice) => void;
   /**
    * Sign in for such a server's resource and `authenticate` with the token (step-up with the wider scopes on
-   * `insufficientScope`). Default false: a sign-in may need the person, so it is opted into.
+   * `insufficientScope`). Default false: a sign-in may need the person, so it is opted into. The host names the
+   * resource, so `true` hands it whatever token the vault holds for any MCP server it names; a predicate chooses
+   * (e.g. only the servers this app configured for the host).
    */
-  authenticateMcpServers?: boolean;
+  authenticateMcpServers?: boolean | ((notice: McpAuthNotice) => boolean);
   /** The connection ended without `close()`. */
   onDisconnect?: (error: Error) => void;
   now?: () => number;
@@ -363,7 +365,8 @@ export class AhpClient {
       ...(notice.oauthClientId ? { oauthClientId: notice.oauthClientId } : {}),
     });
     this.#options.onMcpAuthRequired?.(notice);
-    if (!this.#options.authenticateMcpServers) return;
+    const allow = this.#options.authenticateMcpServers;
+    if (!allow || (typeof allow === "function" && !allow(notice))) return;
     const trigger: RenewalTrigger =
       notice.reason === "insufficientScope"
         ? "stepUp"
