@@ -7,7 +7,7 @@ import {
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
 import { agentAuthProvider } from "../../src/mcp/index.ts";
-import { loadMcpServerSdk } from "../../src/mcp/server/example-server.ts";
+import { loadMcpServerSdk } from "../../src/mcp/sdk.ts";
 import { findBearerChallenge, parseWwwAuthenticate } from "../../src/oauth/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { authorizeAndRedeem } from "../support/authorize.ts";
@@ -207,7 +207,7 @@ test("[CLI-mcp-example-server-input] missing or bad --issuer, a bad --port or sc
 
 test("[CLI-mcp-example-server-sdk-missing] without @modelcontextprotocol/server installed, loading it is a typed error that says what to install", async () => {
   const name = "@modelcontextprotocol/server-not-installed-here";
-  const missing = await loadMcpServerSdk(() => import(name), name).then(
+  const missing = await loadMcpServerSdk("The example MCP server", () => import(name), name).then(
     () => assert.fail("the package does not exist"),
     (e: unknown) => e as { code?: string; message?: string },
   );
@@ -216,10 +216,10 @@ test("[CLI-mcp-example-server-sdk-missing] without @modelcontextprotocol/server 
   // Any other failure (a broken install) is not disguised as a missing package.
   const broken = new Error("boom");
   await assert.rejects(
-    loadMcpServerSdk(() => Promise.reject(broken)),
+    loadMcpServerSdk("The example MCP server", () => Promise.reject(broken)),
     (e) => e === broken,
   );
   // The control: the installed SDK loads.
-  const sdk = await loadMcpServerSdk();
+  const sdk = await loadMcpServerSdk("The example MCP server");
   assert.equal(typeof sdk.createMcpHandler, "function");
 });

@@ -65,7 +65,7 @@ registerHooks({
   assert.equal(probe.code, 1, probe.stderr);
   assert.match(
     probe.stderr,
-    /The MCP server SDK is not installed; run 'npm install @modelcontextprotocol\/server'.* \[mcp_sdk_missing\]\n$/,
+    /The example MCP server needs the official MCP SDK @modelcontextprotocol\/server, which is not installed; run 'npm install @modelcontextprotocol\/server'.* \[mcp_sdk_missing\]\n$/,
   );
   const help = await runCli(["--help"], without);
   assert.equal(help.code, 0, help.stderr);

@@ -8,43 +8,12 @@
 
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { AgentAuthError } from "../../core/errors.ts";
+import { loadMcpServerSdk, type McpServerSdk } from "../sdk.ts";
 import { mcpCaller } from "./caller.ts";
 import { toNodeListener } from "./node.ts";
 import { protectMcpServer } from "./protect.ts";
 
-type ServerSdk = typeof import("@modelcontextprotocol/server");
-
-const SDK = "@modelcontextprotocol/server";
-
-/** The SDK is not installed (it is an optional peer dependency of agentauth). */
-export class McpSdkMissingError extends AgentAuthError {
-  declare readonly code: "mcp_sdk_missing";
-}
-
-/**
- * Loads the official server SDK. `load` is the import to run (a test passes one for a package that is not there);
- * only a missing SDK becomes the typed error, any other failure (a broken install) is passed on as it is.
- */
-export async function loadMcpServerSdk(
-  load: () => Promise<unknown> = () => import(SDK),
-  name = SDK,
-): Promise<ServerSdk> {
-  try {
-    return (await load()) as ServerSdk;
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    const message = String((error as { message?: unknown }).message ?? "");
-    if (code === "ERR_MODULE_NOT_FOUND" && message.includes(`'${name}'`)) {
-      throw new McpSdkMissingError(
-        "mcp_sdk_missing",
-        `The MCP server SDK is not installed; run 'npm install ${SDK}' and start the example server again.`,
-        { cause: error },
-      );
-    }
-    throw error;
-  }
-}
+type ServerSdk = McpServerSdk;
 
 export interface ExampleMcpServerOptions {
   /** The authorization server whose tokens the server accepts (its issuer identifier). */
@@ -79,7 +48,7 @@ export interface ExampleMcpServer {
 export async function startExampleMcpServer(
   options: ExampleMcpServerOptions,
 ): Promise<ExampleMcpServer> {
-  const sdk = await (options.loadSdk ?? loadMcpServerSdk)();
+  const sdk = await (options.loadSdk ?? (() => loadMcpServerSdk("The example MCP server")))();
   const scopes = options.scopes ?? ["read"];
   const stepUpScope = options.stepUpScope ?? "write";
   const host = options.host ?? "127.0.0.1";

@@ -1,10 +1,10 @@
 /** The MCP server side: protect an MCP server as an OAuth resource server and hand tool handlers the verified caller. */
+
+export { loadMcpServerSdk, McpSdkMissingError } from "../sdk.ts";
 export { currentMcpCaller, type McpCaller, mcpCaller, runAsMcpCaller } from "./caller.ts";
 export {
   type ExampleMcpServer,
   type ExampleMcpServerOptions,
-  loadMcpServerSdk,
-  McpSdkMissingError,
   startExampleMcpServer,
 } from "./example-server.ts";
 export {

@@ -1,23 +1,24 @@
 /**
- * The official MCP client SDK, loaded on first use: `@modelcontextprotocol/client` is an optional peer dependency,
- * so `agentauth/ahp` must load without it and fail only when a host actually adds an MCP server, with a typed error
- * that says how to install it.
+ * The official MCP client SDK for the AHP host's bridge, loaded on first use (src/mcp/sdk.ts): `agentauth/ahp` loads
+ * without it and fails only when a host actually adds an MCP server, with this bridge's typed error.
  */
 
+import {
+  loadMcpClientSdk as load,
+  type McpClientSdk,
+  McpSdkMissingError,
+} from "../../../mcp/sdk.ts";
 import { McpBridgeError } from "./errors.ts";
 
-export type McpClientSdk = typeof import("@modelcontextprotocol/client");
-
-let loading: Promise<McpClientSdk> | undefined;
+export type { McpClientSdk };
 
 export function loadMcpClientSdk(): Promise<McpClientSdk> {
-  loading ??= import("@modelcontextprotocol/client").catch((cause: unknown) => {
-    loading = undefined;
+  return load("The AHP host's MCP bridge").catch((cause: unknown) => {
+    if (!(cause instanceof McpSdkMissingError)) throw cause;
     throw new McpBridgeError(
       "mcp_sdk_missing",
       "The AHP host's MCP bridge needs the official MCP client SDK; run `npm install @modelcontextprotocol/client`.",
       { cause },
     );
   });
-  return loading;
 }
