@@ -98,6 +98,18 @@ export {
   registerClient,
 } from "./registration.ts";
 export {
+  forgetRegistration,
+  isRegistrationRecord,
+  isReservedSubject,
+  REGISTRATION_SUBJECT,
+  RESERVED_SUBJECT_PREFIX,
+  type RegistrationMetadata,
+  registrationKey,
+  type StoredRegistration,
+  type StoredRegistrationOptions,
+  storedRegistration,
+} from "./registration-store.ts";
+export {
   type IntrospectOptions,
   introspectToken,
   type RevocationOutcome,

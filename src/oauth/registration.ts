@@ -18,6 +18,8 @@ export interface RegisteredClient extends OAuthClient {
   /** RFC 7592 management credentials, when the server issued them. */
   registrationAccessToken?: Secret;
   registrationClientUri?: string;
+  /** RFC 7591 §3.2.1 `client_secret_expires_at` in ms since the epoch; absent when it never expires (0) or no secret. */
+  clientSecretExpiresAt?: number;
 }
 
 export async function registerClient(options: RegisterClientOptions): Promise<RegisteredClient> {
@@ -50,6 +52,10 @@ export async function registerClient(options: RegisterClientOptions): Promise<Re
       registrationClientUri:
         typeof client.registration_client_uri === "string"
           ? client.registration_client_uri
+          : undefined,
+      clientSecretExpiresAt:
+        typeof client.client_secret_expires_at === "number" && client.client_secret_expires_at > 0
+          ? client.client_secret_expires_at * 1000
           : undefined,
     };
   } catch (error) {

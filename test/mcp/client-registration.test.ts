@@ -1,9 +1,8 @@
 /**
- * What survives a process: dynamic registrations live in the provider's memory (the vault has no place for client
- * registrations apart from credentials), but every credential keeps the client id it was issued to. A second
- * provider over the same vault (a new process, with an empty registration map) therefore refreshes with the stored
- * client and registers nothing; only a new sign-in registers again. Both are asserted here, so a change to either
- * shows.
+ * What survives a process: every credential keeps the client id it was issued to, and dynamic registrations are
+ * kept in the vault too (src/oauth/registration-store.ts). A second provider over the same vault (a new process)
+ * therefore refreshes with the stored client, and a new sign-in over the same vault reuses the stored registration;
+ * only another vault registers again. A registration the server forgot is replaced once.
  */
 
 import assert from "node:assert/strict";
@@ -58,7 +57,7 @@ test("[MCP-client-registration-across-processes] a second provider over the same
   assert.equal(after?.clientId, stored.clientId);
 });
 
-test("[MCP-client-registration-memory] within one provider, a second sign-in (step-up) reuses the registration; a new provider registers again (registrations are not in the vault)", async () => {
+test("[MCP-client-registration-memory] within one provider, a second sign-in (step-up) reuses the registration; a new provider over another vault registers again", async () => {
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer, scopes: ["read"] });
   const store = new MemoryCredentialStore();
   const person = browser();

@@ -13,6 +13,7 @@ import type { AuthProvider, FetchLike } from "@modelcontextprotocol/client";
 import {
   type DevicePrompt,
   type DiscoveryOptions,
+  isReservedSubject,
   LoginRequiredError,
   MetadataCache,
   type OAuthClient,
@@ -138,6 +139,12 @@ export function serverResourceUri(serverUrl: string | URL): string {
  */
 export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthProvider {
   const canonicalUri = serverResourceUri(options.serverUrl);
+  if (isReservedSubject(options.subject)) {
+    throw new McpAuthError(
+      "invalid_subject",
+      'Subjects starting with "agentauth:" are agentauth\'s own vault records (client registrations); choose another subject.',
+    );
+  }
   // Checked now, so a misconfigured host learns at start-up rather than at an authorization server's error page.
   const clientMetadataUrl =
     options.clientMetadataUrl === undefined

@@ -5,17 +5,23 @@
  * its URL, public client, PKCE); else RFC 7591 dynamic registration when the server has a registration endpoint;
  * else a typed error that tells the host to pre-register.
  *
- * Dynamic registrations are kept per issuer and per sign-in method in memory, for the life of the provider: the
- * vault has no place for client registrations apart from credentials (each credential keeps the client id it was
- * issued to, which is what refresh and revoke need), so a new process registers again at its first sign-in.
+ * Dynamic registrations are kept in the vault (oauth/registration-store.ts: one record per issuer and per
+ * registration metadata, so the browser and the device method, and other client names, never share), so every
+ * provider, process and restart over one vault signs in as one client; within a provider they are also kept in
+ * memory per issuer and method. Without a store (a caller of `clientForServer` that gives none) they live in memory
+ * only, as before.
  */
 
 import {
   type AuthorizationServer,
   type DiscoveryOptions,
+  forgetRegistration,
   type OAuthClient,
+  type RegistrationMetadata,
   registerClient,
+  storedRegistration,
 } from "../../oauth/index.ts";
+import type { CredentialStore } from "../../vault/index.ts";
 import { McpAuthError } from "./errors.ts";
 import { DEVICE_CODE_GRANT, LOOPBACK_REDIRECT_URI } from "./metadata-document.ts";
 
@@ -31,6 +37,8 @@ export interface RegistrationOptions {
   registrations: Map<string, Promise<OAuthClient>>;
   clientName?: string;
   discovery?: DiscoveryOptions;
+  /** Where dynamic registrations are kept across providers and processes (the credentials' vault). */
+  store?: CredentialStore;
 }
 
 /** How the client was found, for hosts and tests that want to know. */
@@ -62,24 +70,54 @@ export async function clientForServer(
   const key = `${as.issuer} ${method}`;
   let registration = options.registrations.get(key);
   if (!registration) {
-    registration = registerClient({
-      as,
-      metadata: {
-        client_name: options.clientName ?? "agentauth MCP client",
-        application_type: "native",
-        redirect_uris: [LOOPBACK_REDIRECT_URI],
-        grant_types: [
-          "authorization_code",
-          "refresh_token",
-          ...(method === "device" ? [DEVICE_CODE_GRANT] : []),
-        ],
-        response_types: ["code"],
-        token_endpoint_auth_method: "none",
-      },
-      ...options.discovery,
-    });
+    const metadata = registrationMetadata(options, method);
+    registration = options.store
+      ? storedRegistration({ store: options.store, as, metadata, ...options.discovery }).then(
+          (stored) => stored.client,
+        )
+      : registerClient({ as, metadata, ...options.discovery });
     registration.catch(() => options.registrations.delete(key));
     options.registrations.set(key, registration);
   }
   return { client: await registration, kind: "dynamic" };
+}
+
+/** What agentauth registers as for a sign-in method: a native public client on the loopback redirect (RFC 8252). */
+export function registrationMetadata(
+  options: Pick<RegistrationOptions, "clientName">,
+  method: SignInMethod,
+): RegistrationMetadata {
+  return {
+    client_name: options.clientName ?? "agentauth MCP client",
+    application_type: "native",
+    redirect_uris: [LOOPBACK_REDIRECT_URI],
+    grant_types: [
+      "authorization_code",
+      "refresh_token",
+      ...(method === "device" ? [DEVICE_CODE_GRANT] : []),
+    ],
+    response_types: ["code"],
+    token_endpoint_auth_method: "none",
+  };
+}
+
+/**
+ * After the authorization server refused a dynamically registered client (`invalid_client`, `unauthorized_client`):
+ * forgets it here and in the vault, so the next sign-in registers again.
+ */
+export async function forgetDynamicClient(
+  options: RegistrationOptions,
+  as: AuthorizationServer,
+  method: SignInMethod,
+  clientId: string,
+): Promise<void> {
+  options.registrations.delete(`${as.issuer} ${method}`);
+  if (options.store) {
+    await forgetRegistration(
+      options.store,
+      as.issuer,
+      registrationMetadata(options, method),
+      clientId,
+    );
+  }
 }

@@ -16,14 +16,22 @@ import {
   type DiscoveryOptions,
   discoverAuthorizationServer,
   discoverProtectedResource,
+  isReservedSubject,
   login,
   MetadataCache,
+  type OAuthClient,
   type ProtectedResourceMetadata,
+  RESERVED_SUBJECT_PREFIX,
 } from "../../oauth/index.ts";
 import type { CredentialRecord, CredentialStore } from "../../vault/index.ts";
 import type { UnauthorizedHints } from "./challenge.ts";
 import { McpAuthError } from "./errors.ts";
-import { clientForServer, type RegistrationOptions, type SignInMethod } from "./registration.ts";
+import {
+  clientForServer,
+  forgetDynamicClient,
+  type RegistrationOptions,
+  type SignInMethod,
+} from "./registration.ts";
 
 export interface SignInOptions extends RegistrationOptions {
   canonicalUri: string;
@@ -100,6 +108,12 @@ export function scopesFor(
 
 export async function signInToMcpServer(options: SignInOptions): Promise<CredentialRecord> {
   const { canonicalUri, hints, discovery } = options;
+  if (options.subject !== undefined && isReservedSubject(options.subject)) {
+    throw new McpAuthError(
+      "invalid_subject",
+      `Subjects starting with "${RESERVED_SUBJECT_PREFIX}" are agentauth's own vault records; choose another subject.`,
+    );
+  }
   // Read afresh: a sign-in follows a 401, and the server may have moved to another authorization server.
   const prm = await discoverServerMetadata(canonicalUri, hints, {
     ...discovery,
@@ -107,7 +121,30 @@ export async function signInToMcpServer(options: SignInOptions): Promise<Credent
   });
   const as = await authorizationServerOf(prm, canonicalUri, discovery);
   const method = signInMethodFor(options, as);
-  const { client } = await clientForServer(options, as, method);
+  const { client, kind } = await clientForServer(options, as, method);
+  try {
+    return await signInAs(options, prm, as, method, client);
+  } catch (error) {
+    // A stored registration the server no longer knows (its storage was reset, the client was deleted) fails at
+    // the device authorization or token endpoint: forget it and register once again. At the authorization endpoint
+    // the browser shows the error instead; the registration store's RFC 7592 check catches that case beforehand.
+    const refused = (error as { oauthError?: unknown }).oauthError;
+    if (kind !== "dynamic" || (refused !== "invalid_client" && refused !== "unauthorized_client"))
+      throw error;
+    await forgetDynamicClient(options, as, method, client.clientId);
+    const again = await clientForServer(options, as, method);
+    return signInAs(options, prm, as, method, again.client);
+  }
+}
+
+async function signInAs(
+  options: SignInOptions,
+  prm: ProtectedResourceMetadata,
+  as: AuthorizationServer,
+  method: SignInMethod,
+  client: OAuthClient,
+): Promise<CredentialRecord> {
+  const { canonicalUri, hints, discovery } = options;
   const common = {
     issuer: as.issuer,
     client,

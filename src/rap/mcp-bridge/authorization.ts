@@ -15,8 +15,11 @@ import {
   discoverAuthorizationServer,
   type OAuthClient,
   type ProtectedResourceMetadata,
+  type RegistrationMetadata,
   registerClient,
+  storedRegistration,
 } from "../../oauth/index.ts";
+import type { CredentialStore } from "../../vault/index.ts";
 import type { OAuthProviderConfig } from "../tool/options.ts";
 import { McpBridgeError } from "./errors.ts";
 
@@ -29,12 +32,16 @@ export interface McpAuthorizationOptions {
   clientName: string;
   displayName: string;
   discovery?: DiscoveryOptions;
+  /** Where the registration is kept and found again at the next start (the tool's vault). */
+  store?: CredentialStore;
 }
 
 export interface McpAuthorization {
   provider: OAuthProviderConfig;
-  /** Set when the bridge registered a client itself (keep it and pass it as `client` next time). */
+  /** Set when the client is a dynamic registration (without a store: keep it and pass it as `client` next time). */
   registered?: OAuthClient;
+  /** True when that registration was found in the store rather than made now. */
+  reused?: boolean;
 }
 
 /** The MCP server's metadata and its authorization server (no registration yet). */
@@ -74,22 +81,33 @@ export async function mcpProvider(
   const { canonicalUri, discovery } = options;
   let client = options.client;
   let registered: OAuthClient | undefined;
+  let reused: boolean | undefined;
   if (!client) {
     try {
       const loopback = isLoopback(new URL(options.redirectUri));
-      registered = await registerClient({
-        as,
-        metadata: {
-          client_name: options.clientName,
-          // RFC 8252 §7.3: a native client's loopback redirect matches any port; a deployed tool is a web client.
-          application_type: loopback ? "native" : "web",
-          redirect_uris: [options.redirectUri],
-          grant_types: ["authorization_code", "refresh_token"],
-          response_types: ["code"],
-          token_endpoint_auth_method: "none",
-        },
-        ...discovery,
-      });
+      const metadata: RegistrationMetadata = {
+        client_name: options.clientName,
+        // RFC 8252 §7.3: a native client's loopback redirect matches any port; a deployed tool is a web client.
+        application_type: loopback ? "native" : "web",
+        redirect_uris: [options.redirectUri],
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        token_endpoint_auth_method: "none",
+      };
+      if (options.store) {
+        // Kept in the vault under the redirect URI and the rest of the metadata: a restart signs users in as the
+        // same client (their consent holds), and a changed publicBaseUrl registers a new one.
+        const stored = await storedRegistration({
+          store: options.store,
+          as,
+          metadata,
+          ...discovery,
+        });
+        registered = stored.client;
+        reused = stored.reused;
+      } else {
+        registered = await registerClient({ as, metadata, ...discovery });
+      }
       client = registered;
     } catch (error) {
       throw new McpBridgeError(
@@ -108,6 +126,7 @@ export async function mcpProvider(
       displayName: options.displayName,
     },
     registered,
+    reused,
   };
 }
 

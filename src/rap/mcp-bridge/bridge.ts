@@ -21,6 +21,7 @@ import { silentLogger } from "../../core/log.ts";
 import type { Secret } from "../../core/secret.ts";
 import { scopeUnion } from "../../mcp/client/index.ts";
 import type { DiscoveryOptions, OAuthClient } from "../../oauth/index.ts";
+import type { CredentialStore } from "../../vault/index.ts";
 import { TokenRejectedError } from "../tool/errors.ts";
 import type { OAuthProviderConfig, OperationDefinition } from "../tool/options.ts";
 import { OAUTH_CALLBACK_PATH } from "../tool/server.ts";
@@ -47,8 +48,11 @@ export interface McpBridgeOptions {
   /** Shown to the person in messages and on the consent page. Default "the MCP server at <host>". */
   displayName?: string;
   /** A client pre-registered at the MCP server's authorization server; without it the bridge registers one (RFC
-   * 7591) at startup: keep `registeredClient` from the result and pass it here next time. */
+   * 7591) at startup: give `store` to keep it in the vault and reuse it at the next start, or keep
+   * `registeredClient` from the result and pass it here next time. */
   client?: OAuthClient;
+  /** The tool's vault: the dynamic registration is kept there and found again at every start (one client). */
+  store?: CredentialStore;
   /** The scopes to ask for. Default: the server's `scopes_supported`, plus `offline_access` when offered. */
   scope?: string;
   /** The MCP tools to offer, when `tools/list` needs a signed-in user (see the module comment). */
@@ -71,8 +75,10 @@ export interface McpBridgeToolset {
   operations: OperationDefinition[];
   /** The MCP server's canonical URI: the `resource` of every token and of the vault keys. */
   canonicalUri: string;
-  /** The client the bridge registered (absent when `client` was given). */
+  /** The client the bridge registered or found in `store` (absent when `client` was given). */
   registeredClient?: OAuthClient;
+  /** True when `registeredClient` came from `store` rather than a registration at this start. */
+  registrationReused?: boolean;
   /** Tools left out or changed (unusable names, replaced input schemas). */
   notes: CatalogNote[];
 }
@@ -136,12 +142,16 @@ export async function mcpBridgeToolset(options: McpBridgeOptions): Promise<McpBr
     clientName: options.clientName ?? "agentauth RAP MCP bridge",
     displayName: options.displayName ?? `the MCP server at ${serverUrl.host}`,
     discovery: options.discovery,
+    store: options.store,
   });
   if (authorization.registered) {
-    logger.info("rap.mcp_bridge.registered", {
-      issuer: authorization.provider.issuer,
-      client_id: authorization.registered.clientId,
-    });
+    logger.info(
+      authorization.reused ? "rap.mcp_bridge.registration_reused" : "rap.mcp_bridge.registered",
+      {
+        issuer: authorization.provider.issuer,
+        client_id: authorization.registered.clientId,
+      },
+    );
   }
   const scopes = { base: authorization.provider.scope ?? "" };
   return {
@@ -149,6 +159,7 @@ export async function mcpBridgeToolset(options: McpBridgeOptions): Promise<McpBr
     operations: tools.map((tool) => operationFor(tool, providerId, serverUrl, scopes, options)),
     canonicalUri,
     registeredClient: authorization.registered,
+    registrationReused: authorization.reused,
     notes,
   };
 }
@@ -180,7 +191,12 @@ function operationFor(
           (client: Client, signal) =>
             client.callTool({ name: tool.name, arguments: ctx.arguments }, { signal }),
         );
-        return resultText(tool.name, result, options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS);
+        return resultText(
+          tool.name,
+          result,
+          options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS,
+          ctx.accessToken,
+        );
       } catch (error) {
         if (!(error instanceof ScopeRequired)) throw error;
         // Step-up: the configured scopes and what the server now requires; the tool kit adds this user's granted
@@ -271,7 +287,7 @@ function isLoopback(url: URL): boolean {
   );
 }
 
-/** The canonical URI (RFC 8707): absolute, https or loopback http, no fragment, no credentials. */
+/** The canonical URI (RFC 8707): absolute, https or loopback http, no fragment, no credentials, no query. */
 function mcpServerUrl(value: string | URL): URL {
   const url = typeof value === "string" || value instanceof URL ? URL.parse(value) : null;
   const loopback = url !== null && isLoopback(url);
@@ -286,6 +302,15 @@ function mcpServerUrl(value: string | URL): URL {
       "The MCP server URL must be an absolute https URL (plain http only on loopback) without credentials in it.",
     );
   }
+  // RFC 8707 §2: a resource SHOULD NOT carry a query. On an MCP URL it is usually a key, which would end up in the
+  // vault's keys and in every authorization URL (as `resource`). Not echoed, for that reason; as the CLI words it.
   url.hash = "";
+  // `?` alone (an empty query) is still one in the href, and a different resource from the URL without it.
+  if (url.search !== "" || url.href.includes("?")) {
+    throw new McpBridgeError(
+      "server_url_query",
+      "The MCP server URL must not carry a query (?…): it would be stored as the credential's resource and sent in every authorization URL, and MCP servers take an OAuth sign-in instead of a key in the URL; give the URL without it.",
+    );
+  }
   return url;
 }

@@ -1,0 +1,221 @@
+/**
+ * Dynamic registrations kept in the vault (src/oauth/registration-store.ts) against the real embedded authorization
+ * server (oidc-provider, registration enabled) and real vault files: one registration per server and metadata across
+ * callers and store handles, a registration the server forgot or that expired replaced once, hostile records
+ * replaced rather than crashed on, and no registration secret in listings.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { test } from "node:test";
+import { Secret } from "../../src/core/secret.ts";
+import {
+  discoverAuthorizationServer,
+  forgetRegistration,
+  REGISTRATION_SUBJECT,
+  type RegistrationMetadata,
+  registrationKey,
+  storedRegistration,
+} from "../../src/oauth/index.ts";
+import {
+  type CredentialStore,
+  Keyring,
+  MemoryCredentialStore,
+  SqliteCredentialStore,
+} from "../../src/vault/index.ts";
+import { useIdp } from "../support/idp.ts";
+import { tempDir } from "../support/tmp.ts";
+import { newKey, rawDb } from "../vault/helpers.ts";
+
+const idp = await useIdp();
+const as = await discoverAuthorizationServer(idp.issuer);
+
+const METADATA: RegistrationMetadata = {
+  client_name: "registration-store test",
+  application_type: "native",
+  redirect_uris: ["http://127.0.0.1/callback"],
+  grant_types: ["authorization_code", "refresh_token"],
+  response_types: ["code"],
+  token_endpoint_auth_method: "none",
+};
+
+function sqliteStores(count: number): SqliteCredentialStore[] {
+  const path = join(tempDir(), "vault.db");
+  const keyring = new Keyring(Buffer.from(newKey(), "base64"));
+  return Array.from({ length: count }, () => new SqliteCredentialStore({ path, keyring }));
+}
+
+async function closeAll(stores: CredentialStore[]): Promise<void> {
+  for (const store of stores) await store.close();
+}
+
+/** Whether the authorization server still knows the client (RFC 7592 read with its registration access token). */
+async function serverKnows(store: CredentialStore): Promise<number> {
+  const record = await store.get(registrationKey(as.issuer, METADATA));
+  const uri = record?.provider?.options?.registration_client_uri;
+  assert.ok(uri && record?.tokens.accessToken);
+  const response = await fetch(uri, {
+    headers: { authorization: `Bearer ${record.tokens.accessToken.reveal()}` },
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+test("[OAUTH-registration-store-once] twenty concurrent callers over two handles of one vault file register once; later callers reuse it", async () => {
+  const stores = sqliteStores(2);
+  try {
+    const before = idp.memory().registrations;
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        storedRegistration({ store: stores[i % 2] as CredentialStore, as, metadata: METADATA }),
+      ),
+    );
+    assert.equal(idp.memory().registrations, before + 1, "the server saw one registration");
+    const ids = new Set(results.map((r) => r.client.clientId));
+    assert.equal(ids.size, 1);
+    // The ten callers on one handle shared its one flight (which registered); the other handle's read it.
+    const fresh = results.flatMap((r, i) => (r.reused ? [] : [i % 2]));
+    assert.equal(fresh.length, 10);
+    assert.equal(new Set(fresh).size, 1);
+    const again = await storedRegistration({
+      store: stores[1] as CredentialStore,
+      as,
+      metadata: METADATA,
+    });
+    assert.equal(again.reused, true);
+    assert.equal(again.client.clientId, results[0]?.client.clientId);
+    assert.equal(await serverKnows(stores[0] as CredentialStore), 200);
+    assert.equal(idp.memory().registrations, before + 1);
+  } finally {
+    await closeAll(stores);
+  }
+});
+
+test("[OAUTH-registration-store-per-metadata] another redirect URI or grant type is another registration, never a shared one", async () => {
+  const store = new MemoryCredentialStore();
+  const a = await storedRegistration({ store, as, metadata: METADATA });
+  const b = await storedRegistration({
+    store,
+    as,
+    metadata: {
+      ...METADATA,
+      redirect_uris: ["https://tool.example/oauth/callback"],
+      application_type: "web",
+    },
+  });
+  const c = await storedRegistration({
+    store,
+    as,
+    metadata: { ...METADATA, grant_types: ["refresh_token", "authorization_code"] },
+  });
+  assert.notEqual(a.client.clientId, b.client.clientId);
+  assert.equal(c.reused, true, "grant types compared as a set");
+  assert.equal(c.client.clientId, a.client.clientId);
+  const key = registrationKey(as.issuer, METADATA);
+  assert.equal(key.subject, REGISTRATION_SUBJECT);
+  assert.match(key.resource, /^urn:agentauth:registration:[0-9a-f]{64}$/);
+});
+
+test("[OAUTH-registration-store-forgotten] a registration the server no longer knows (RFC 7592 read says 401) is replaced by one new registration", async () => {
+  const store = new MemoryCredentialStore();
+  const first = await storedRegistration({ store, as, metadata: METADATA });
+  // The server forgets the client, as a restarted in-memory authorization server would.
+  await (
+    idp.provider.Client as unknown as { adapter: { destroy(id: string): Promise<void> } }
+  ).adapter.destroy(first.client.clientId);
+  const before = idp.memory().registrations;
+  const second = await storedRegistration({ store, as, metadata: METADATA });
+  assert.equal(second.reused, false);
+  assert.notEqual(second.client.clientId, first.client.clientId);
+  assert.equal(idp.memory().registrations, before + 1, "one new registration");
+  const stored = await store.get(registrationKey(as.issuer, METADATA));
+  assert.equal(stored?.clientId, second.client.clientId);
+  const third = await storedRegistration({ store, as, metadata: METADATA });
+  assert.equal(third.reused, true);
+  assert.equal(idp.memory().registrations, before + 1);
+});
+
+test("[OAUTH-registration-store-expired] a stored registration whose client secret expired (client_secret_expires_at) is replaced", async () => {
+  const store = new MemoryCredentialStore();
+  const first = await storedRegistration({ store, as, metadata: METADATA });
+  const key = registrationKey(as.issuer, METADATA);
+  const record = await store.get(key);
+  assert.ok(record);
+  await store.put({ ...record, expiresAt: Date.now() - 1_000 });
+  const second = await storedRegistration({ store, as, metadata: METADATA });
+  assert.equal(second.reused, false);
+  assert.notEqual(second.client.clientId, first.client.clientId);
+});
+
+test("[OAUTH-registration-store-forget] forgetRegistration deletes the refused client only, never a newer one another process stored", async () => {
+  const store = new MemoryCredentialStore();
+  const first = await storedRegistration({ store, as, metadata: METADATA });
+  assert.equal(await forgetRegistration(store, as.issuer, METADATA, "some-older-client"), false);
+  assert.ok(await store.get(registrationKey(as.issuer, METADATA)));
+  assert.equal(await forgetRegistration(store, as.issuer, METADATA, first.client.clientId), true);
+  assert.equal(await store.get(registrationKey(as.issuer, METADATA)), undefined);
+});
+
+test("[OAUTH-registration-store-hostile] stored records with garbage or mismatched fields are replaced, not used and not crashed on", async () => {
+  const key = registrationKey(as.issuer, METADATA);
+  const base = {
+    ...key,
+    clientId: "planted-client",
+    provider: { name: "client-registration" },
+    tokens: { tokenType: "registration" },
+    scopes: [],
+    account: {},
+    status: "active" as const,
+  };
+  const hostile = [
+    { ...base, clientId: "" },
+    { ...base, clientId: "evil\nclient" },
+    { ...base, clientId: "x".repeat(5_000) },
+    { ...base, tokens: { tokenType: "Bearer" } },
+    { ...base, provider: { name: "github" } },
+    { ...base, provider: undefined },
+    { ...base, status: "login_required" as const },
+    // A public client's record with a secret: not what this module writes.
+    { ...base, tokens: { tokenType: "registration", clientSecret: new Secret("planted-secret") } },
+  ];
+  for (const input of hostile) {
+    const store = new MemoryCredentialStore();
+    await store.put(input);
+    const got = await storedRegistration({ store, as, metadata: METADATA });
+    assert.equal(got.reused, false, JSON.stringify(input.clientId.slice(0, 20)));
+    assert.notEqual(got.client.clientId, "planted-client");
+    assert.equal((await store.get(key))?.clientId, got.client.clientId);
+  }
+});
+
+test("[OAUTH-registration-store-corrupt-row] a damaged registration row in a vault file is deleted by id and replaced", async (t) => {
+  const [store] = sqliteStores(1) as [SqliteCredentialStore];
+  t.after(() => store.close());
+  await storedRegistration({ store, as, metadata: METADATA });
+  const db = rawDb(store.path);
+  t.after(() => db.close());
+  db.prepare("UPDATE credentials SET status = ? WHERE subject = ?").run(
+    "not-a-status",
+    REGISTRATION_SUBJECT,
+  );
+  const got = await storedRegistration({ store, as, metadata: METADATA });
+  assert.equal(got.reused, false);
+  assert.equal(
+    (await store.get(registrationKey(as.issuer, METADATA)))?.clientId,
+    got.client.clientId,
+  );
+});
+
+test("[OAUTH-registration-store-no-secrets] the registration access token and a client secret never appear in listings; the record reads as a client registration", async () => {
+  const store = new MemoryCredentialStore();
+  const { client } = await storedRegistration({ store, as, metadata: METADATA });
+  const rat = client.registrationAccessToken?.reveal();
+  assert.ok(rat, "the embedded server issues a registration access token");
+  const listing = JSON.stringify(await store.listReport());
+  assert.ok(!listing.includes(rat));
+  const [summary] = await store.list({ subject: REGISTRATION_SUBJECT });
+  assert.equal(summary?.account.label, "client registration (registration-store test)");
+  assert.equal(summary?.provider?.name, "client-registration");
+  assert.equal(summary?.has.refreshToken, false);
+  assert.ok(!JSON.stringify(client).includes(rat), "Secret stays redacted in JSON");
+});
