@@ -3,6 +3,7 @@ import { after, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { agentAuthProvider } from "../../src/mcp/index.ts";
 import { startExampleMcpServer } from "../../src/mcp/server/example-server.ts";
+import { REGISTRATION_SUBJECT } from "../../src/oauth/index.ts";
 import { openVault } from "../../src/vault/index.ts";
 import { tokenRequest } from "../support/authorize.ts";
 import { type CliResult, runCli, startCli } from "../support/cli.ts";
@@ -299,4 +300,55 @@ test("[CLI-mcp-login-token-refused] a server that refuses the token it just had 
   assert.match(error.message, /refused the new token \(HTTP 401 invalid_token: wrong audience\)/);
   const status = await runCli(["mcp", "status", `${refusing.origin}/mcp`], env);
   assert.equal(status.code, 0, "the credential is kept: status shows it");
+});
+
+test("[CLI-mcp-login-one-registration] mcp login twice over one vault registers one client; logout keeps the registration; vault list shows it as a client registration without its secrets; vault delete removes it", {
+  timeout: 90_000,
+}, async () => {
+  const home = tempDir();
+  const env = { AGENTAUTH_HOME: home };
+  const before = idp.memory().registrations;
+  const first = await mcpLogin(env);
+  assert.equal(first.result.code, 0, first.result.stderr);
+  const second = await mcpLogin(env);
+  assert.equal(second.result.code, 0, second.result.stderr);
+  assert.equal(idp.memory().registrations, before + 1, "one registration at the server");
+  const clientId = first.url.searchParams.get("client_id");
+  assert.ok(clientId);
+  assert.equal(second.url.searchParams.get("client_id"), clientId);
+
+  const logout = await runCli(["mcp", "logout", server.url], env);
+  assert.equal(logout.code, 0, logout.stderr);
+  const vault = openVault({ env });
+  let registration: Awaited<ReturnType<typeof vault.getById>>;
+  try {
+    const [summary] = await vault.list({ subject: REGISTRATION_SUBJECT });
+    assert.ok(summary, "the registration outlives the sign-out");
+    registration = await vault.getById(summary.id);
+  } finally {
+    await vault.close();
+  }
+  assert.equal(registration?.clientId, clientId);
+  const rat = registration?.tokens.accessToken?.reveal();
+  assert.ok(rat, "the registration access token is kept, sealed");
+
+  const table = await runCli(["vault", "list"], env);
+  assert.equal(table.code, 0, table.stderr);
+  assert.match(table.stdout, /client registration \(agentauth CLI\)/);
+  assert.match(table.stdout, /urn:agentauth:registration:[0-9a-f]+/);
+  const json = await runCli(["vault", "list", "--json"], env);
+  assert.equal(json.code, 0, json.stderr);
+  assertNoToken([first.result, second.result, logout, table, json], [rat]);
+
+  const third = await mcpLogin(env);
+  assert.equal(third.result.code, 0, third.result.stderr);
+  assert.equal(third.url.searchParams.get("client_id"), clientId, "the kept registration is used");
+  assert.equal(idp.memory().registrations, before + 1);
+
+  const deleted = await runCli(["vault", "delete", registration?.id ?? ""], env);
+  assert.equal(deleted.code, 0, deleted.stderr);
+  const fourth = await mcpLogin(env);
+  assert.equal(fourth.result.code, 0, fourth.result.stderr);
+  assert.notEqual(fourth.url.searchParams.get("client_id"), clientId);
+  assert.equal(idp.memory().registrations, before + 2);
 });
