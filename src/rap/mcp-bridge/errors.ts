@@ -5,7 +5,7 @@ import { OperationError } from "../tool/errors.ts";
 
 /**
  * The bridge cannot be built: the MCP client SDK is not installed (`mcp_sdk_missing`), the server URL is unusable
- * (`invalid_server_url`), a size limit is not a positive whole number (`invalid_limits`), the server's authorization
+ * (`invalid_server_url`; `server_url_query` when it carries a query, which RFC 8707 rules out for a resource), a size limit is not a positive whole number (`invalid_limits`), the server's authorization
  * cannot be discovered or registered with (`mcp_discovery_failed`, `mcp_registration_failed`), its tool list needs a
  * signed-in user or refused the given token (`mcp_tools_need_authorization`) or cannot be read
  * (`mcp_tools_unavailable`), or it offers no usable tool (`mcp_no_tools`).

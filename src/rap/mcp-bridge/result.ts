@@ -4,16 +4,21 @@
  * content. Everything is sanitised and bounded. `isError: true` becomes a typed error result.
  */
 
+import type { Secret } from "../../core/secret.ts";
 import { McpCallError } from "./errors.ts";
-import { cleanLine, cleanText } from "./text.ts";
+import { carriesToken, cleanLine, cleanText } from "./text.ts";
 
 export const DEFAULT_MAX_RESULT_CHARS = 200_000;
 
-/** The text for a successful result; throws `McpCallError` for `isError` or a result that is not a CallToolResult. */
+/**
+ * The text for a successful result; throws `McpCallError` for `isError` or a result that is not a CallToolResult.
+ * `token` (the call's access token): an error text holding it is withheld, checked before the text is cut.
+ */
 export function resultText(
   tool: string,
   result: unknown,
   maxChars = DEFAULT_MAX_RESULT_CHARS,
+  token?: Secret,
 ): string {
   if (result === null || typeof result !== "object" || Array.isArray(result)) {
     throw malformed(tool);
@@ -33,6 +38,14 @@ export function resultText(
   }
   const text = cleanText(joined, maxChars);
   if (isError === true) {
+    // Checked whole, before the cut below: a token straddling it would leave its first part in the message, which
+    // the tool kit's check (whole secrets only) would let through.
+    if (carriesToken(joined, token)) {
+      throw new McpCallError(
+        "mcp_tool_error",
+        `${tool} reported an error; its text was withheld because it contained a credential. Report this to the tool's operator.`,
+      );
+    }
     throw new McpCallError(
       "mcp_tool_error",
       `${tool} reported an error: ${cleanLine(text, 2_000) || "(no details given)"}`,

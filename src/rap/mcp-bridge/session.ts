@@ -3,7 +3,8 @@
  * the request(s), end the session (HTTP DELETE), close. The transport's `fetch` is ours: it puts the bearer token on
  * requests to the MCP server's own URL only (fetch follows no redirect, and the SDK's own same-origin following is
  * refused, so the token never reaches another URL, not even another path of the origin), notes 401/403 answers (the
- * SDK's errors for them differ by version and by whether it has an auth provider; the status does not), and stops
+ * SDK's errors for them differ by version and by whether it has an auth provider; the status does not) per request,
+ * so a failure is explained by its own request's answer, and stops
  * reading a response past `maxResponseBytes`. Every failure leaves as a typed error.
  */
 
@@ -13,7 +14,7 @@ import { readUnauthorized } from "../../mcp/client/index.ts";
 import { TokenRejectedError } from "../tool/errors.ts";
 import { McpCallError } from "./errors.ts";
 import { loadMcpClientSdk } from "./sdk.ts";
-import { cleanLine } from "./text.ts";
+import { carriesToken, cleanLine } from "./text.ts";
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 
@@ -36,13 +37,25 @@ export class ScopeRequired extends Error {
   }
 }
 
-interface Observed {
+/** What one request's own answer was: a refusal, no answer at all, a redirect. */
+interface Answer {
   refusal?: { status: number; challenge: string | null };
-  oversized: boolean;
   unreachable: boolean;
   redirected: boolean;
+}
+
+interface Observed {
+  /**
+   * The answer to the latest POST (the JSON-RPC messages `connect` and `use` send, one at a time): the request a
+   * failure belongs to. The SDK's background GET stream and the closing DELETE keep their answers to themselves: a
+   * 401 or a reset there said nothing about a later, unrelated failure (it used to explain it).
+   */
+  post: Answer;
+  oversized: boolean;
   overflow: () => void;
 }
+
+const freshAnswer = (): Answer => ({ unreachable: false, redirected: false });
 
 /** `use` gets the connected client and the signal to pass to its requests (the caller's, or ours on overflow). */
 export async function withMcpSession<T>(
@@ -57,9 +70,8 @@ export async function withMcpSession<T>(
     ? AbortSignal.any([options.signal, overflow.signal])
     : overflow.signal;
   const seen: Observed = {
+    post: freshAnswer(),
     oversized: false,
-    unreachable: false,
-    redirected: false,
     overflow: () => overflow.abort(),
   };
   const client = new sdk.Client({ name: "agentauth-rap-mcp-bridge", version: "1.0.0" });
@@ -100,8 +112,10 @@ function watchedFetch(options: McpSessionOptions, seen: Observed) {
   return async (input: string | URL, init?: RequestInit): Promise<Response> => {
     // The SDK follows a same-origin redirect itself, through this fetch: the token goes to the server URL only (its
     // audience), never to another path of the origin (another tenant, another resource).
+    const answer = freshAnswer();
+    if ((init?.method ?? "GET").toUpperCase() === "POST") seen.post = answer;
     if (new URL(input).href !== target) {
-      seen.redirected = true;
+      answer.redirected = true;
       throw new Error("a request to another URL than the MCP server's was not sent");
     }
     const headers = new Headers(init?.headers);
@@ -110,12 +124,12 @@ function watchedFetch(options: McpSessionOptions, seen: Observed) {
     try {
       response = await fetch(input, { ...init, headers, redirect: "manual" });
     } catch (error) {
-      if (!(init?.signal?.aborted ?? false)) seen.unreachable = true;
+      if (!(init?.signal?.aborted ?? false)) answer.unreachable = true;
       throw error;
     }
-    if (response.status >= 300 && response.status < 400) seen.redirected = true;
+    if (response.status >= 300 && response.status < 400) answer.redirected = true;
     if (response.status === 401 || response.status === 403) {
-      seen.refusal = {
+      answer.refusal = {
         status: response.status,
         challenge: response.headers.get("www-authenticate"),
       };
@@ -168,11 +182,12 @@ function explain(
       { cause: error },
     );
   }
-  if (seen.refusal?.status === 401) {
+  const answer = seen.post;
+  if (answer.refusal?.status === 401) {
     return new TokenRejectedError("The MCP server refused the access token.", { cause: error });
   }
-  if (seen.refusal?.status === 403) {
-    const hints = hintsOf(seen.refusal.challenge, options.serverUrl);
+  if (answer.refusal?.status === 403) {
+    const hints = hintsOf(answer.refusal.challenge, options.serverUrl);
     if (hints.error === "insufficient_scope" && hints.scope && hints.scope.length > 0) {
       return new ScopeRequired(hints.scope);
     }
@@ -182,7 +197,7 @@ function explain(
       { cause: error },
     );
   }
-  if (seen.unreachable) {
+  if (answer.unreachable) {
     return new McpCallError(
       "mcp_unreachable",
       `The MCP server at ${origin} could not be reached, so ${what} did not run. Try again later.`,
@@ -190,8 +205,18 @@ function explain(
     );
   }
   if (protocolError.isInstance(error)) {
-    // A JSON-RPC error from the server (unknown tool, invalid params): its message is untrusted text, bounded.
-    const message = cleanLine((error as Error).message ?? "", 500);
+    // A JSON-RPC error from the server (unknown tool, invalid params): its message is untrusted text, bounded. The
+    // token check comes first: once cut, a token straddling the cut is no longer whole, and the tool kit's check
+    // (whole secrets only) would pass its first part on.
+    const raw = (error as Error).message ?? "";
+    if (carriesToken(raw, options.token)) {
+      return new McpCallError(
+        "mcp_tool_error",
+        `The MCP server refused ${what}; its message was withheld because it contained a credential. Report this to the tool's operator.`,
+        { cause: error },
+      );
+    }
+    const message = cleanLine(raw, 500);
     return new McpCallError(
       "mcp_tool_error",
       `The MCP server refused ${what}: ${message || "(no details given)"}`,
@@ -200,7 +225,7 @@ function explain(
   }
   return new McpCallError(
     "mcp_answer_malformed",
-    `${what}: the MCP server at ${origin} answered with something that is not a valid MCP response${seen.redirected ? " (a redirect, which this tool does not follow)" : ""}. Try again later; if it keeps happening, tell the tool's operator.`,
+    `${what}: the MCP server at ${origin} answered with something that is not a valid MCP response${answer.redirected ? " (a redirect, which this tool does not follow)" : ""}. Try again later; if it keeps happening, tell the tool's operator.`,
     { cause: error },
   );
 }

@@ -4,6 +4,8 @@
  * SHOULD be sanitised before the LLM). Pure.
  */
 
+import type { Secret } from "../../core/secret.ts";
+
 // C0 controls except tab and newline, DEL, C1 controls, and the bidirectional overrides/isolates that can make text
 // read differently from what it is (Trojan Source); and invisible characters a model still reads: the Unicode tag
 // block (text hidden in it is the "ASCII smuggling" injection), zero-width space, word joiner and invisible
@@ -21,4 +23,14 @@ export function cleanText(value: string, max: number): string {
 /** One line for a message: whitespace runs become one space. */
 export function cleanLine(value: string, max: number): string {
   return cleanText(value, max).replace(/\s+/g, " ").trim();
+}
+
+/**
+ * Whether untrusted text holds the token, as sent or once cleaned (a control character inside it is dropped by the
+ * cleaning, which would join it again). Checked before any cut: a cut can leave a token's first part. Pure.
+ */
+export function carriesToken(value: string, token: Secret | undefined): boolean {
+  const whole = token?.reveal();
+  if (!whole) return false;
+  return value.includes(whole) || cleanText(value, Number.POSITIVE_INFINITY).includes(whole);
 }
