@@ -212,6 +212,7 @@ function operationFor(
         ctx.logger.info("rap.mcp_bridge.step_up", { operation: tool.name, scope: union.join(" ") });
         throw new TokenRejectedError(`The MCP server needs more access for ${tool.name}.`, {
           scope: union.join(" "),
+          required: error.required.join(" "),
         });
       }
     },

@@ -24,13 +24,19 @@ export class TokenRejectedError extends AgentAuthError {
    * authorize again for the union (once per call).
    */
   readonly scope?: string;
+  /**
+   * With `scope`: just the scopes the API's challenge named (space-separated). When the user's grant holds them all
+   * already, asking again would not help (`step_up_adds_nothing`). Absent: `scope` is taken as what is required.
+   */
+  readonly required?: string;
 
   constructor(
     message = "The provider refused the access token.",
-    options?: { cause?: unknown; scope?: string },
+    options?: { cause?: unknown; scope?: string; required?: string },
   ) {
     super("token_rejected", message, options);
     if (options?.scope !== undefined) this.scope = options.scope;
+    if (options?.required !== undefined) this.required = options.required;
   }
 }
 

@@ -135,6 +135,20 @@ export class CallRunner {
         // Step-up (insufficient_scope): a refresh keeps the grant's scopes, so ask the person at once, for more:
         // this user's granted scopes (from the vault, so per user and across restarts) plus the required ones.
         if (error.scope !== undefined) {
+          // Everything required is already in the grant the authorization server issued: a new sign-in would get
+          // the same grant, and the server would refuse it again, on every call. Its requirements are inconsistent.
+          if (token && addsNothing(token.scopes, error.required ?? error.scope)) {
+            this.#o.logger.warn("rap.oauth.step_up_adds_nothing", {
+              code: "step_up_adds_nothing",
+              provider,
+              operation: spec.operation,
+              scope: error.required ?? error.scope,
+            });
+            return this.#fail(
+              call,
+              `${auth.displayName(provider)} asked for access that is already granted (step_up_adds_nothing), so signing in again would not help and ${spec.operation} did not run. Tell the tool's operator: the server's scope requirements are inconsistent.`,
+            );
+          }
           const scope = scopeUnion(token?.scopes ?? [], error.scope);
           return this.#requestAuthorization(call, provider, authorized, scope);
         }
@@ -352,6 +366,17 @@ export class CallRunner {
 function scopeUnion(granted: readonly string[], required: string): string {
   const all = [...granted, required].flatMap((list) => list.split(/[\s,]+/)).filter(Boolean);
   return [...new Set(all)].join(" ");
+}
+
+/**
+ * Whether the required scopes are all in the grant already. The record's scopes are what the authorization server
+ * reported in its token response (`scope`), or, when it left `scope` out, the requested ones, which RFC 6749 §5.1
+ * says is then what was granted.
+ */
+function addsNothing(granted: readonly string[], required: string): boolean {
+  const held = new Set(granted.flatMap((list) => list.split(/[\s,]+/)).filter(Boolean));
+  const wanted = required.split(/[\s,]+/).filter(Boolean);
+  return wanted.length > 0 && wanted.every((scope) => held.has(scope));
 }
 
 /** "10 minutes", "1 minute", "30 seconds": how the timeout is stated to the person. */
