@@ -40,13 +40,22 @@ export class AuthSession {
   readonly #credentials = new ConnectionCredentials();
   readonly #timers = new Map<string, NodeJS.Timeout>();
   readonly #bucket: TokenBucket;
+  readonly #onExpired: (() => void) | undefined;
   #closed = false;
 
-  constructor(host: HostContext, dialect: Dialect, notify: (n: Notification) => void, log: Logger) {
+  /** `onExpired`: after credentials expired (timer or a later check), once per batch, e.g. to re-check ownership. */
+  constructor(
+    host: HostContext,
+    dialect: Dialect,
+    notify: (n: Notification) => void,
+    log: Logger,
+    onExpired?: () => void,
+  ) {
     this.#host = host;
     this.#dialect = dialect;
     this.#notify = notify;
     this.#log = log;
+    this.#onExpired = onExpired;
     this.#bucket = new TokenBucket(host.rateLimit, host.now());
   }
 
@@ -289,12 +298,16 @@ export class AuthSession {
 
   /** Expires every due credential and announces it (also called before gating, in case a timer lags). */
   #expireDue(now: number): void {
+    let expired = false;
     for (const resource of this.#host.registry.all()) {
       if (!this.#credentials.expireIfDue(resource.resource, now)) continue;
+      expired = true;
       this.#disarm(resource.resource);
       this.#log.info("ahp.credential_expired", { resource: resource.resource });
       this.#announce(resource, "expired", expiredProblem(resource));
     }
+    // After the loop: the callback reads `authenticated()`, which comes back here (nothing is due by then).
+    if (expired && !this.#closed) this.#onExpired?.();
   }
 
   #announce(resource: RegisteredResource, change: AuthChange, problem?: AuthProblem): void {

@@ -208,17 +208,18 @@ export class AhpConnection implements McpSubscriber {
 
   /**
    * A session belongs to the account that created it (`sessions.ts` principalOf): once this connection speaks for
-   * another account (or revoked its agent token), the sessions it subscribed to as the first one are left, so their
-   * MCP server states stop reaching it and it can no longer push a token the host would use for them.
+   * another account (or revoked its agent token, or that token expired), the sessions it subscribed to as the first
+   * one are left, so their MCP server states stop reaching it and it can no longer push a token the host would use
+   * for them.
    */
-  #keepOwnedSubscriptions(auth: AuthSession): void {
+  #keepOwnedSubscriptions(auth: AuthSession, reason: "owner_changed" | "credential_expired"): void {
     const sessions = this.#host.sessions;
     if (!sessions || this.#subscriptions.size === 0) return;
     const authenticated = auth.authenticated();
     for (const uri of [...this.#subscriptions]) {
       if (!sessions.getOwned(uri, authenticated)) {
         this.#subscriptions.delete(uri);
-        this.#log.info("ahp.session_left", { reason: "owner_changed" });
+        this.#log.info("ahp.session_left", { reason });
       }
     }
   }
@@ -246,7 +247,15 @@ export class AhpConnection implements McpSubscriber {
 
   #start(dialect: Dialect, version: string): void {
     this.#dialect = dialect;
-    this.#auth = new AuthSession(this.#host, dialect, (n) => this.#send(n), this.#log);
+    // An expired agent credential ends the account's hold on its sessions as a replaced one does.
+    const auth = new AuthSession(
+      this.#host,
+      dialect,
+      (n) => this.#send(n),
+      this.#log,
+      () => this.#keepOwnedSubscriptions(auth, "credential_expired"),
+    );
+    this.#auth = auth;
     this.#log.info("ahp.initialized", { dialect, protocolVersion: version });
   }
 
@@ -257,7 +266,11 @@ export class AhpConnection implements McpSubscriber {
     if (channel === ROOT_CHANNEL) {
       return {
         result: {
-          snapshot: { resource: ROOT_CHANNEL, state: this.#host.registry.rootState(), fromSeq: 0 },
+          snapshot: {
+            resource: ROOT_CHANNEL,
+            state: this.#host.registry.rootState(),
+            fromSeq: this.#host.mcp?.serverSeq ?? 0,
+          },
         },
       };
     }
@@ -320,7 +333,7 @@ export class AhpConnection implements McpSubscriber {
     }
     const outcome = await auth.authenticate(resource, token, expiresIn);
     if (!outcome.ok) return { error: outcome.error };
-    this.#keepOwnedSubscriptions(auth);
+    this.#keepOwnedSubscriptions(auth, "owner_changed");
     if (outcome.announce) {
       const announce = outcome.announce;
       // After the response, which is sent once this promise settles.

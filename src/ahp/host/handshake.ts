@@ -48,13 +48,21 @@ export function handshake(host: HostContext, params: unknown): HandshakeOutcome 
       };
     }
     if (!outcome.ok) return unsupported(host, dialect, offered);
-    const root: Snapshot = { resource: ROOT_CHANNEL, state: host.registry.rootState(), fromSeq: 0 };
+    // The host's one action sequence is the MCP bridge's (the only source of `action` notifications; the session
+    // catalogue keeps no log): a client that joins after actions were stamped must not start from 0 and take the
+    // next action for an old one.
+    const serverSeq = host.mcp?.serverSeq ?? 0;
+    const root: Snapshot = {
+      resource: ROOT_CHANNEL,
+      state: host.registry.rootState(),
+      fromSeq: serverSeq,
+    };
     return {
       start: { dialect, version: outcome.version },
       reply: {
         result: {
           protocolVersion: outcome.version,
-          serverSeq: 0,
+          serverSeq,
           serverInfo: host.serverInfo,
           snapshots: (p.data.initialSubscriptions ?? []).includes(ROOT_CHANNEL) ? [root] : [],
         },
@@ -70,7 +78,7 @@ export function handshake(host: HostContext, params: unknown): HandshakeOutcome 
     reply: {
       result: {
         protocolVersion: version,
-        serverSeq: 0,
+        serverSeq: host.mcp?.serverSeq ?? 0,
         snapshots: [],
         resourceMetadata: {
           resource: host.hostResource(),
