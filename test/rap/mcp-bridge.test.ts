@@ -1,9 +1,19 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { test } from "node:test";
-import { MemoryCredentialStore } from "../../src/vault/index.ts";
+import { createLogger } from "../../src/core/index.ts";
+import { REGISTRATION_SUBJECT } from "../../src/oauth/index.ts";
+import { mcpBridgeToolset } from "../../src/rap/mcp-bridge/index.ts";
+import {
+  generateVaultKey,
+  Keyring,
+  MemoryCredentialStore,
+  SqliteCredentialStore,
+} from "../../src/vault/index.ts";
 import { startProtectedMcpServer } from "../mcp/fixtures/protected-mcp-server.ts";
 import { expireAccessToken } from "../support/credentials.ts";
 import { useIdp } from "../support/idp.ts";
+import { tempDir } from "../support/tmp.ts";
 import { bridgeTools, startBridge, TOOLS } from "./mcp-bridge-fixture.ts";
 import { authorize, providerUrl } from "./tool-oauth-fixture.ts";
 
@@ -277,4 +287,69 @@ test("[RAP-mcp-bridge-no-secrets] no user's token appears in any message the run
       "the auth_url is the consent link, no state",
     );
   }
+});
+
+test("[RAP-mcp-bridge-registration-kept] with `store`, the bridge keeps its registration in the vault: a restart over the same vault file registers nothing and signs users in as the same client; a registration the server forgot is replaced once", async (t) => {
+  const path = join(tempDir(), "vault.db");
+  const keyring = new Keyring(Buffer.from(generateVaultKey(), "base64"));
+  const vault = new SqliteCredentialStore({ path, keyring });
+  t.after(() => vault.close());
+  const before = idp.memory().registrations;
+  const first = await startBridge(vault, { serverUrl: mcp.url, tools: TOOLS, store: vault });
+  assert.equal(first.bridge.registrationReused, false);
+  const clientId = first.bridge.registeredClient?.clientId;
+  assert.ok(clientId);
+  const id = await first.call("u-lena", "whoami");
+  const link = await (async () => {
+    for (let i = 0; i < 400; i++) {
+      const found = first.recorded.authorizations.find((a) => a.id === id);
+      if (found) return found.authUrl;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error("no oauth message");
+  })();
+  const atServer = await providerUrl(link);
+  assert.equal(atServer.searchParams.get("client_id"), clientId);
+  assert.equal((await authorize(atServer.href)).status, 200);
+  assert.equal((await first.runtime.waitForResult("thread", id)).result?.text, "hello");
+
+  // The restart: a new process would open the same vault file; the tool's public URL is the same.
+  const publicBaseUrl = new URL(first.toolUrl).origin;
+  const restarted = new SqliteCredentialStore({ path, keyring });
+  t.after(() => restarted.close());
+  const logs: string[] = [];
+  const again = await mcpBridgeToolset({
+    serverUrl: mcp.url,
+    publicBaseUrl,
+    tools: TOOLS,
+    store: restarted,
+    logger: createLogger({ write: (line) => logs.push(line), level: "debug" }),
+  });
+  assert.equal(again.registrationReused, true);
+  assert.equal(again.registeredClient?.clientId, clientId);
+  assert.equal(idp.memory().registrations, before + 1, "no new registration");
+  assert.match(logs.join("\n"), /rap\.mcp_bridge\.registration_reused/);
+  const [registration] = await restarted.list({ subject: REGISTRATION_SUBJECT });
+  const stored = registration && (await restarted.getById(registration.id));
+  const rat = stored?.tokens.accessToken?.reveal();
+  assert.ok(rat);
+  assert.ok(
+    !(logs.join("\n") + first.logs.join("\n")).includes(rat),
+    "no registration access token logged",
+  );
+
+  // The server forgets the client (its storage was reset): the next start registers once more.
+  await (
+    idp.provider.Client as unknown as { adapter: { destroy(id: string): Promise<void> } }
+  ).adapter.destroy(clientId);
+  const count = idp.memory().registrations;
+  const replaced = await mcpBridgeToolset({
+    serverUrl: mcp.url,
+    publicBaseUrl,
+    tools: TOOLS,
+    store: restarted,
+  });
+  assert.equal(replaced.registrationReused, false);
+  assert.notEqual(replaced.registeredClient?.clientId, clientId);
+  assert.equal(idp.memory().registrations, count + 1);
 });
