@@ -345,6 +345,12 @@ test("[CLI-mcp-login-one-registration] mcp login twice over one vault registers 
   assert.equal(third.url.searchParams.get("client_id"), clientId, "the kept registration is used");
   assert.equal(idp.memory().registrations, before + 1);
 
+  // Not a sign-in: `agentauth token` refuses it rather than printing the registration access token.
+  const token = await runCli(["token", registration?.id ?? ""], env);
+  assert.notEqual(token.code, 0);
+  assert.match(token.stderr, /is a client registration agentauth keeps/);
+  assertNoToken([token], [rat]);
+
   const deleted = await runCli(["vault", "delete", registration?.id ?? ""], env);
   assert.equal(deleted.code, 0, deleted.stderr);
   const fourth = await mcpLogin(env);

@@ -8,6 +8,7 @@ import { parseArgs } from "node:util";
 import { peerText } from "../../core/display.ts";
 import { AgentAuthError } from "../../core/errors.ts";
 import {
+  isRegistrationRecord,
   LoginRequiredError,
   RateLimitedError,
   TokenEndpointError,
@@ -60,6 +61,14 @@ export async function tokenCommand(argv: string[], io: CliIo): Promise<number> {
   try {
     const record = await store.getById(id);
     if (!record) throw notFound(id);
+    // A dynamic client registration (src/oauth/registration-store.ts) holds a registration access token, which is
+    // no sign-in's token: never printed.
+    if (isRegistrationRecord(record)) {
+      throw new AgentAuthError(
+        "not_a_credential",
+        `${peerText(id, { max: 80 })} is a client registration agentauth keeps for signing in, not a sign-in; it has no token to print. 'agentauth vault delete ${peerText(id, { max: 80 })}' removes it (the next sign-in registers again).`,
+      );
+    }
     const key = { subject: record.subject, issuer: record.issuer, resource: record.resource };
     const refresher = new TokenRefresher({ store, providers: resolveProvider });
     let token: Awaited<ReturnType<TokenRefresher["getAccessToken"]>>;
