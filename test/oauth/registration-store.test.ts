@@ -6,8 +6,10 @@
  */
 
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { Secret } from "../../src/core/secret.ts";
 import {
   discoverAuthorizationServer,
@@ -218,4 +220,48 @@ test("[OAUTH-registration-store-no-secrets] the registration access token and a 
   assert.equal(summary?.provider?.name, "client-registration");
   assert.equal(summary?.has.refreshToken, false);
   assert.ok(!JSON.stringify(client).includes(rat), "Secret stays redacted in JSON");
+});
+
+test("[OAUTH-registration-store-processes] four OS processes over one vault file, released at once, register one client (the store's lease): the server saw one registration", async (t) => {
+  const path = join(tempDir(), "vault.db");
+  const key = newKey();
+  // Created first, so the processes do not race to create the file's schema.
+  await new SqliteCredentialStore({
+    path,
+    keyring: new Keyring(Buffer.from(key, "base64")),
+  }).close();
+  const before = idp.memory().registrations;
+  const worker = fileURLToPath(new URL("./fixtures/registration-worker.ts", import.meta.url));
+  const workers = Array.from({ length: 4 }, () => {
+    const child = spawn(process.execPath, [worker, path, idp.issuer], {
+      env: { PATH: process.env.PATH, REGISTRATION_WORKER_VAULT_KEY: key },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    t.after(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+    });
+    const ready = new Promise<void>((resolve) =>
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+        stderr += chunk;
+        if (stderr.includes("ready\n")) resolve();
+      }),
+    );
+    const exited = new Promise<string>((resolve, reject) =>
+      child.on("close", (code) => (code === 0 ? resolve(stdout) : reject(new Error(stderr)))),
+    );
+    return { child, ready, exited };
+  });
+  // All set up, then released together: the registrations would overlap without the lease.
+  await Promise.all(workers.map((w) => w.ready));
+  for (const w of workers) w.child.stdin.end("go\n");
+  const outputs = await Promise.all(workers.map((w) => w.exited.then((stdout) => ({ stdout }))));
+  const answers = outputs.map((o) => JSON.parse(o.stdout) as { clientId: string; reused: boolean });
+  assert.equal(idp.memory().registrations, before + 1, "one registration at the server");
+  assert.equal(new Set(answers.map((a) => a.clientId)).size, 1);
+  assert.equal(answers.filter((a) => !a.reused).length, 1);
 });
