@@ -358,3 +358,15 @@ test("[CLI-mcp-login-one-registration] mcp login twice over one vault registers 
   assert.notEqual(fourth.url.searchParams.get("client_id"), clientId);
   assert.equal(idp.memory().registrations, before + 2);
 });
+
+test("[CLI-mcp-login-reserved-subject] --subject in agentauth's reserved namespace is refused (invalid_subject), nothing is stored", {
+  timeout: 30_000,
+}, async () => {
+  const home = tempDir();
+  const env = { AGENTAUTH_HOME: home };
+  const out = await runCli(["mcp", "login", server.url, "--subject", REGISTRATION_SUBJECT], env);
+  assert.notEqual(out.code, 0);
+  assert.match(out.stderr, /agentauth's own vault records; choose another subject/);
+  const list = await runCli(["vault", "list", "--json"], env);
+  assert.deepEqual(list.code === 0 ? JSON.parse(list.stdout) : [], []);
+});

@@ -22,7 +22,8 @@ Signs in to an MCP server the way the MCP authorization spec says: an unauthenti
 then a browser sign-in with PKCE S256 and the server's URL as the RFC 8707 resource, and the tokens are stored
 encrypted in the vault (the one 'agentauth login' uses; PostgreSQL with --database-url). The authorization URL is
 printed on stderr: open it in a browser; the sign-in comes back to a loopback port. Without --client-id the client
-registers itself with the authorization server (RFC 7591). Finally the new token is shown to the server once, to
+registers itself with the authorization server (RFC 7591) once, and the registration is kept in the vault for the
+next sign-in ('agentauth mcp logout' keeps it; 'agentauth vault delete <id>' removes it). Finally the new token is shown to the server once, to
 check that it is accepted. Nothing is opened for you (as with 'agentauth login'): the URL is printed, so it works
 over SSH too. Ctrl-C cancels (exit 130).
 

@@ -1,7 +1,8 @@
 /**
  * `agentauth mcp login <server-url>`: asks the MCP server without a token, reads its 401 (MCP authorization: the
  * Bearer challenge's resource_metadata and scope), signs in through the MCP client's sign-in (RFC 9728 discovery,
- * exact issuer match, PKCE S256, RFC 8707 resource = the server's URL, RFC 7591 registration without --client-id),
+ * exact issuer match, PKCE S256, RFC 8707 resource = the server's URL, RFC 7591 registration without --client-id,
+ * kept in the vault and reused by the next login),
  * stores the tokens in the vault, then shows the new token to the server once through `agentAuthProvider`, the way
  * a program using the credential would, so "signed in" means the server accepts it.
  */

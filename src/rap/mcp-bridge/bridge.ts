@@ -90,7 +90,8 @@ const MAX_SCOPES = 64;
 /**
  * @example
  * const publicBaseUrl = "https://tools.example.com/mcp-github";
- * const bridge = await mcpBridgeToolset({ serverUrl: "https://mcp.example.com/mcp", publicBaseUrl, tools });
+ * // With `store`, the dynamic registration is kept in the vault: restarts and replicas reuse one client.
+ * const bridge = await mcpBridgeToolset({ serverUrl: "https://mcp.example.com/mcp", publicBaseUrl, tools, store: vault });
  * const tool = createToolServer({
  *   toolset: { name: "example-mcp" },
  *   operations: bridge.operations,
