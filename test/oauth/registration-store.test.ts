@@ -23,12 +23,15 @@ import {
   type CredentialStore,
   Keyring,
   MemoryCredentialStore,
+  PostgresCredentialStore,
   SqliteCredentialStore,
 } from "../../src/vault/index.ts";
 import { useIdp } from "../support/idp.ts";
+import { skipWithoutPostgres, testPostgres } from "../support/postgres.ts";
 import { tempDir } from "../support/tmp.ts";
 import { newKey, rawDb } from "../vault/helpers.ts";
 
+const PG = await testPostgres();
 const idp = await useIdp();
 const as = await discoverAuthorizationServer(idp.issuer);
 
@@ -264,4 +267,25 @@ test("[OAUTH-registration-store-processes] four OS processes over one vault file
   assert.equal(idp.memory().registrations, before + 1, "one registration at the server");
   assert.equal(new Set(answers.map((a) => a.clientId)).size, 1);
   assert.equal(answers.filter((a) => !a.reused).length, 1);
+});
+
+test("[OAUTH-registration-store-postgres] three store handles on one PostgreSQL vault, asked at once, register one client; the record reads back through another handle", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const url = await PG.freshDatabase();
+  const keyring = new Keyring(Buffer.from(newKey(), "base64"));
+  const stores = Array.from({ length: 3 }, () => new PostgresCredentialStore({ url, keyring }));
+  t.after(() => closeAll(stores));
+  const before = idp.memory().registrations;
+  const results = await Promise.all(
+    stores.map((store) => storedRegistration({ store, as, metadata: METADATA })),
+  );
+  assert.equal(idp.memory().registrations, before + 1);
+  assert.equal(new Set(results.map((r) => r.client.clientId)).size, 1);
+  const again = await storedRegistration({
+    store: stores[2] as CredentialStore,
+    as,
+    metadata: METADATA,
+  });
+  assert.equal(again.reused, true);
+  assert.equal(await serverKnows(stores[0] as CredentialStore), 200);
 });

@@ -7,9 +7,9 @@
  *
  * Dynamic registrations are kept in the vault (oauth/registration-store.ts: one record per issuer and per
  * registration metadata, so the browser and the device method, and other client names, never share), so every
- * provider, process and restart over one vault signs in as one client; within a provider they are also kept in
- * memory per issuer and method. Without a store (a caller of `clientForServer` that gives none) they live in memory
- * only, as before.
+ * provider, process and restart over one vault signs in as one client; each sign-in reads the vault again. Without a
+ * store (a caller of `clientForServer` that gives none) they live in `registrations`, in memory, per issuer and
+ * method.
  */
 
 import {
@@ -67,15 +67,22 @@ export async function clientForServer(
         " Register a client there and pass it with clientFor.",
     );
   }
+  const metadata = registrationMetadata(options, method);
+  if (options.store) {
+    // Read from the vault at each sign-in (sign-ins are rare), not cached here: the store checks that the server
+    // still knows the client, and another process may have replaced it.
+    const stored = await storedRegistration({
+      store: options.store,
+      as,
+      metadata,
+      ...options.discovery,
+    });
+    return { client: stored.client, kind: "dynamic" };
+  }
   const key = `${as.issuer} ${method}`;
   let registration = options.registrations.get(key);
   if (!registration) {
-    const metadata = registrationMetadata(options, method);
-    registration = options.store
-      ? storedRegistration({ store: options.store, as, metadata, ...options.discovery }).then(
-          (stored) => stored.client,
-        )
-      : registerClient({ as, metadata, ...options.discovery });
+    registration = registerClient({ as, metadata, ...options.discovery });
     registration.catch(() => options.registrations.delete(key));
     options.registrations.set(key, registration);
   }
