@@ -98,6 +98,7 @@ export {
   registerClient,
 } from "./registration.ts";
 export {
+  deleteStoredRegistration,
   forgetRegistration,
   isRegistrationRecord,
   isReservedSubject,

@@ -263,3 +263,42 @@ function recordFor(
 export function isRegistrationRecord(record: { subject: string }): boolean {
   return record.subject === REGISTRATION_SUBJECT;
 }
+
+/**
+ * RFC 7592 §2.3: asks the server to delete the client with its registration access token (only at a client
+ * configuration endpoint on the issuer's origin: the token is sent nowhere else), then deletes the record whatever
+ * the answer. `unregistered` is true when the server confirmed (204).
+ */
+export async function deleteStoredRegistration(
+  store: CredentialStore,
+  record: CredentialRecord,
+  policy: RequestPolicy = {},
+): Promise<{ unregistered: boolean; deleted: boolean; status?: number }> {
+  let unregistered = false;
+  let status: number | undefined;
+  const token = record.tokens.accessToken;
+  const uri = URL.parse(record.provider?.options?.registration_client_uri ?? "");
+  const issuer = URL.parse(record.issuer);
+  if (isRegistrationRecord(record) && token && uri && issuer && uri.origin === issuer.origin) {
+    try {
+      assertSecureUrl(uri, "client configuration endpoint");
+      const response = await fetch(uri, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${token.reveal()}` },
+        redirect: "manual",
+        signal: AbortSignal.timeout(policy.timeoutMs ?? 10_000),
+      });
+      await response.body?.cancel().catch(() => {});
+      status = response.status;
+      unregistered = response.status === 204;
+    } catch {
+      // Unreachable: deleted locally all the same; the server forgets unused clients on its own terms.
+    }
+  }
+  const deleted = await store.delete({
+    subject: record.subject,
+    issuer: record.issuer,
+    resource: record.resource,
+  });
+  return { unregistered, deleted, status };
+}

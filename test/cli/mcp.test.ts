@@ -357,6 +357,18 @@ test("[CLI-mcp-login-one-registration] mcp login twice over one vault registers 
   assert.equal(fourth.result.code, 0, fourth.result.stderr);
   assert.notEqual(fourth.url.searchParams.get("client_id"), clientId);
   assert.equal(idp.memory().registrations, before + 2);
+
+  // `vault revoke` on a registration: an RFC 7592 delete at the server (the embedded one has no such endpoint and
+  // says 404), then it is forgotten; never a credential's revocation.
+  const revoked = await runCli(["vault", "revoke", registration?.id ?? "", "--json"], env);
+  assert.equal(revoked.code, 0, revoked.stderr);
+  assert.deepEqual(JSON.parse(revoked.stdout), {
+    id: registration?.id,
+    revoked: false,
+    deleted: true,
+  });
+  const left = await runCli(["vault", "list", "--json"], env);
+  assert.ok(!left.stdout.includes(REGISTRATION_SUBJECT), "the registration is gone");
 });
 
 test("[CLI-mcp-login-reserved-subject] --subject in agentauth's reserved namespace is refused (invalid_subject), nothing is stored", {

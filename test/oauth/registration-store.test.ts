@@ -12,6 +12,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Secret } from "../../src/core/secret.ts";
 import {
+  deleteStoredRegistration,
   discoverAuthorizationServer,
   forgetRegistration,
   REGISTRATION_SUBJECT,
@@ -288,4 +289,38 @@ test("[OAUTH-registration-store-postgres] three store handles on one PostgreSQL 
   });
   assert.equal(again.reused, true);
   assert.equal(await serverKnows(stores[0] as CredentialStore), 200);
+});
+
+test("[OAUTH-registration-store-delete] deleteStoredRegistration asks the server to delete the client (RFC 7592) and forgets it; a configuration endpoint on another origin gets no token", async (t) => {
+  const store = new MemoryCredentialStore();
+  await storedRegistration({ store, as, metadata: METADATA });
+  const key = registrationKey(as.issuer, METADATA);
+  const record = await store.get(key);
+  assert.ok(record);
+  const done = await deleteStoredRegistration(store, record);
+  t.diagnostic(`the embedded server answered the RFC 7592 delete with HTTP ${done.status}`);
+  assert.equal(done.deleted, true);
+  assert.equal(await store.get(key), undefined);
+
+  // A planted endpoint elsewhere: nothing is sent there, the record is still deleted.
+  let hits = 0;
+  const { createServer } = await import("node:http");
+  const elsewhere = createServer((_req, res) => {
+    hits++;
+    res.writeHead(204).end();
+  });
+  await new Promise<void>((resolve) => elsewhere.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => elsewhere.close(() => resolve())));
+  const port = (elsewhere.address() as { port: number }).port;
+  const planted = await store.put({
+    ...record,
+    provider: {
+      name: "client-registration",
+      options: { registration_client_uri: `http://localhost:${port}/reg/x` },
+    },
+  });
+  const second = await deleteStoredRegistration(store, planted);
+  assert.equal(second.unregistered, false);
+  assert.equal(second.deleted, true);
+  assert.equal(hits, 0, "the registration access token went nowhere else");
 });

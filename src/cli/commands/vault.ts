@@ -4,7 +4,7 @@ import { parseArgs } from "node:util";
 import type { AgentAuthError } from "../../core/errors.ts";
 import { agentauthHome } from "../../core/home.ts";
 import { peerText } from "../../core/index.ts";
-import { logout } from "../../oauth/index.ts";
+import { deleteStoredRegistration, isRegistrationRecord, logout } from "../../oauth/index.ts";
 import { presetNamed, resolveProvider } from "../../providers/index.ts";
 import {
   openExistingVault,
@@ -190,6 +190,21 @@ async function revokeReadable(
 ): Promise<number> {
   const { id } = record;
   const at = atWhom(record);
+  if (isRegistrationRecord(record)) {
+    // A client registration (src/oauth/registration-store.ts), not a sign-in: RFC 7592 delete, then forget it.
+    const done = await deleteStoredRegistration(store, record);
+    if (json) {
+      io.stdout(`${JSON.stringify({ id, revoked: done.unregistered, deleted: done.deleted })}\n`);
+    } else if (done.unregistered) {
+      io.stdout(`Removed the client registration ${id} at ${at} and deleted it.\n`);
+    } else {
+      io.stdout(
+        `Deleted the client registration ${id} locally; ${at} did not confirm removing the client` +
+          `${done.status ? ` (HTTP ${done.status})` : ""}. The next sign-in registers a new one.\n`,
+      );
+    }
+    return EXIT.ok;
+  }
   const key = { subject: record.subject, issuer: record.issuer, resource: record.resource };
   const result = await logout({ store, key, providers: resolveProvider });
   if (result.manageUrl) {
