@@ -259,9 +259,17 @@ function recordFor(
   };
 }
 
-/** For tests and tools: whether a vault row is a stored registration (so it is not taken for a credential). */
-export function isRegistrationRecord(record: { subject: string }): boolean {
-  return record.subject === REGISTRATION_SUBJECT;
+/**
+ * For tests and tools: whether a vault row is a stored registration (so it is not taken for a credential). The
+ * subject alone does not say it: a tool kit keys users' credentials by a user id it is given (RAP `user_id`), which
+ * may spell the reserved subject; only this module writes the registration URN as the resource.
+ */
+export function isRegistrationRecord(record: { subject: string; resource: string }): boolean {
+  return (
+    record.subject === REGISTRATION_SUBJECT &&
+    typeof record.resource === "string" &&
+    record.resource.startsWith(URN_PREFIX)
+  );
 }
 
 /**

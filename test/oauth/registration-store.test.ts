@@ -15,6 +15,7 @@ import {
   deleteStoredRegistration,
   discoverAuthorizationServer,
   forgetRegistration,
+  isRegistrationRecord,
   REGISTRATION_SUBJECT,
   type RegistrationMetadata,
   registrationKey,
@@ -323,4 +324,26 @@ test("[OAUTH-registration-store-delete] deleteStoredRegistration asks the server
   assert.equal(second.unregistered, false);
   assert.equal(second.deleted, true);
   assert.equal(hits, 0, "the registration access token went nowhere else");
+});
+
+test("[OAUTH-registration-store-reserved-subject] a user credential a tool kit stored under the reserved subject (RAP user_id 'agentauth:client-registration') is not taken for a client registration", async () => {
+  const store = new MemoryCredentialStore();
+  // What the RAP tool kit stores for a user whose user_id is the reserved subject: {subject: user_id, issuer,
+  // resource: the provider's resource}; a sign-in's record, with a real access token for an API.
+  const userCredential = await store.put({
+    subject: REGISTRATION_SUBJECT,
+    issuer: as.issuer,
+    resource: "https://api.example.test/",
+    clientId: "tool-client",
+    provider: { name: "mcp", options: {} },
+    tokens: { tokenType: "Bearer", accessToken: new Secret("user-access-token") },
+    scopes: ["read"],
+    account: { label: "someone" },
+    status: "active",
+  });
+  assert.equal(isRegistrationRecord(userCredential), false, "a sign-in is not a registration");
+  await storedRegistration({ store, as, metadata: METADATA });
+  const registration = await store.get(registrationKey(as.issuer, METADATA));
+  assert.ok(registration);
+  assert.equal(isRegistrationRecord(registration), true);
 });
