@@ -95,7 +95,9 @@ export function storedRegistration(
     flights = new Map();
     inFlight.set(options.store, flights);
   }
-  const id = key.resource;
+  // The URN hashes the metadata only: the issuer must be in the flight's id too, or a concurrent sign-in at
+  // another authorization server would be handed this server's client.
+  const id = `${key.issuer} ${key.resource}`;
   let flight = flights.get(id);
   if (!flight) {
     flight = obtain(options, key).finally(() => flights.delete(id));

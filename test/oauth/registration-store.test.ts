@@ -347,3 +347,18 @@ test("[OAUTH-registration-store-reserved-subject] a user credential a tool kit s
   assert.ok(registration);
   assert.equal(isRegistrationRecord(registration), true);
 });
+
+test("[OAUTH-registration-store-per-issuer] two authorization servers asked at once with the same metadata over one store each register their own client (the in-process single flight is per issuer too)", async () => {
+  const other = await useIdp();
+  const otherAs = await discoverAuthorizationServer(other.issuer);
+  const store = new MemoryCredentialStore();
+  const before = other.memory().registrations;
+  const [first, second] = await Promise.all([
+    storedRegistration({ store, as, metadata: METADATA }),
+    storedRegistration({ store, as: otherAs, metadata: METADATA }),
+  ]);
+  assert.equal(other.memory().registrations, before + 1, "the second server saw its registration");
+  assert.notEqual(first.client.clientId, second.client.clientId, "no client crosses servers");
+  const stored = await store.get(registrationKey(otherAs.issuer, METADATA));
+  assert.equal(stored?.clientId, second.client.clientId, "kept under the second server");
+});
