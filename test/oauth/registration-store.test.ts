@@ -362,3 +362,31 @@ test("[OAUTH-registration-store-per-issuer] two authorization servers asked at o
   const stored = await store.get(registrationKey(otherAs.issuer, METADATA));
   assert.equal(stored?.clientId, second.client.clientId, "kept under the second server");
 });
+
+test("[OAUTH-registration-store-no-token-elsewhere] a stored record whose client configuration endpoint is on another origin never gets the registration access token (the RFC 7592 read is skipped)", async (t) => {
+  let hits = 0;
+  const { createServer } = await import("node:http");
+  const elsewhere = createServer((_req, res) => {
+    hits++;
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => elsewhere.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => elsewhere.close(() => resolve())));
+  const port = (elsewhere.address() as { port: number }).port;
+  const store = new MemoryCredentialStore();
+  await storedRegistration({ store, as, metadata: METADATA });
+  const key = registrationKey(as.issuer, METADATA);
+  const record = await store.get(key);
+  assert.ok(record?.tokens.accessToken);
+  await store.put({
+    ...record,
+    provider: {
+      name: "client-registration",
+      options: { auth_method: "none", registration_client_uri: `http://127.0.0.1:${port}/reg/x` },
+    },
+  });
+  const again = await storedRegistration({ store, as, metadata: METADATA });
+  assert.equal(hits, 0, "nothing was sent to the other origin");
+  assert.equal(again.reused, true, "an unverifiable record is kept, not replaced on a planted 404");
+  assert.equal(again.client.clientId, record.clientId);
+});
