@@ -19,6 +19,7 @@
  */
 
 import { createHash } from "node:crypto";
+import { Secret } from "../core/secret.ts";
 import { leaseOwnerId } from "../vault/lease-owner.ts";
 import { credentialId } from "../vault/record.ts";
 import type {
@@ -41,6 +42,8 @@ const PROVIDER_NAME = "client-registration";
 const LEASE_TTL_MS = 30_000;
 const LEASE_POLL_MS = 50;
 const MAX_CLIENT_ID = 1_000;
+/** An RFC 7592 read answer is a page of client metadata; anything larger is not read. */
+const MAX_READ_ANSWER = 64_000;
 
 export function isReservedSubject(subject: string): boolean {
   return typeof subject === "string" && subject.startsWith(RESERVED_SUBJECT_PREFIX);
@@ -128,7 +131,8 @@ async function obtain(
 ): Promise<StoredRegistration> {
   const { store } = options;
   const stored = await usable(options, key);
-  if (stored && (await stillKnown(stored, options))) return { client: stored, reused: true };
+  const known = stored && (await stillKnown(stored, options, key));
+  if (known) return { client: known, reused: true };
   if (stored) await forgetRegistration(store, key.issuer, options.metadata, stored.clientId);
   const lease = `client-registration:${createHash("sha256").update(JSON.stringify(key)).digest("base64url").slice(0, 22)}`;
   const owner = leaseOwnerId();
@@ -210,17 +214,21 @@ function clientOf(
 
 /**
  * RFC 7592 §2.1: read the registration with its access token. 401, 403 or 404 mean the server no longer knows the
- * client; anything else (including an unreachable endpoint) keeps it, so a flaky server does not cause registrations.
+ * client (undefined); anything else (including an unreachable endpoint) keeps it, so a flaky server does not cause
+ * registrations. A new registration access token or client secret in the answer replaces the stored one (§2.1: the
+ * client MUST discard the old ones; a server that rotates on read would otherwise refuse the next read).
  * The endpoint must be on the registration endpoint's origin: the access token is sent nowhere else.
  */
 async function stillKnown(
   client: RegisteredClient,
   options: StoredRegistrationOptions,
-): Promise<boolean> {
+  key: CredentialKey,
+): Promise<RegisteredClient | undefined> {
   const token = client.registrationAccessToken;
   const uri = URL.parse(client.registrationClientUri ?? "");
   const endpoint = URL.parse(options.as.registration_endpoint ?? "");
-  if (!token || !uri || !endpoint || uri.origin !== endpoint.origin) return true;
+  if (!token || !uri || !endpoint || uri.origin !== endpoint.origin) return client;
+  let body: unknown;
   try {
     assertSecureUrl(uri, "client configuration endpoint");
     const response = await fetch(uri, {
@@ -228,11 +236,34 @@ async function stillKnown(
       redirect: "manual",
       signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
     });
-    await response.body?.cancel().catch(() => {});
-    return ![401, 403, 404].includes(response.status);
+    if (response.status !== 200) {
+      await response.body?.cancel().catch(() => {});
+      return [401, 403, 404].includes(response.status) ? undefined : client;
+    }
+    const text = await response.text();
+    body = text.length <= MAX_READ_ANSWER ? JSON.parse(text) : undefined;
   } catch {
-    return true;
+    return client;
   }
+  if (typeof body !== "object" || body === null) return client;
+  const answer = body as Record<string, unknown>;
+  if (answer.client_id !== undefined && answer.client_id !== client.clientId) return client;
+  const rat = answer.registration_access_token;
+  const secret = answer.client_secret;
+  const newToken = typeof rat === "string" && rat !== "" && rat !== token.reveal();
+  const newSecret =
+    client.clientSecret !== undefined &&
+    typeof secret === "string" &&
+    secret !== "" &&
+    secret !== client.clientSecret.reveal();
+  if (!newToken && !newSecret) return client;
+  const updated: RegisteredClient = {
+    ...client,
+    ...(newToken ? { registrationAccessToken: new Secret(rat) } : {}),
+    ...(newSecret ? { clientSecret: new Secret(secret) } : {}),
+  };
+  await options.store.put(recordFor(key, options.metadata, updated));
+  return updated;
 }
 
 function recordFor(

@@ -390,3 +390,43 @@ test("[OAUTH-registration-store-no-token-elsewhere] a stored record whose client
   assert.equal(again.reused, true, "an unverifiable record is kept, not replaced on a planted 404");
   assert.equal(again.client.clientId, record.clientId);
 });
+
+test("[OAUTH-registration-store-rotated-token] a server that issues a new registration access token in its RFC 7592 read answer (§2.1: the client MUST discard the old one) keeps one registration over many uses", async (t) => {
+  // A real oidc-provider made to rotate on read, as RFC 7592 §2.1 allows (Jans' rotateClientRegistrationAccessTokenOnUsage):
+  // the presented token is destroyed, the answer carries a new one.
+  const { default: Provider } = await import("oidc-provider");
+  const { createServer } = await import("node:http");
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const issuer = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const provider = new Provider(issuer, {
+    features: { registration: { enabled: true }, devInteractions: { enabled: false } },
+  });
+  let registrations = 0;
+  let rotations = 0;
+  provider.on("registration_create.success", () => registrations++);
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.method !== "GET" || !ctx.path.startsWith("/reg/") || ctx.status !== 200) return;
+    const presented = String(ctx.get("authorization")).replace(/^Bearer /i, "");
+    const old = await provider.RegistrationAccessToken.find(presented);
+    if (!old) return;
+    const client = await provider.Client.find(old.clientId);
+    await old.destroy();
+    (ctx.body as Record<string, unknown>).registration_access_token =
+      await new provider.RegistrationAccessToken({ client }).save();
+    rotations++;
+  });
+  server.on("request", provider.callback());
+  const rotatingAs = await discoverAuthorizationServer(issuer);
+  const store = new MemoryCredentialStore();
+  const ids = new Set<string>();
+  for (let i = 0; i < 4; i++) {
+    const { client } = await storedRegistration({ store, as: rotatingAs, metadata: METADATA });
+    ids.add(client.clientId);
+  }
+  assert.ok(rotations >= 1, "the server rotated the token on a read");
+  assert.equal(registrations, 1, "the server saw one registration");
+  assert.equal(ids.size, 1, "every use got the same client");
+});
