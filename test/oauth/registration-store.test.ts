@@ -412,10 +412,15 @@ test("[OAUTH-registration-store-rotated-token] a server that issues a new regist
     const presented = String(ctx.get("authorization")).replace(/^Bearer /i, "");
     const old = await provider.RegistrationAccessToken.find(presented);
     if (!old) return;
-    const client = await provider.Client.find(old.clientId);
+    const client = await provider.Client.find(String(old.clientId));
     await old.destroy();
-    (ctx.body as Record<string, unknown>).registration_access_token =
-      await new provider.RegistrationAccessToken({ client }).save();
+    // oidc-provider's typings omit the constructor's {client} argument (its own registration code passes it).
+    const Token = provider.RegistrationAccessToken as unknown as new (init: {
+      client: unknown;
+    }) => { save(): Promise<string> };
+    (ctx.body as Record<string, unknown>).registration_access_token = await new Token({
+      client,
+    }).save();
     rotations++;
   });
   server.on("request", provider.callback());
