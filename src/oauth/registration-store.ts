@@ -131,13 +131,14 @@ async function obtain(
 ): Promise<StoredRegistration> {
   const { store } = options;
   const stored = await usable(options, key);
-  const known = stored && (await stillKnown(stored, options, key));
-  if (known) return { client: known, reused: true };
-  if (stored) await forgetRegistration(store, key.issuer, options.metadata, stored.clientId);
+  // Nothing to check with the server: used as stored, without the lease.
+  if (stored && !checkable(stored, options)) return { client: stored, reused: true };
   const lease = `client-registration:${createHash("sha256").update(JSON.stringify(key)).digest("base64url").slice(0, 22)}`;
   const owner = leaseOwnerId();
-  // The holder registers and stores; the others wait for it (bounded by the lease TTL: a dead holder's lease
-  // lapses), then read what it stored.
+  // The RFC 7592 read and any registration happen under the lease: a server may rotate the registration access
+  // token on each read, so two processes reading at once would see the loser's token refused (401) and take that for
+  // a forgotten client. The holder checks (storing a rotated token) or registers and stores; the others wait for it
+  // (bounded by the lease TTL: a dead holder's lease lapses), then check what it stored.
   const deadline = Date.now() + LEASE_TTL_MS + 15_000;
   let held = await store.acquireLease(lease, owner, LEASE_TTL_MS);
   while (!held && Date.now() < deadline) {
@@ -145,8 +146,12 @@ async function obtain(
     held = await store.acquireLease(lease, owner, LEASE_TTL_MS);
   }
   try {
-    const landed = await usable(options, key);
-    if (landed && landed.clientId !== stored?.clientId) return { client: landed, reused: true };
+    const current = await usable(options, key);
+    if (current) {
+      const known = await stillKnown(current, options, key);
+      if (known) return { client: known, reused: true };
+      await forgetRegistration(store, key.issuer, options.metadata, current.clientId);
+    }
     const client = await registerClient({
       as: options.as,
       metadata: options.metadata,
@@ -158,6 +163,15 @@ async function obtain(
   } finally {
     if (held) await store.releaseLease(lease, owner);
   }
+}
+
+/** Whether the server can be asked about the client: a registration access token for an endpoint on its origin. */
+function checkable(client: RegisteredClient, options: StoredRegistrationOptions): URL | undefined {
+  const uri = URL.parse(client.registrationClientUri ?? "");
+  const endpoint = URL.parse(options.as.registration_endpoint ?? "");
+  if (!client.registrationAccessToken || !uri || !endpoint || uri.origin !== endpoint.origin)
+    return;
+  return uri;
 }
 
 /** The stored registration when it reads as one and has not expired; anything else is deleted. */
@@ -225,9 +239,8 @@ async function stillKnown(
   key: CredentialKey,
 ): Promise<RegisteredClient | undefined> {
   const token = client.registrationAccessToken;
-  const uri = URL.parse(client.registrationClientUri ?? "");
-  const endpoint = URL.parse(options.as.registration_endpoint ?? "");
-  if (!token || !uri || !endpoint || uri.origin !== endpoint.origin) return client;
+  const uri = checkable(client, options);
+  if (!token || !uri) return client;
   let body: unknown;
   try {
     assertSecureUrl(uri, "client configuration endpoint");

@@ -434,4 +434,20 @@ test("[OAUTH-registration-store-rotated-token] a server that issues a new regist
   assert.ok(rotations >= 1, "the server rotated the token on a read");
   assert.equal(registrations, 1, "the server saw one registration");
   assert.equal(ids.size, 1, "every use got the same client");
+
+  // Two handles of one vault file reading at once: the first read rotates the token the second presents (401). That
+  // is a rotation race, not a forgotten client: no new registration.
+  const handles = sqliteStores(2);
+  t.after(() => closeAll(handles));
+  await storedRegistration({
+    store: handles[0] as CredentialStore,
+    as: rotatingAs,
+    metadata: METADATA,
+  });
+  for (let round = 0; round < 3; round++) {
+    await Promise.all(
+      handles.map((h) => storedRegistration({ store: h, as: rotatingAs, metadata: METADATA })),
+    );
+  }
+  assert.equal(registrations, 2, "one registration for the vault file, none from the race");
 });
