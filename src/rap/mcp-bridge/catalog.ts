@@ -5,11 +5,9 @@
  * `{type: "object"}` (the MCP server validates the arguments itself) and reported.
  */
 
-import ajv2020 from "ajv/dist/2020.js";
+import { schemaCompiler } from "../tool/toolset.ts";
 import { MAX_JSON_DEPTH, nestedDeeperThan } from "../wire.ts";
 import { cleanLine, cleanText } from "./text.ts";
-
-const Ajv2020 = ajv2020.default;
 
 /** What the bridge reads of an MCP tool (the SDK's `Tool`, or the same shape given by the operator). */
 export interface McpToolDescription {
@@ -57,14 +55,7 @@ export function bridgedTools(tools: readonly unknown[]): {
   const out: BridgedTool[] = [];
   const notes: CatalogNote[] = [];
   const seen = new Set<string>();
-  const ajv = new Ajv2020({
-    allErrors: true,
-    strict: true,
-    strictTypes: false,
-    strictTuples: false,
-    validateFormats: false,
-    logger: false,
-  });
+  const ajv = schemaCompiler();
   for (const raw of tools) {
     if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
       notes.push({ tool: "(not an object)", problem: "not_an_object" });
@@ -108,7 +99,7 @@ function descriptionOf(tool: Partial<McpToolDescription>): string {
  */
 function inputSchemaOf(
   schema: unknown,
-  ajv: InstanceType<typeof Ajv2020>,
+  ajv: ReturnType<typeof schemaCompiler>,
 ): { schema: Record<string, unknown>; replaced: boolean; patternsDropped: boolean } {
   const fallback = { schema: { type: "object" }, replaced: true, patternsDropped: false };
   if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return fallback;

@@ -19,13 +19,13 @@ export interface CompiledOperation {
 
 export type OperationTable = ReadonlyMap<string, CompiledOperation>;
 
-export function compileOperations(
-  operations: OperationDefinition[],
-  providers: ToolServerOptions["providers"] = {},
-): OperationTable {
-  // Strict schemas, so a typo in a keyword is a startup error instead of a silently ignored constraint. Formats
-  // are not validated (no ajv-formats dependency); they stay annotations.
-  const ajv = new Ajv2020({
+/**
+ * The tool kit's JSON Schema compiler. Strict, so a typo in a keyword is a startup error instead of a silently
+ * ignored constraint. Formats are not validated (no ajv-formats dependency); they stay annotations. The MCP bridge
+ * uses the same one to tell in advance which server schemas the tool kit will accept.
+ */
+export function schemaCompiler(): InstanceType<typeof Ajv2020> {
+  return new Ajv2020({
     allErrors: true,
     strict: true,
     strictTypes: false,
@@ -33,6 +33,13 @@ export function compileOperations(
     validateFormats: false,
     logger: false,
   });
+}
+
+export function compileOperations(
+  operations: OperationDefinition[],
+  providers: ToolServerOptions["providers"] = {},
+): OperationTable {
+  const ajv = schemaCompiler();
   const table = new Map<string, CompiledOperation>();
   for (const definition of operations) {
     const { name } = definition;
