@@ -28,6 +28,7 @@ import type {
   CredentialRecord,
   CredentialStore,
 } from "../vault/types.ts";
+import { readCappedText } from "./body.ts";
 import type { AuthorizationServer } from "./discovery.ts";
 import { assertSecureUrl, type RequestPolicy, sleep } from "./http.ts";
 import { type RegisteredClient, registerClient } from "./registration.ts";
@@ -253,8 +254,9 @@ async function stillKnown(
       await response.body?.cancel().catch(() => {});
       return [401, 403, 404].includes(response.status) ? undefined : client;
     }
-    const text = await response.text();
-    body = text.length <= MAX_READ_ANSWER ? JSON.parse(text) : undefined;
+    // Capped while the bytes arrive: an answer that never ends is cut at the cap, not buffered until the timeout.
+    const text = await readCappedText(response, MAX_READ_ANSWER);
+    body = text === undefined ? undefined : JSON.parse(text);
   } catch {
     return client;
   }

@@ -451,3 +451,63 @@ test("[OAUTH-registration-store-rotated-token] a server that issues a new regist
   }
   assert.equal(registrations, 2, "one registration for the vault file, none from the race");
 });
+
+test("[OAUTH-registration-store-read-capped] an RFC 7592 read answer that never ends is cut at the size cap, not read until the timeout (a hostile or broken server cannot make the vault buffer without bound)", {
+  timeout: 60_000,
+}, async (t) => {
+  const { createServer } = await import("node:http");
+  let readClosed!: () => void;
+  const closed = new Promise<void>((resolve) => {
+    readClosed = resolve;
+  });
+  let sent = 0;
+  const server = createServer((req, res) => {
+    const origin = `http://${req.headers.host}`;
+    if (req.method === "POST") {
+      res.writeHead(201, { "content-type": "application/json" }).end(
+        JSON.stringify({
+          client_id: "endless-client",
+          registration_access_token: "rat-endless",
+          registration_client_uri: `${origin}/reg/endless-client`,
+          redirect_uris: METADATA.redirect_uris,
+          grant_types: METADATA.grant_types,
+          token_endpoint_auth_method: "none",
+        }),
+      );
+      return;
+    }
+    // The read: a JSON string that never ends, 16 KiB every few milliseconds, no content-length.
+    res.writeHead(200, { "content-type": "application/json" });
+    res.write('{"client_id":"endless-client","client_name":"');
+    const chunk = "x".repeat(16 * 1024);
+    const timer = setInterval(() => {
+      sent += chunk.length;
+      res.write(chunk);
+    }, 5);
+    res.on("close", () => {
+      clearInterval(timer);
+      readClosed();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const endless = { ...as, issuer: origin, registration_endpoint: `${origin}/reg` };
+  const store = new MemoryCredentialStore();
+  // A timeout far beyond the test's own: only the cap can end the read in time.
+  const options = { store, as: endless, metadata: METADATA, timeoutMs: 600_000 };
+  const first = await storedRegistration(options);
+  assert.equal(first.reused, false);
+  const again = await storedRegistration(options);
+  await closed;
+  assert.equal(
+    again.reused,
+    true,
+    "an unreadable answer keeps the registration (not a 401/403/404)",
+  );
+  assert.equal(again.client.clientId, "endless-client");
+  t.diagnostic(`bytes the server wrote before the client hung up: ${sent}`);
+});
