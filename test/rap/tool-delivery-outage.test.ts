@@ -89,7 +89,7 @@ test("[RAP-callback-pending-bounded] at most maxPendingDeliveries wait to retry:
   const options = {
     baseDelayMs: 20,
     maxDelayMs: 50,
-    maxTotalMs: 60_000,
+    maxTotalMs: 10_000,
     pool,
     signal: stop.signal,
   };
@@ -104,6 +104,48 @@ test("[RAP-callback-pending-bounded] at most maxPendingDeliveries wait to retry:
   stop.abort();
   assert.equal((await second).reason, "cancelled");
   assert.equal((await third).reason, "cancelled");
+});
+
+test("[RAP-callback-pending-bounded] the delivery pending longest is the one dropped, even while it is in the middle of a retry", async () => {
+  // /a is answered 503 at once the first time, then held: it is mid-attempt when /b and /c start waiting.
+  let aCalls = 0;
+  const held: (() => void)[] = [];
+  const server = createServer((req, res) => {
+    req.resume();
+    if (req.url === "/a" && ++aCalls > 1) {
+      held.push(() => res.writeHead(503).end());
+      return;
+    }
+    res.writeHead(503).end();
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const port = (server.address() as AddressInfo).port;
+  const pool = createRetryPool(2);
+  const stop = new AbortController();
+  const options = {
+    baseDelayMs: 20,
+    maxDelayMs: 50,
+    maxTotalMs: 10_000,
+    pool,
+    signal: stop.signal,
+  };
+  try {
+    const first = deliverCallback(`http://127.0.0.1:${port}/a`, message, options);
+    while (held.length === 0) await new Promise((r) => setTimeout(r, 10));
+    const second = deliverCallback(`http://127.0.0.1:${port}/b`, message, options);
+    const third = deliverCallback(`http://127.0.0.1:${port}/c`, message, options);
+    const outcome = await first;
+    assert.equal(outcome.reason, "dropped", "the delivery pending longest is dropped");
+    assert.ok(pool.size <= 2);
+    stop.abort();
+    assert.equal((await second).reason, "cancelled");
+    assert.equal((await third).reason, "cancelled");
+  } finally {
+    stop.abort();
+    for (const release of held) release();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
 });
 
 test("[RAP-callback-pending-bounded] the tool server logs a dropped delivery and keeps serving", async () => {

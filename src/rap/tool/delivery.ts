@@ -70,47 +70,50 @@ export async function deliverCallback(
   const maxDelay = options.maxDelayMs ?? DEFAULT_DELIVERY.maxDelayMs;
   const deadline = Date.now() + (options.maxTotalMs ?? DEFAULT_DELIVERY.maxTotalMs);
   const body = JSON.stringify(message);
-  let status: number | undefined;
-  for (let attempt = 1; ; attempt++) {
-    if (options.signal?.aborted)
-      return { delivered: false, attempts: attempt - 1, reason: "cancelled" };
-    const answer = await post(target, body, options);
-    status = answer?.status;
-    if (status !== undefined && status >= 200 && status < 300) {
-      return { delivered: true, attempts: attempt, status };
-    }
-    const retryable = status === undefined || status >= 500 || status === 408 || status === 429;
-    if (!retryable) return { delivered: false, attempts: attempt, status, reason: "rejected" };
-    const asked = answer?.retryAfterMs;
-    const delay = asked !== undefined ? Math.max(asked, base) : backoff(attempt, base, maxDelay);
-    if (attempt >= attempts || Date.now() + delay > deadline) {
-      const outcome: DeliveryOutcome = {
-        delivered: false,
-        attempts: attempt,
-        status,
-        reason: "exhausted",
-      };
-      if (options.reportRetryAfter && asked !== undefined) outcome.retryAfterMs = asked;
-      return outcome;
-    }
-    const waited = await wait(delay, options.signal, options.pool);
-    if (waited !== "ok") return { delivered: false, attempts: attempt, status, reason: waited };
-  }
-}
-
-/** Sleeps, unless cancelled or evicted from the pool meanwhile. */
-async function wait(
-  ms: number,
-  signal: AbortSignal | undefined,
-  pool: RetryPool | undefined,
-): Promise<"ok" | "cancelled" | "dropped"> {
+  // A delivery joins the retry pool at its first wait and stays until it ends, so "the oldest" is the one pending
+  // longest, whether it is sleeping or in the middle of a retry when a newer one evicts it.
   const evicted = new AbortController();
-  const leave = pool?.enter(() => evicted.abort());
+  let leave: (() => void) | undefined;
+  const signal = options.signal
+    ? AbortSignal.any([options.signal, evicted.signal])
+    : evicted.signal;
+  const stopped = (attempts: number, status?: number): DeliveryOutcome => {
+    const reason = evicted.signal.aborted && !options.signal?.aborted ? "dropped" : "cancelled";
+    return status === undefined
+      ? { delivered: false, attempts, reason }
+      : { delivered: false, attempts, status, reason };
+  };
+  let status: number | undefined;
   try {
-    await sleep(ms, signal ? AbortSignal.any([signal, evicted.signal]) : evicted.signal);
-    return "ok";
-  } catch {
-    return evicted.signal.aborted && !signal?.aborted ? "dropped" : "cancelled";
+    for (let attempt = 1; ; attempt++) {
+      if (signal.aborted) return stopped(attempt - 1, status);
+      const answer = await post(target, body, { ...options, signal });
+      if (signal.aborted) return stopped(attempt, status);
+      status = answer?.status;
+      if (status !== undefined && status >= 200 && status < 300) {
+        return { delivered: true, attempts: attempt, status };
+      }
+      const retryable = status === undefined || status >= 500 || status === 408 || status === 429;
+      if (!retryable) return { delivered: false, attempts: attempt, status, reason: "rejected" };
+      const asked = answer?.retryAfterMs;
+      const delay = asked !== undefined ? Math.max(asked, base) : backoff(attempt, base, maxDelay);
+      if (attempt >= attempts || Date.now() + delay > deadline) {
+        const outcome: DeliveryOutcome = {
+          delivered: false,
+          attempts: attempt,
+          status,
+          reason: "exhausted",
+        };
+        if (options.reportRetryAfter && asked !== undefined) outcome.retryAfterMs = asked;
+        return outcome;
+      }
+      leave ??= options.pool?.enter(() => evicted.abort());
+      try {
+        await sleep(delay, signal);
+      } catch {
+        return stopped(attempt, status);
+      }
+    }
   } finally {
     leave?.();
   }

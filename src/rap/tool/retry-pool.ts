@@ -2,12 +2,13 @@
  * The bound on deliveries waiting to retry (issue 8 §1.5). A runtime that is down makes every result wait; without
  * a bound, memory would grow with every call for as long as it stays down. When full, the delivery that has waited
  * longest is dropped (and logged): it is the likeliest to belong to a runtime that is gone for good, while a new
- * result most likely belongs to one that is still there. Deliveries on their first attempt are not counted: they are
+ * result most likely belongs to one that is still there. A delivery joins at its first wait and stays until it ends,
+ * retries included, so its age is its whole time pending. Deliveries on their first attempt are not counted: they are
  * bounded by the requests and calls in flight.
  */
 
 export interface RetryPool {
-  /** Registers a delivery about to wait; `drop` is called if it is evicted. Returns the function to leave. */
+  /** Registers a delivery about to wait for its first retry; `drop` is called if it is evicted. Returns the function to leave. */
   enter(drop: () => void): () => void;
   readonly size: number;
 }
