@@ -7,6 +7,15 @@ import { ECHO, invocation, post, startTool } from "./tool-fixture.ts";
 
 const message = { type: "tool_result", group_id: "g", id: "i", text: "ok" };
 
+/** Polls `ready` every 10 ms; fails with `what` after 20 s (far beyond what any step here needs, even loaded). */
+async function until(ready: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!ready()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 /** A runtime's callback receiver that can be stopped and brought back on the same port. */
 function receiver(answers: { status: number; headers?: Record<string, string> }[] = []) {
   const received: { at: number; body: string }[] = [];
@@ -94,7 +103,9 @@ test("[RAP-callback-pending-bounded] at most maxPendingDeliveries wait to retry:
     signal: stop.signal,
   };
   const first = deliverCallback(`http://127.0.0.1:${port}/a`, message, options);
-  await new Promise((r) => setTimeout(r, 100));
+  // Wait for the event, not for time: /a has failed once and waits in the pool before /b and /c start. (A fixed
+  // 100 ms was not always enough on a loaded machine: /a then joined after /b and /c, and /b was dropped.)
+  await until(() => pool.size === 1, "the first delivery waiting to retry");
   const second = deliverCallback(`http://127.0.0.1:${port}/b`, message, options);
   const third = deliverCallback(`http://127.0.0.1:${port}/c`, message, options);
   const dropped = await first;
@@ -131,7 +142,7 @@ test("[RAP-callback-pending-bounded] the delivery pending longest is the one dro
   };
   try {
     const first = deliverCallback(`http://127.0.0.1:${port}/a`, message, options);
-    while (held.length === 0) await new Promise((r) => setTimeout(r, 10));
+    await until(() => held.length > 0, "the first delivery's second attempt");
     const second = deliverCallback(`http://127.0.0.1:${port}/b`, message, options);
     const third = deliverCallback(`http://127.0.0.1:${port}/c`, message, options);
     const outcome = await first;
@@ -168,10 +179,21 @@ test("[RAP-callback-pending-bounded] the tool server logs a dropped delivery and
   );
 });
 
-test("[RAP-callback-shutdown] closing the tool stops every delivery still retrying, including errors for calls never registered", async () => {
-  const dead = receiver();
-  const port = await dead.start();
-  await dead.stop();
+test("[RAP-callback-shutdown] closing the tool stops every delivery still retrying, including errors for calls never registered", async (t) => {
+  // A runtime answering 503 to everything: each delivery keeps retrying, and what it sent says it has started.
+  const bodies = new Set<string>();
+  const busy = createServer(async (req, res) => {
+    let body = "";
+    for await (const chunk of req) body += chunk;
+    bodies.add(body);
+    res.writeHead(503).end();
+  });
+  await new Promise<void>((r) => busy.listen(0, "127.0.0.1", () => r()));
+  t.after(() => {
+    busy.closeAllConnections();
+    busy.close();
+  });
+  const port = (busy.address() as AddressInfo).port;
   const { url, tool, logs } = await startTool({
     operations: [ECHO],
     delivery: { baseDelayMs: 20, maxDelayMs: 50 },
@@ -181,7 +203,9 @@ test("[RAP-callback-shutdown] closing the tool stops every delivery still retryi
     invocation(`http://127.0.0.1:${port}/cb`, { operation: "unknown-op" }),
   );
   await post(`${url}/invoke`, invocation(`http://127.0.0.1:${port}/cb`));
-  await new Promise((r) => setTimeout(r, 200));
+  // Both deliveries are under way (each was refused at least once) before the shutdown. A fixed 200 ms was not
+  // always enough on a loaded machine: a result not yet sent is not a delivery, and it logs nothing when stopped.
+  await until(() => bodies.size === 2, "both messages to reach the runtime");
   tool.shutdown();
   await tool.settled();
   assert.equal(logs.filter((l) => l.includes('"reason":"cancelled"')).length, 2, logs.join("\n"));
