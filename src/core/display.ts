@@ -1,7 +1,13 @@
 /**
- * Text a peer sent (an agent, a host, a tool, an authorization server), made safe to print on a terminal or put in
- * a log line a person reads: no control characters (every terminal escape sequence starts with one), no Unicode
- * bidirectional overrides (they reorder what a person sees, "Trojan Source"), bounded in length.
+ * Text a peer sent (an agent, a host, a tool, an authorization server, an MCP server), made safe to print on a
+ * terminal, put in a log line a person reads or hand to a model: no control characters (every terminal escape
+ * sequence starts with one), no Unicode bidirectional overrides (they reorder what a person sees, "Trojan Source"),
+ * no invisible characters (what a person cannot see but a model still reads, or what splits a word so a filter
+ * misses it), bounded in length.
+ *
+ * This file is the one declaration of those classes: `peerText` uses them for terminals and logs, and the RAP MCP
+ * bridge's `cleanText` (src/rap/mcp-bridge/text.ts) uses `stripInvisible` and `dropControls` for the text it gives
+ * a model, so the two cannot drift apart again.
  */
 
 /** C0 and C1 control characters, newlines and tabs included. */
@@ -10,8 +16,60 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]+/g;
 /** The same without the newline, for text that may keep several lines. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point.
 const CONTROL_BUT_NEWLINE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]+/g;
-/** Bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), and LRM/RLM/ALM. */
-const BIDI = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
+/** The same without tab and newline, for text whose layout is kept (tool results, descriptions). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point.
+const CONTROL_BUT_TAB_NEWLINE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/**
+ * Characters that are in the text but not seen, removed outright (a space in their place would show where the
+ * text was split, and none was meant):
+ * - bidirectional marks, embeddings, overrides and isolates: ALM U+061C, LRM/RLM U+200E/F, U+202A–U+202E,
+ *   U+2066–U+2069 (Trojan Source);
+ * - the Unicode tag block U+E0000–U+E007F: a copy of ASCII nothing renders, which a model reads ("ASCII
+ *   smuggling"); its one legitimate use, emoji subdivision flags, degrades to the plain black flag;
+ * - zero-width space U+200B, word joiner and invisible operators U+2060–U+2064 (U+2065 is unassigned), the
+ *   deprecated format controls U+206A–U+206F, the BOM / zero-width no-break space U+FEFF: they split words so a
+ *   filter or a reader misses them, and carry hidden bits;
+ * - soft hyphen U+00AD: shown only where a line breaks, so on a terminal it is an invisible word splitter;
+ * - Mongolian vowel separator U+180E: a format character since Unicode 6.3, invisible and a known filter evader;
+ *   Mongolian text loses a glyph variant, no letter;
+ * - interlinear annotation marks U+FFF9–U+FFFB: they hide the annotation in some renderers.
+ * Kept on purpose: zero-width non-joiner and joiner U+200C/U+200D (Persian, Indic scripts and emoji sequences need
+ * them), and a single variation selector (emoji presentation U+FE0F; ideographic variants), see VARIATION_RUN.
+ */
+const UNSEEN =
+  /[\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]/gu;
+/**
+ * Two or more variation selectors in a row (U+FE00–U+FE0F, U+E0100–U+E01EF). A visible character takes at most
+ * one; a run of them after one character is a payload nothing renders ("emoji smuggling", a byte per selector).
+ * The run keeps its first selector, so the character still looks as its sender meant.
+ */
+const VARIATION_RUN = /([\ufe00-\ufe0f\u{e0100}-\u{e01ef}])[\ufe00-\ufe0f\u{e0100}-\u{e01ef}]+/gu;
+/**
+ * Line and paragraph separators U+2028/U+2029: some terminals and most JSON-to-JS paths take them for newlines,
+ * so they end a line like one (a space on one line, a newline where lines are kept), never pass through as is.
+ */
+const LINE_SEPARATOR = /[\u2028\u2029]/g;
+
+/**
+ * Removes the characters nobody sees (bidi controls, tag characters, zero-width spaces, word joiners, BOM, soft
+ * hyphens, see UNSEEN) and cuts runs of variation selectors to their first. Control characters, tabs and newlines
+ * are left to the caller, which decides whether they become spaces or go. Pure.
+ */
+export function stripInvisible(text: string): string {
+  return text.replace(UNSEEN, "").replace(VARIATION_RUN, "$1");
+}
+
+/**
+ * Drops C0 and C1 control characters except tab and newline, after turning CR LF, CR and the Unicode line and
+ * paragraph separators into newlines. Dropped, not replaced: for text kept with its layout. Pure.
+ */
+export function dropControls(text: string): string {
+  return text
+    .replace(/\r\n?/g, "\n")
+    .replace(LINE_SEPARATOR, "\n")
+    .replace(CONTROL_BUT_TAB_NEWLINE, "");
+}
 
 export interface PeerTextOptions {
   /** Longest text kept, in UTF-16 code units; longer text is cut and ends with "…". Default 200. */
@@ -20,15 +78,15 @@ export interface PeerTextOptions {
   multiline?: boolean;
 }
 
-/** A peer's text for a terminal: control characters and bidi overrides removed, trimmed, clipped. */
+/** A peer's text for a terminal: control, bidi and invisible characters removed, trimmed, clipped. */
 export function peerText(text: unknown, options: PeerTextOptions = {}): string {
   const max = options.max ?? 200;
-  const raw = typeof text === "string" ? text : String(text ?? "");
+  const raw = stripInvisible(typeof text === "string" ? text : String(text ?? ""));
   const clean = (
-    options.multiline ? raw.replace(CONTROL_BUT_NEWLINE, " ") : raw.replace(CONTROL, " ")
-  )
-    .replace(BIDI, "")
-    .trim();
+    options.multiline
+      ? raw.replace(LINE_SEPARATOR, "\n").replace(CONTROL_BUT_NEWLINE, " ")
+      : raw.replace(LINE_SEPARATOR, " ").replace(CONTROL, " ")
+  ).trim();
   return clean.length > max ? `${clean.slice(0, max)}…` : clean;
 }
 
@@ -44,7 +102,7 @@ export function peerUrl(url: unknown, max = 2048): string | undefined {
   } catch {
     return undefined;
   }
-  // The parser already escaped C0 controls and spaces; C1 and bidi characters are percent-encoded as UTF-8 too,
-  // except in the host (IDNA refuses them). Strip anything left for certainty.
+  // The parser already escaped C0 controls and spaces; C1, bidi and invisible characters are percent-encoded as
+  // UTF-8 too, except in the host (IDNA refuses or drops them). Strip anything left for certainty.
   return peerText(href, { max });
 }

@@ -2,10 +2,11 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { test } from "node:test";
 import { promisify } from "node:util";
+import { secret } from "../../src/core/secret.ts";
 import { bridgedTools } from "../../src/rap/mcp-bridge/catalog.ts";
 import { McpCallError } from "../../src/rap/mcp-bridge/errors.ts";
 import { resultText } from "../../src/rap/mcp-bridge/result.ts";
-import { cleanText } from "../../src/rap/mcp-bridge/text.ts";
+import { carriesToken, cleanLine, cleanText } from "../../src/rap/mcp-bridge/text.ts";
 
 function failure(fn: () => unknown): McpCallError {
   try {
@@ -34,6 +35,24 @@ test("[RAP-mcp-bridge-sanitise-invisible] invisible text an LLM still reads (Uni
   ]);
   assert.equal(tools[0]?.description, "Lists files.");
   assert.equal(resultText("t", { content: [{ type: "text", text: `ok${smuggled}` }] }), "ok");
+});
+
+test("[CORE-peer-text-invisible] the bridge's cleanText uses the one list in core/display: ALM, soft hyphen, line separators, selector runs; joiners kept", () => {
+  assert.equal(cleanText("a\u061cb\u00adc\u180ed\u206ae\ufff9f", 100), "abcdef");
+  assert.equal(cleanText("one\u2028two\u2029three\ttab", 100), "one\ntwo\nthree\ttab");
+  assert.equal(cleanLine("one\u2028two", 100), "one two");
+  assert.equal(cleanText("😀\ufe0f\ufe0e\u{e0150}\u{e0151}!", 100), "😀\ufe0f!");
+  const family = "👩\u200d👩\u200d👧 \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645";
+  assert.equal(cleanText(family, 100), family);
+});
+
+test("[RAP-mcp-bridge-sanitise-invisible] a token split by invisible characters is still recognised: the cleaning drops them and would join it", () => {
+  const token = secret("tok_abcdef123456");
+  for (const split of ["\u{e0041}", "\u200b", "\ufeff", "\u2060", "\u00ad", "\u0007", "\u202e"]) {
+    const value = `leaked: tok_abc${split}def123456`;
+    assert.equal(carriesToken(value, token), true, JSON.stringify(split));
+  }
+  assert.equal(carriesToken("tok_abc\ndef123456", token), false);
 });
 
 test("[RAP-mcp-bridge-result] MCP tool results → tool_result text: text joined, other blocks named, structured content, isError typed", () => {

@@ -4,19 +4,17 @@
  * SHOULD be sanitised before the LLM). Pure.
  */
 
+import { dropControls, stripInvisible } from "../../core/display.ts";
 import type { Secret } from "../../core/secret.ts";
 
-// C0 controls except tab and newline, DEL, C1 controls, and the bidirectional overrides/isolates that can make text
-// read differently from what it is (Trojan Source); and invisible characters a model still reads: the Unicode tag
-// block (text hidden in it is the "ASCII smuggling" injection), zero-width space, word joiner and invisible
-// operators, BOM. Zero-width (non-)joiners stay: scripts and emoji need them.
-const UNSAFE =
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-  /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u200B\u200E\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\u{E0000}-\u{E007F}]/gu;
-
-/** Drops control and bidi-override characters, normalises CR LF, and cuts to `max` characters (marked). */
+/**
+ * Drops control characters (tab and newline kept, every line break made a newline), bidi overrides and invisible
+ * characters a model still reads (Unicode tag block, zero-width space, word joiner, BOM…: the one list is in
+ * src/core/display.ts), and cuts to `max` characters (marked). Dropped, not turned into spaces like `peerText`
+ * does: `carriesToken` relies on seeing a token split by such a character joined again.
+ */
 export function cleanText(value: string, max: number): string {
-  const clean = value.replace(/\r\n?/g, "\n").replace(UNSAFE, "");
+  const clean = stripInvisible(dropControls(value));
   return clean.length > max ? `${clean.slice(0, max)}… (cut)` : clean;
 }
 
