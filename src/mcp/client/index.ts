@@ -14,5 +14,12 @@ export {
   type ScopeChallenge,
 } from "./provider.ts";
 export type { RegistrationKind, SignInMethod } from "./registration.ts";
+export {
+  canonicalMcpServerUrl,
+  displayMcpServerUrl,
+  MAX_SERVER_URL_LENGTH,
+  McpServerUrlError,
+  type McpServerUrlOptions,
+} from "./server-url.ts";
 export { discoverServerMetadata, scopesFor } from "./sign-in.ts";
 export { scopeUnion } from "./step-up.ts";
