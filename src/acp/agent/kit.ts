@@ -40,7 +40,7 @@ import {
 import { elicit, runOAuthLogin } from "./login.ts";
 import { LoginFlight } from "./login-flight.ts";
 import { type McpOptions, McpServerAuth, observeSessions } from "./mcp/index.ts";
-import { methodProviders } from "./oauth-method.ts";
+import { methodProviders, oauthTarget } from "./oauth-method.ts";
 import { SessionGate, type SessionPolicy } from "./session-gate.ts";
 import {
   type AuthStatus,
@@ -140,6 +140,9 @@ export class AgentAuth {
         if (event.kind === "login_required") void this.#changed();
       },
     });
+    const own = options.methods.flatMap((m) =>
+      m.kind === "oauth" ? [{ issuer: oauthTarget(m).issuer, resource: m.resource ?? "" }] : [],
+    );
     this.mcp = new McpServerAuth({
       store,
       subject: agentSubject(options.name),
@@ -154,6 +157,9 @@ export class AgentAuth {
       },
       stderr: (text) => this.#stderr(text),
       logger: this.#log,
+      // The agent's own OAuth credentials share the subject; one bound to an http(s) resource is not an MCP server.
+      ownCredential: (record) =>
+        own.some((o) => o.issuer === record.issuer && o.resource === record.resource),
       options: options.mcp,
     });
     this.#hooks = {

@@ -6,6 +6,7 @@
  * agent's own (an MCP server needing a sign-in must not gate the agent's sessions).
  */
 
+import { peerText } from "../../../core/display.ts";
 import type { CredentialSummary } from "../../../vault/types.ts";
 import { AGENTAUTH_META } from "../../wire.ts";
 import type { ProbeResult } from "./probe.ts";
@@ -24,7 +25,11 @@ export interface McpServerAccount {
   name: string;
   /** Origin and path (a query shows as `?…`). */
   url: string;
-  transport: "http" | "sse";
+  /**
+   * Absent for a server known only from the vault: a sign-in an earlier run of the agent stored, which no session
+   * has named since this one started (the vault keeps the server's URL, not how the client reached it).
+   */
+  transport?: "http" | "sse";
   state: McpServerState;
   /** Granted scopes when signed in; the scopes the server asks for when it needs a sign-in. */
   scopes: string[];
@@ -92,6 +97,35 @@ export function mcpServerAccount(
     return { ...base, state: "error", scopes: [], error: tracked.probe.error };
   }
   return { ...base, state: tracked.probe.state, scopes: asked };
+}
+
+/**
+ * A vault record no session has named (yet) as an account: a sign-in an earlier run of the agent stored, named by
+ * its host and path since the client's name for it is not stored. Only an http(s) resource is a server; the URL is
+ * the record's text (a hostile or damaged vault's), so it is re-parsed and shown as a session's server is: origin
+ * and path, a query as `?…`, never a user name or password, no control or bidi characters, bounded.
+ */
+export function storedServerAccount(record: CredentialSummary): McpServerAccount | undefined {
+  if (!/^https?:\/\//i.test(record.resource)) return undefined;
+  const url = URL.parse(record.resource);
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) return undefined;
+  const path = url.pathname === "/" ? "" : url.pathname;
+  const base = {
+    name: peerText(`${url.host}${path}`, { max: 100 }),
+    url: peerText(`${url.origin}${url.pathname}${url.search ? "?…" : ""}`, { max: 300 }),
+  };
+  if (record.status === "active") {
+    return { ...base, state: "signed_in", scopes: scopeTokens(record.scopes) };
+  }
+  return {
+    ...base,
+    state: "needs_sign_in",
+    scopes: scopeTokens(record.scopes),
+    error: {
+      code: "login_required",
+      message: `The sign-in to the MCP server “${base.name}” has expired; the agent asks again when a session uses it.`,
+    },
+  };
 }
 
 // RFC 6749 §3.3 scope-token; at most this many, this long (the rest is dropped, not cut).

@@ -24,6 +24,7 @@ import type { CredentialStore, CredentialSummary } from "../../../vault/types.ts
 import {
   type McpServerAccount,
   mcpServerAccount,
+  storedServerAccount,
   type TrackedServer,
   toStatusAccount,
 } from "./accounts.ts";
@@ -62,11 +63,17 @@ export interface McpBridgeDeps {
   changed(): Promise<void>;
   stderr(text: string): void;
   logger: Logger;
+  /**
+   * Whether a record of the kit's subject is one of the agent's own method credentials (an OAuth method whose
+   * `resource` is an http(s) URL): those are not MCP servers, so they are never listed as one.
+   */
+  ownCredential?(record: CredentialSummary): boolean;
   options?: McpOptions;
 }
 
 // Bounds on what a client can make the agent hold: servers across sessions (each one an auth/status account),
-// sessions remembered, probes in flight.
+// sessions remembered, probes in flight. MCP accounts in all (servers of sessions first, then stored sign-ins no
+// session has named) are bounded by MAX_TRACKED_SERVERS too.
 const MAX_TRACKED_SERVERS = 100;
 const MAX_SESSIONS = 1_000;
 const PROBE_CONCURRENCY = 4;
@@ -187,18 +194,46 @@ export class McpServerAuth {
     return provider;
   }
 
-  /** One account per tracked server, in the order the clients passed them. Reads the vault; changes nothing. */
+  /**
+   * One account per server of the client's sessions, in the order the clients passed them, then one per MCP sign-in
+   * the vault keeps that no session has named since the agent started (newest first): a restarted agent shows,
+   * and its logout revokes, yesterday's sign-ins. Reads the vault once; changes nothing.
+   */
   async accounts(): Promise<ReturnType<typeof toStatusAccount>[]> {
     return (await this.serverStates()).map(toStatusAccount);
   }
 
-  /** The structured view of every tracked server (what `auth/status` carries in `_meta`). */
+  /** The structured view of every server (what `auth/status` carries in `_meta`), at most 100. */
   async serverStates(): Promise<McpServerAccount[]> {
-    if (this.#tracked.size === 0) return [];
     const records = await this.#deps.store.list({ subject: this.#deps.subject });
-    return [...this.#tracked.values()].map((t) =>
+    const named = [...this.#tracked.values()].map((t) =>
       mcpServerAccount(t, newestFor(records, t.server.url)),
     );
+    return [...named, ...this.#storedOnly(records, MAX_TRACKED_SERVERS - named.length)];
+  }
+
+  /**
+   * The kit's MCP credentials (its subject, an http(s) resource: the rule `signOut` revokes by) that are neither a
+   * session's server nor one of the agent's own methods, one per resource, newest first, at most `room`. The
+   * subject is the kit's alone, and a dynamic client registration lives under a reserved subject of its own, so
+   * neither another component's sign-in nor a registration can appear here.
+   */
+  #storedOnly(records: readonly CredentialSummary[], room: number): McpServerAccount[] {
+    if (room <= 0) return [];
+    const best = new Map<string, CredentialSummary>();
+    for (const r of records) {
+      if (!/^https?:\/\//i.test(r.resource) || this.#tracked.has(r.resource)) continue;
+      if (this.#deps.ownCredential?.(r)) continue;
+      const seen = best.get(r.resource);
+      if (!seen || preferred(r, seen) < 0) best.set(r.resource, r);
+    }
+    const out: McpServerAccount[] = [];
+    for (const r of [...best.values()].sort(preferred)) {
+      const account = storedServerAccount(r);
+      if (account) out.push(account);
+      if (out.length >= room) break;
+    }
+    return out;
   }
 
   /** Ends every MCP sign-in still waiting for the person (typed `sign_in_cancelled`); later ones can start afresh. */
@@ -335,12 +370,16 @@ function newestFor(
   resource: string,
 ): CredentialSummary | undefined {
   if (resource === "") return undefined;
-  return records
-    .filter((r) => r.resource === resource)
-    .sort(
-      (a, b) =>
-        Number(b.status === "active") - Number(a.status === "active") || b.updatedAt - a.updatedAt,
-    )[0];
+  return records.filter((r) => r.resource === resource).sort(preferred)[0];
+}
+
+/** Sort order: an active credential before one needing a sign-in, then the newest, then by resource (stable). */
+function preferred(a: CredentialSummary, b: CredentialSummary): number {
+  return (
+    Number(b.status === "active") - Number(a.status === "active") ||
+    b.updatedAt - a.updatedAt ||
+    (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0)
+  );
 }
 
 /**
