@@ -94,7 +94,10 @@ const ACCEPTED: [string | URL, string][] = [
 ];
 
 function assertRefused(error: unknown, code: string, label: string): void {
-  assert.ok(error instanceof McpServerUrlError, `${label}: a typed McpServerUrlError, got ${error}`);
+  assert.ok(
+    error instanceof McpServerUrlError,
+    `${label}: a typed McpServerUrlError, got ${error}`,
+  );
   assert.ok(error instanceof McpAuthError);
   assert.equal(error.code, code, label);
   assert.ok(!error.message.includes(SECRET), `${label}: the input is not echoed`);

@@ -6,6 +6,7 @@
 
 import { parseArgs } from "node:util";
 import { peerText } from "../../core/display.ts";
+import { canonicalMcpServerUrl, McpServerUrlError } from "../../mcp/client/index.ts";
 import { isLoopback } from "../../oauth/index.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
@@ -66,46 +67,24 @@ export async function mcpCommand(argv: string[], io: CliIo): Promise<number> {
 }
 
 /**
- * The MCP server's URL as given on the command line, checked: an absolute https URL (http only on loopback, where
- * nothing crosses a network), without user name or password (a URL in argv is visible to every user, and the
- * credential would end up in the vault key), nor a query. The value is never echoed: it may be exactly such a secret.
+ * The MCP server's URL as given on the command line, through the one check every MCP server URL takes
+ * (`canonicalMcpServerUrl`): absolute https (http only on loopback), no user name or password (a URL in argv is
+ * visible to every user, and the credential would end up in the vault key), no query. The value is never echoed: it
+ * may be exactly such a secret. The check's codes are the usage error's codes.
  */
 export function mcpServerUrl(input: string): URL {
-  const url = URL.parse(input.trim());
-  if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) {
-    throw new UsageError(
-      `the server URL must be an absolute http(s) URL. ${URL_RULE}`,
-      undefined,
-      "invalid_server_url",
-    );
+  try {
+    return canonicalMcpServerUrl(input);
+  } catch (error) {
+    if (!(error instanceof McpServerUrlError)) throw error;
+    const hint = error.code === "invalid_server_url" ? ` ${URL_RULE}` : "";
+    throw new UsageError(`${lowerFirst(error.message)}${hint}`, undefined, error.code);
   }
-  if (url.username !== "" || url.password !== "") {
-    throw new UsageError(
-      "the server URL must not carry a user name or password (every user on this machine can read a command " +
-        "line); MCP servers take an OAuth sign-in instead: give the URL without them.",
-      undefined,
-      "server_url_credentials",
-    );
-  }
-  // RFC 8707 §2: a resource SHOULD NOT carry a query; on an MCP URL it is typically an API key, which would end up
-  // in the vault's key and in every listing.
-  if (url.search !== "") {
-    throw new UsageError(
-      "the server URL must not carry a query (?…): it would be stored and shown as the credential's resource, and " +
-        "MCP servers take an OAuth sign-in instead of a key in the URL; give the URL without it.",
-      undefined,
-      "server_url_query",
-    );
-  }
-  if (url.protocol === "http:" && !isLoopback(url)) {
-    throw new UsageError(
-      `the server URL must use https:// (plain http is allowed only on loopback, e.g. http://127.0.0.1:8931/mcp): tokens would cross the network unencrypted.`,
-      undefined,
-      "insecure_server_url",
-    );
-  }
-  url.hash = "";
-  return url;
+}
+
+/** A usage error reads "agentauth: the server URL must …"; the check's messages start a sentence. */
+function lowerFirst(text: string): string {
+  return text.replace(/^The MCP server URL/, "the MCP server URL");
 }
 
 function nonEmpty(value: string | undefined, flag: string): string | undefined {

@@ -24,6 +24,7 @@ import { readUnauthorized, type UnauthorizedHints } from "./challenge.ts";
 import { McpAuthError } from "./errors.ts";
 import { checkClientIdUrl } from "./metadata-document.ts";
 import type { SignInMethod } from "./registration.ts";
+import { canonicalMcpServerUrl, McpServerUrlError } from "./server-url.ts";
 import { authorizationServerOf, discoverServerMetadata, signInToMcpServer } from "./sign-in.ts";
 import { addsScopes, DEFAULT_MAX_STEP_UPS, scopeUnion } from "./step-up.ts";
 
@@ -102,28 +103,21 @@ export interface AgentAuthProvider extends AuthProvider {
 const REMEMBERED_TOKENS = 8;
 
 /**
- * The client's key for a server: its canonical URI, the URL without fragment, scheme and host lower-cased (the URL
- * parser does that); the path is kept as given, since MCP servers are often one path of a larger origin. (The server
- * side's `canonicalServerUri` is stricter: it checks an operator's configuration, this a URL the host was given.)
+ * The client's key for a server: its canonical URI through the one MCP server URL check (`canonicalMcpServerUrl`):
+ * absolute https (plain http only on loopback: the provider sends tokens there, OAuth 2.1 §1.5), scheme and host
+ * lower-cased, no fragment, the path kept as given since MCP servers are often one path of a larger origin. No user
+ * name or password (it would be a secret in the vault key and in the RFC 8707 resource sent to the authorization
+ * server). A query is kept: the host configured the URL and connects to it as given. Code `invalid_server_url`.
+ * (The server side's `canonicalServerUri` is stricter: it checks an operator's configuration, this a URL the host
+ * was given.)
  */
 export function serverResourceUri(serverUrl: string | URL): string {
-  const url = URL.parse(serverUrl);
-  if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) {
-    throw new McpAuthError(
-      "invalid_server_url",
-      "The MCP server URL must be an absolute http(s) URL.",
-    );
+  try {
+    return canonicalMcpServerUrl(serverUrl, { query: "allow" }).href;
+  } catch (error) {
+    if (!(error instanceof McpServerUrlError)) throw error;
+    throw new McpAuthError("invalid_server_url", error.message);
   }
-  // The canonical URI is the vault key and the RFC 8707 resource sent to the authorization server: a user name or
-  // password in it would be a secret stored and sent (never echoed here for the same reason).
-  if (url.username !== "" || url.password !== "") {
-    throw new McpAuthError(
-      "invalid_server_url",
-      "The MCP server URL must not carry a user name or password; MCP servers take an OAuth sign-in instead. Give the URL without them.",
-    );
-  }
-  url.hash = "";
-  return url.href;
 }
 
 /**

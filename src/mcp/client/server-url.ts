@@ -42,7 +42,9 @@ export interface McpServerUrlOptions {
 // C0/C1 controls, space, DEL, and the invisible or reordering characters (zero-width, bidi marks, BOM): the WHATWG
 // parser drops tabs and newlines anywhere and strips the rest at the ends, so "https://exa\nmple.com" would
 // silently name another host than the one a reviewer reads.
-const UNSAFE = /[\u0000-\u0020\u007f-\u00a0\u00ad\u061c\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]/u;
+const UNSAFE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing them is the point.
+  /[\u0000-\u0020\u007f-\u00a0\u00ad\u061c\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]/u;
 
 /**
  * The canonical URI of an MCP server: an absolute https URL (http only on loopback: 127.0.0.0/8, [::1] and
@@ -54,11 +56,12 @@ const UNSAFE = /[\u0000-\u0020\u007f-\u00a0\u00ad\u061c\u1680\u180e\u2000-\u200f
  */
 export function canonicalMcpServerUrl(input: unknown, options: McpServerUrlOptions = {}): URL {
   const subject = options.subject ?? "The MCP server URL";
-  const invalid = (why: string) =>
-    new McpServerUrlError("invalid_server_url", `${subject} ${why}`);
+  const invalid = (why: string) => new McpServerUrlError("invalid_server_url", `${subject} ${why}`);
   const raw = input instanceof URL ? input.href : input;
   if (typeof raw !== "string" || raw.trim() === "") {
-    throw invalid(`is missing or not text; give the server's https:// URL, e.g. https://mcp.example.com/mcp.`);
+    throw invalid(
+      `is missing or not text; give the server's https:// URL, e.g. https://mcp.example.com/mcp.`,
+    );
   }
   const text = raw.trim();
   if (text.length > MAX_SERVER_URL_LENGTH) {

@@ -19,8 +19,8 @@ import type { Client } from "@modelcontextprotocol/client";
 import type { Logger } from "../../core/log.ts";
 import { silentLogger } from "../../core/log.ts";
 import type { Secret } from "../../core/secret.ts";
-import { scopeUnion } from "../../mcp/client/index.ts";
-import type { DiscoveryOptions, OAuthClient } from "../../oauth/index.ts";
+import { canonicalMcpServerUrl, McpServerUrlError, scopeUnion } from "../../mcp/client/index.ts";
+import { type DiscoveryOptions, isLoopback, type OAuthClient } from "../../oauth/index.ts";
 import type { CredentialStore } from "../../vault/index.ts";
 import { TokenRejectedError } from "../tool/errors.ts";
 import type { OAuthProviderConfig, OperationDefinition } from "../tool/options.ts";
@@ -281,38 +281,19 @@ function redirectUriOf(publicBaseUrl: unknown): string {
   return `${base.origin}${base.pathname.replace(/\/+$/, "")}${OAUTH_CALLBACK_PATH}`;
 }
 
-function isLoopback(url: URL): boolean {
-  return (
-    url.hostname === "localhost" ||
-    url.hostname === "[::1]" ||
-    /^127\.\d+\.\d+\.\d+$/.test(url.hostname)
-  );
-}
-
-/** The canonical URI (RFC 8707): absolute, https or loopback http, no fragment, no credentials, no query. */
+/**
+ * The canonical URI (RFC 8707) through the one MCP server URL check: absolute, https or loopback http, no fragment,
+ * no credentials, no query (it would end up in the vault's keys and in every authorization URL as `resource`; on
+ * an MCP URL it is usually a key). Never echoed. The bridge's codes: `server_url_query`, else `invalid_server_url`.
+ */
 function mcpServerUrl(value: string | URL): URL {
-  const url = typeof value === "string" || value instanceof URL ? URL.parse(value) : null;
-  const loopback = url !== null && isLoopback(url);
-  if (
-    !url ||
-    !(url.protocol === "https:" || (url.protocol === "http:" && loopback)) ||
-    url.username !== "" ||
-    url.password !== ""
-  ) {
+  try {
+    return canonicalMcpServerUrl(value);
+  } catch (error) {
+    if (!(error instanceof McpServerUrlError)) throw error;
     throw new McpBridgeError(
-      "invalid_server_url",
-      "The MCP server URL must be an absolute https URL (plain http only on loopback) without credentials in it.",
+      error.code === "server_url_query" ? "server_url_query" : "invalid_server_url",
+      error.message,
     );
   }
-  // RFC 8707 §2: a resource SHOULD NOT carry a query. On an MCP URL it is usually a key, which would end up in the
-  // vault's keys and in every authorization URL (as `resource`). Not echoed, for that reason; as the CLI words it.
-  url.hash = "";
-  // `?` alone (an empty query) is still one in the href, and a different resource from the URL without it.
-  if (url.search !== "" || url.href.includes("?")) {
-    throw new McpBridgeError(
-      "server_url_query",
-      "The MCP server URL must not carry a query (?…): it would be stored as the credential's resource and sent in every authorization URL, and MCP servers take an OAuth sign-in instead of a key in the URL; give the URL without it.",
-    );
-  }
-  return url;
 }

@@ -7,6 +7,11 @@
  */
 
 import { peerText } from "../../../core/display.ts";
+import {
+  canonicalMcpServerUrl,
+  displayMcpServerUrl,
+  McpServerUrlError,
+} from "../../../mcp/client/index.ts";
 import { McpServerAuthError } from "./errors.ts";
 
 /** How many remote servers of one session the kit manages; the rest are reported, never probed. */
@@ -27,7 +32,10 @@ export interface SessionMcpServer {
   headers: { name: string; value: string }[];
   /** The client sent its own `Authorization` header: it handles this server's authentication. */
   clientManaged: boolean;
-  /** Why the kit cannot manage it (a URL that is not http(s), carries credentials, or too many servers). */
+  /**
+   * Why the kit cannot manage it: the URL failed the one MCP server URL check (`invalid_server_url`,
+   * `credentials_in_url`, `insecure_server_url`: plain http off loopback), or too many servers.
+   */
   invalid?: McpServerAuthError;
 }
 
@@ -63,37 +71,28 @@ function readServer(entry: unknown): SessionMcpServer | undefined {
   const name = peerText(raw.name, { max: 100 }) || "unnamed";
   const headers = readHeaders(raw.headers);
   const clientManaged = headers.some((h) => h.name.toLowerCase() === "authorization");
-  const url = typeof raw.url === "string" ? URL.parse(raw.url) : null;
   const base = { name, transport: raw.type, headers, clientManaged } as const;
-  if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) {
+  // A query is kept: the client configured this URL and the agent connects to it as given (it is shown as `?…`).
+  let url: URL;
+  try {
+    url = canonicalMcpServerUrl(raw.url, {
+      query: "allow",
+      subject: `The URL of the MCP server “${name}”`,
+    });
+  } catch (error) {
+    if (!(error instanceof McpServerUrlError)) throw error;
     return {
       ...base,
       url: "",
-      displayUrl: "(not an http(s) URL)",
+      displayUrl: error.origin ?? "(not an http(s) URL)",
       invalid: new McpServerAuthError(
-        "invalid_server_url",
-        `The MCP server “${name}” has a URL that is not an absolute http(s) URL; the agent cannot sign in to it. Fix its URL in the client's settings.`,
+        // The kit's code since the first release; the check calls it server_url_credentials.
+        error.code === "server_url_credentials" ? "credentials_in_url" : error.code,
+        `${error.message} The agent cannot sign in to it; fix its URL in the client's settings.`,
       ),
     };
   }
-  if (url.username !== "" || url.password !== "") {
-    return {
-      ...base,
-      url: "",
-      displayUrl: `${url.protocol}//${url.host}`,
-      invalid: new McpServerAuthError(
-        "credentials_in_url",
-        `The MCP server “${name}” has a user name or password in its URL; the agent does not store or send such URLs. Remove them from the URL in the client's settings.`,
-      ),
-    };
-  }
-  url.hash = "";
-  return { ...base, url: url.href, displayUrl: displayUrl(url) };
-}
-
-/** Origin and path; a query is elided (it may carry an API key the client meant only for the server). */
-function displayUrl(url: URL): string {
-  return peerText(`${url.origin}${url.pathname}${url.search ? "?…" : ""}`, { max: 300 });
+  return { ...base, url: url.href, displayUrl: peerText(displayMcpServerUrl(url), { max: 300 }) };
 }
 
 /** Header-safe entries only: a CR/LF or a non-token name would fail (or split) the request. */

@@ -11,6 +11,7 @@
 
 import { peerText } from "../../../core/display.ts";
 import type { Logger } from "../../../core/log.ts";
+import { canonicalMcpServerUrl, McpServerUrlError } from "../../../mcp/client/index.ts";
 import {
   type ActionEnvelope,
   AhpErrorCodes,
@@ -282,29 +283,18 @@ export class McpBridge {
   }
 }
 
-/** The server's URL as its RFC 8707 resource: absolute http(s), without fragment (as the MCP client keys it). */
+/**
+ * The server's URL as its RFC 8707 resource, through the one MCP server URL check (as the MCP client keys it):
+ * absolute https (http only on loopback: the pushed token would otherwise cross the network unencrypted), no
+ * credentials (the token comes from the client's authenticate), no query (RFC 8707 §2; on an MCP URL it is usually
+ * a key, and this URL reaches every subscriber as the customization's `uri` and the advertised `resource`), no
+ * fragment. Never echoed.
+ */
 function canonicalUrl(input: string | URL): string {
-  const url = URL.parse(input);
-  if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) {
-    throw new McpBridgeError(
-      "invalid_server",
-      "An MCP server URL must be an absolute http(s) URL.",
-    );
+  try {
+    return canonicalMcpServerUrl(input, { subject: "An MCP server URL" }).href;
+  } catch (error) {
+    if (!(error instanceof McpServerUrlError)) throw error;
+    throw new McpBridgeError("invalid_server", error.message);
   }
-  if (url.username || url.password) {
-    throw new McpBridgeError(
-      "invalid_server",
-      "An MCP server URL must not carry credentials; the token comes from the client's authenticate.",
-    );
-  }
-  if (url.search) {
-    // RFC 8707 §2: a resource SHOULD NOT carry a query; on an MCP URL it is usually a key, and this URL reaches every
-    // subscriber (the customization's `uri`, the advertised `resource`). Not echoed.
-    throw new McpBridgeError(
-      "invalid_server",
-      "An MCP server URL must not carry a query (often a key): clients see this URL; the token comes from authenticate.",
-    );
-  }
-  url.hash = "";
-  return url.href;
 }
