@@ -7,7 +7,7 @@ import * as oauth from "oauth4webapi";
 import { Secret } from "../core/secret.ts";
 import { clientParts, type OAuthClient } from "./client.ts";
 import { type AuthorizationServer, assertPkceS256 } from "./discovery.ts";
-import { AuthorizationResponseError, toOAuthError } from "./errors.ts";
+import { AuthorizationResponseError, quote, toOAuthError } from "./errors.ts";
 import { type RequestPolicy, requestOptions } from "./http.ts";
 import type { PendingStore } from "./pending.ts";
 import type { ScopeFormat } from "./provider.ts";
@@ -158,7 +158,7 @@ function authResponseFailure(error: unknown): Error {
       denied ? "access_denied" : "authorization_error",
       denied
         ? "Access was denied at the authorization server. Sign in again and approve the request to continue."
-        : `The authorization server returned an error (${error.error}${error.error_description ? `: ${error.error_description.slice(0, 200)}` : ""}).`,
+        : `The authorization server returned an error (${quote(error.error, 64)}${error.error_description ? `: ${quote(error.error_description)}` : ""}).`,
       { cause: error, oauthError: error.error },
     );
   }

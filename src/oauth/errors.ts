@@ -1,6 +1,7 @@
 /** The OAuth engine's typed errors: one class per kind of failure, each with a stable `code` and no secret. */
 
 import * as oauth from "oauth4webapi";
+import { peerText } from "../core/display.ts";
 import { AgentAuthError } from "../core/errors.ts";
 
 /** Metadata could not be fetched, was malformed, or failed a check (issuer echo, PKCE support, resource match). */
@@ -73,11 +74,11 @@ export class CancelledError extends AgentAuthError {
 export function toOAuthError(error: unknown, what: string): AgentAuthError {
   if (error instanceof AgentAuthError) return error;
   if (error instanceof oauth.ResponseBodyError) {
-    const description = error.error_description ? `: ${clip(error.error_description)}` : "";
+    const description = error.error_description ? `: ${quote(error.error_description)}` : "";
     const code = error.error === "invalid_grant" ? "invalid_grant" : "token_endpoint_error";
     return new TokenEndpointError(
       code,
-      `The authorization server refused the ${what} (${error.error}${description}).`,
+      `The authorization server refused the ${what} (${quote(error.error, 64)}${description}).`,
       {
         cause: error,
         oauthError: error.error,
@@ -92,7 +93,7 @@ export function toOAuthError(error: unknown, what: string): AgentAuthError {
       .find((e) => typeof e === "string");
     return new TokenEndpointError(
       "token_endpoint_error",
-      `The authorization server refused the ${what} (HTTP ${error.status}${oauthError ? `, ${oauthError}` : ""}).`,
+      `The authorization server refused the ${what} (HTTP ${error.status}${oauthError ? `, ${quote(oauthError, 64)}` : ""}).`,
       { cause: error, status: error.status, oauthError },
     );
   }
@@ -112,7 +113,7 @@ export function toOAuthError(error: unknown, what: string): AgentAuthError {
   if (error instanceof oauth.OperationProcessingError) {
     return new TokenEndpointError(
       "invalid_response",
-      `The authorization server's ${what} response failed validation (${error.code ?? "invalid"}): ${clip(error.message)}`,
+      `The authorization server's ${what} response failed validation (${error.code ?? "invalid"}): ${quote(error.message)}`,
       { cause: error },
     );
   }
@@ -131,7 +132,7 @@ export function toOAuthError(error: unknown, what: string): AgentAuthError {
   if (error instanceof TypeError && error.message === "fetch failed") {
     return new TransportError(
       "network_error",
-      `The ${what} failed at the network level (${clip(String((error.cause as Error | undefined)?.message ?? error.message))}). Check the URL and that the server is running.`,
+      `The ${what} failed at the network level (${quote(String((error.cause as Error | undefined)?.message ?? error.message))}). Check the URL and that the server is running.`,
       {
         cause: error,
       },
@@ -149,6 +150,10 @@ export function toOAuthError(error: unknown, what: string): AgentAuthError {
   });
 }
 
-function clip(text: string): string {
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+/**
+ * What the authorization server said, for a message: callers pass messages on as they are (the MCP bridges hand
+ * them to an agent, and so to its model), so escape sequences, bidi overrides and invisible text go here.
+ */
+export function quote(text: string, max = 200): string {
+  return peerText(text, { max });
 }
