@@ -8,6 +8,14 @@ import { test } from "node:test";
 import { startIdp } from "../../src/idp/index.ts";
 
 const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
+/**
+ * The short lifetimes below (TTLs, poll interval) must outlast the setup requests made within them: at 1 s, a loaded
+ * CI machine could take longer than that for a handful of requests, and the "before" counts came up short. 3 s is
+ * far beyond what the setup needs (its time is printed as a diagnostic); the waits after are that plus a margin.
+ */
+const SHORT_SECONDS = 3;
+const PAST_SHORT_MS = SHORT_SECONDS * 1000 + 300;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 async function register(issuer: string, name: string): Promise<string> {
   const response = await fetch(`${issuer}/reg`, {
@@ -68,22 +76,26 @@ test("[IDP-memory-registrations-capped] past the cap, the least recently used re
 });
 
 test("[IDP-memory-registrations-expire] a registration unused for its TTL is gone", async (t) => {
-  const idp = await startIdp({ registrationTtlSeconds: 1 });
+  const idp = await startIdp({ registrationTtlSeconds: SHORT_SECONDS });
   t.after(() => idp.close());
+  const started = Date.now();
   const id = await register(idp.issuer, "short-lived");
-  assert.equal((await deviceAuth(idp.issuer, id)).status, 200);
-  await new Promise((resolve) => setTimeout(resolve, 1_300));
+  assert.equal((await deviceAuth(idp.issuer, id)).status, 200, "used within its TTL");
+  t.diagnostic(`registered and used in ${Date.now() - started} ms (TTL ${SHORT_SECONDS} s)`);
+  // The use renewed the TTL before its answer came back: this waits past it.
+  await sleep(PAST_SHORT_MS);
   assert.equal((await deviceAuth(idp.issuer, id)).status, 401);
   assert.equal(idp.memory().registrations, 0);
 });
 
 test("[IDP-memory-device-polls] poll clocks are kept only for codes that are pending, and only for the enforced interval", async (t) => {
-  const idp = await startIdp({ deviceIntervalSeconds: 1 });
+  const idp = await startIdp({ deviceIntervalSeconds: SHORT_SECONDS });
   t.after(() => idp.close());
   // Bogus device codes are refused and leave nothing behind.
   for (let i = 0; i < 200; i++) await poll(idp.issuer, "agentauth-cli", `bogus-${i}`);
   assert.equal(idp.memory().devicePolls, 0);
   const codes: string[] = [];
+  const started = Date.now();
   for (let i = 0; i < 5; i++) {
     const body = (await (await deviceAuth(idp.issuer, "agentauth-cli")).json()) as {
       device_code: string;
@@ -94,8 +106,11 @@ test("[IDP-memory-device-polls] poll clocks are kept only for codes that are pen
       "authorization_pending",
     );
   }
-  assert.equal(idp.memory().devicePolls, 5);
-  await new Promise((resolve) => setTimeout(resolve, 1_300));
+  assert.equal(idp.memory().devicePolls, 5, "the five polls made within one enforced interval");
+  t.diagnostic(
+    `five codes asked and polled in ${Date.now() - started} ms (interval ${SHORT_SECONDS} s)`,
+  );
+  await sleep(PAST_SHORT_MS);
   // One more poll after the interval: older clocks are pruned, only this code's is kept.
   assert.equal((await poll(idp.issuer, "agentauth-cli", codes[0]!)).error, "authorization_pending");
   assert.equal(idp.memory().devicePolls, 1);
@@ -112,13 +127,15 @@ test("[IDP-memory-error-stats] token-endpoint error statistics are capped", asyn
 });
 
 test("[IDP-memory-indexes] expired device codes leave no entries or index rows behind", async (t) => {
-  const idp = await startIdp({ deviceCodeTtlSeconds: 1 });
+  const idp = await startIdp({ deviceCodeTtlSeconds: SHORT_SECONDS });
   t.after(() => idp.close());
+  const started = Date.now();
   for (let i = 0; i < 30; i++)
     assert.equal((await deviceAuth(idp.issuer, "agentauth-cli")).status, 200);
   const before = idp.memory();
   assert.ok(before.entries >= 30 && before.indexes >= 30, JSON.stringify(before));
-  await new Promise((resolve) => setTimeout(resolve, 1_300));
+  t.diagnostic(`30 device codes made in ${Date.now() - started} ms (TTL ${SHORT_SECONDS} s)`);
+  await sleep(PAST_SHORT_MS);
   const after = idp.memory();
   assert.equal(after.entries, 0, JSON.stringify(after));
   assert.equal(after.indexes, 0, JSON.stringify(after));
