@@ -21,15 +21,22 @@ test("[RFC8628-device-flow] the device flow shows a URL and code, polls, and ret
   const idp = await useIdp({ deviceIntervalSeconds: 1 });
   const as = await discoverAuthorizationServer(idp.issuer);
   const prompts: DevicePrompt[] = [];
+  let approving: Promise<void> | undefined;
   const tokens = await deviceLogin({
     as,
     client,
     scope: "openid email offline_access",
     onPrompt: (p) => {
       prompts.push(p);
-      setTimeout(() => void approve(p), 1500);
+    },
+    // The person approves once a poll has been answered "pending" (an event, not a 1.5 s timer that a loaded
+    // machine could let overtake the first poll).
+    onPoll: (e) => {
+      const prompt = prompts[0];
+      if (e.result === "pending" && prompt) approving ??= approve(prompt);
     },
   });
+  await approving;
   assert.equal(prompts.length, 1);
   assert.match(prompts[0]?.userCode ?? "", /^[A-Z]{4}-[A-Z]{4}$/);
   assert.ok(prompts[0]?.verificationUri.startsWith(idp.issuer));
