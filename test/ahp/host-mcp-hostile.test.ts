@@ -14,8 +14,9 @@ import { WsPeer } from "../support/ws-peer.ts";
 import { AGENT_RESOURCE, actions, stateChange, useMcpHostStand } from "./host-mcp-stand.ts";
 
 const stand = await useMcpHostStand();
-// biome-ignore lint/suspicious/noControlCharactersInRegex: looking for them is the point.
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const UNSAFE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for them is the point.
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u200b\u202a-\u202e\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]/u;
 
 function authenticate(peer: WsPeer, resource: string, token: string, extra = {}) {
   return peer.request("authenticate", { channel: "ahp-root://", resource, token, ...extra });
@@ -97,18 +98,19 @@ describe("AHP host MCP bridge: hostile input", () => {
     assert.equal(b.state.kind, "ready", "without serverName every advertising server gets it");
   });
 
-  it("[AHP-MCP-sanitise] control and bidi characters in a server name and in the MCP server's error_description never reach clients", async () => {
+  it("[AHP-MCP-sanitise][CORE-peer-text-invisible] control, bidi and invisible characters in a server name and in the MCP server's error_description never reach clients", async () => {
     const mcp = await stand.mcpServer({ issuer: stand.idp.issuer, scopes: ["read"] });
-    mcp.hostileChallenge = `Bearer error="invalid_token", error_description="bad\x9b31m\x85news", resource_metadata="${mcp.metadataUrl}", scope="read"`;
+    mcp.hostileChallenge = `Bearer error="invalid_token", error_description="bad\x9b31m\x85news\xad!", resource_metadata="${mcp.metadataUrl}", scope="read"`;
     const { peer, session } = await stand.sessionPeer();
     const from = peer.messages.length;
     const server = await stand.host
       .mcpServers(session)
-      .add({ name: "evil\u001b[31m\u202eName", url: mcp.url });
+      .add({ name: "evil\u001b[31m\u202e\u200bName\u{e0041}\ufeff", url: mcp.url });
     assert.equal(server.name, "evil [31mName");
     const change = await stateChange(peer, "authRequired", "required", from);
     const state = (change.params as { action: { state: Record<string, unknown> } }).action.state;
-    assert.equal(state.description, "bad 31m news");
+    // The soft hyphen is Latin-1, so a header can carry it; it splits a word where no one sees it.
+    assert.equal(state.description, "bad 31m news!");
     for (const message of actions(peer, from)) assert.ok(!UNSAFE.test(JSON.stringify(message)));
 
     // The cleaned name is the one clients see and the one serverName matches.
