@@ -10,11 +10,17 @@ import { DatabaseSync } from "node:sqlite";
 import { test } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
 import * as acp from "@agentclientprotocol/sdk/unstable";
+import { createAgentAuth } from "../../src/acp/agent/index.ts";
 import { storedServerAccount, toStatusAccount } from "../../src/acp/agent/mcp/accounts.ts";
 import { Secret } from "../../src/core/secret.ts";
 import { discoverAuthorizationServer } from "../../src/oauth/index.ts";
 import { REGISTRATION_SUBJECT } from "../../src/oauth/registration-store.ts";
-import { credentialId, openVault, vaultDbPath } from "../../src/vault/index.ts";
+import {
+  credentialId,
+  MemoryCredentialStore,
+  openVault,
+  vaultDbPath,
+} from "../../src/vault/index.ts";
 import type { CredentialSummary } from "../../src/vault/types.ts";
 import { startProtectedMcpServer } from "../mcp/fixtures/protected-mcp-server.ts";
 import { useIdp } from "../support/idp.ts";
@@ -268,4 +274,34 @@ test("[ACP-mcp-accounts-stored-pure] a stored record as an account: only http(s)
   );
   const long = storedServerAccount(summary(`https://mcp.example/${"a".repeat(5000)}`));
   assert.ok((long?.url.length ?? 0) <= 301 && (long?.name.length ?? 0) <= 101);
+});
+
+test("[ACP-mcp-accounts-stored-own] the agent's own OAuth credential bound to an http(s) resource is its account, not an MCP server; an MCP sign-in beside it is", async () => {
+  const store = new MemoryCredentialStore();
+  const auth = createAgentAuth({
+    name: "mcp-agent",
+    methods: [
+      {
+        kind: "oauth",
+        id: "oauth",
+        name: "Sign in",
+        issuer: "https://as.example",
+        clientId: "agent-client",
+        resource: "https://api.example/",
+      },
+    ],
+    store,
+    mcp: { probe: false },
+  });
+  await store.put({
+    ...input(SUBJECT, "https://as.example", "https://api.example/"),
+    clientId: "agent-client",
+  });
+  await store.put(input(SUBJECT, "https://as.example", "https://mcp.example/mcp"));
+  const status = await auth.status();
+  assert.equal(status.state, "authenticated");
+  assert.deepEqual(
+    status.accounts.map((a) => a._meta?.agentauth?.mcpServer?.url ?? "own"),
+    ["own", "https://mcp.example/mcp"],
+  );
 });
