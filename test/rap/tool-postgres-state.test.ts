@@ -27,6 +27,18 @@ const PG = await testPostgres();
 
 const keyring = () => new Keyring(parseVaultKey(generateVaultKey()));
 
+/**
+ * Polls `ready` until it holds; fails after 20 s naming `what` (far beyond what any step here needs, even on a loaded
+ * machine), so that a failure shows at once with a message instead of as a test that never ends.
+ */
+async function until(ready: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await ready())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 function pendingValue(verifier: string, callbackUrl: string): PendingCallAuthorization {
   return {
     authorization: {
@@ -306,13 +318,13 @@ test("[PG-rap-tool-outbox-order] a tool server on the outbox delivers a thread's
   // One after another, each written before the next call: the written order is the invocation order.
   for (const [i, body] of bodies.entries()) {
     assert.equal((await post(`${toolUrl}/invoke`, body)).status, 200);
-    for (;;) {
-      const [row] = await sql(url, "SELECT count(*)::int AS n FROM rap_tool_outbox");
-      if (row?.n === i + 1) break;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await until(
+      async () =>
+        (await sql(url, "SELECT count(*)::int AS n FROM rap_tool_outbox"))[0]?.n === i + 1,
+      `message ${i + 1} written to the outbox`,
+    );
   }
-  while (sink.deliveries.length < 3) await new Promise((resolve) => setTimeout(resolve, 10));
+  await until(() => sink.deliveries.length >= 3, "three attempts at the down runtime");
   assert.deepEqual(
     [...new Set(sink.deliveries.map((d) => d.message.text))],
     ["m1"],
@@ -438,7 +450,7 @@ test("[PG-rap-tool-cancel-outbox] a call cancelled at another instance while its
   }
   const body = invocation(sink.url, { group_id: "thread_cancel_outbox" });
   assert.equal((await post(`${instances[0]?.url}/invoke`, body)).status, 200);
-  while (sink.deliveries.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+  await until(() => sink.deliveries.length >= 2, "two attempts at the down runtime");
   await post(`${instances[1]?.url}/close_thread`, { thread_id: "thread_cancel_outbox" });
   const [row] = await sql(url, "SELECT count(*)::int AS n FROM rap_tool_outbox");
   assert.equal(row?.n, 0, "the undelivered result is gone");
@@ -465,7 +477,9 @@ test("[PG-rap-tool-takeover-no-timeout] a sign-in started at A and finished at B
       providers: providers(idp),
       store: new MemoryCredentialStore(),
       state,
-      authorizationTimeoutMs: 1_500,
+      // The whole sign-in (the oauth message, the provider, the redirect to B) must finish before A's timer; 1.5 s
+      // was close to what a loaded machine needs for it. The test then waits for the timer, so not much longer.
+      authorizationTimeoutMs: 5_000,
       outboxTuning: { pollMs: 20 },
     });
     t.after(async () => {
@@ -476,6 +490,7 @@ test("[PG-rap-tool-takeover-no-timeout] a sign-in started at A and finished at B
   }
   const [a, b] = instances as [(typeof instances)[0], (typeof instances)[0]];
   const body = invocation(sink.url, { operation: "whoami", arguments: {}, user_id: "u-gus" });
+  const invoked = Date.now();
   assert.equal((await post(`${a.url}/invoke`, body)).status, 200);
   const oauth = await sink.waitFor((d) => d.message.id === body.id);
   const toProvider = await providerUrl(String(oauth.message.auth_url));
@@ -485,12 +500,12 @@ test("[PG-rap-tool-takeover-no-timeout] a sign-in started at A and finished at B
   const landed = await fetch(new URL(`${redirect.pathname}${redirect.search}`, b.url));
   assert.equal(landed.status, 200, await landed.text());
   await sink.waitFor((d) => d.message.id === body.id && d.message.type === "tool_result");
-  // A's own authorization timer fires after its 1.5 s: it must see the takeover and stay silent.
-  for (;;) {
-    if (a.logs.some((line) => line.includes("rap.oauth.resumed_elsewhere"))) break;
+  t.diagnostic(`signed in at B ${Date.now() - invoked} ms after the call reached A`);
+  // A's own authorization timer fires after that: it must see the takeover and stay silent.
+  await until(() => {
     assert.ok(!a.logs.some((line) => line.includes('"rap.oauth.timeout"')), "A timed it out");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+    return a.logs.some((line) => line.includes("rap.oauth.resumed_elsewhere"));
+  }, "A to notice the takeover when its authorization timer fires");
   await a.tool.settled();
   const final = sink.accepted(String(body.id)).filter((d) => d.message.type === "tool_result");
   assert.equal(final.length, 1, JSON.stringify(final.map((d) => d.message.text)));
@@ -516,16 +531,14 @@ test("[PG-rap-tool-outbox-retry-after] a 503 with Retry-After: 60 reschedules th
     await state.close();
   });
   assert.equal((await post(`${toolUrl}/invoke`, invocation(sink.url))).status, 200);
-  for (;;) {
+  await until(async () => {
     const [row] = await sql(
       url,
       "SELECT attempts, extract(epoch FROM next_at - now()) AS wait FROM rap_tool_outbox WHERE claimed_until IS NULL",
     );
-    if (row && Number(row.attempts) >= 1) {
-      assert.ok(Number(row.wait) > 30, `rescheduled ${row.wait} s out`);
-      break;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+    if (!row || Number(row.attempts) < 1) return false;
+    assert.ok(Number(row.wait) > 30, `rescheduled ${row.wait} s out`);
+    return true;
+  }, "the refused message to be rescheduled");
   assert.equal(sink.deliveries.length, 1, "no second attempt before the Retry-After");
 });
