@@ -202,7 +202,12 @@ test("[PG-rap-tool-outbox-fallback-key] the outbox write commits but its answer 
   });
   const body = invocation(sink.url, { group_id: "thread_fallback" });
   assert.equal((await post(`${toolUrl}/invoke`, body)).status, 200);
-  while (sink.accepted(String(body.id)).length < 2) await new Promise((r) => setTimeout(r, 10));
+  // Bounded (20 s, far beyond the two quick deliveries), so that a failure shows with a message instead of a hang.
+  const deadline = Date.now() + 20_000;
+  while (sink.accepted(String(body.id)).length < 2) {
+    assert.ok(Date.now() < deadline, `expected two deliveries: ${JSON.stringify(sink.deliveries)}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
   assert.equal(typeof ids[0], "string", "the id exists before the write");
   assert.deepEqual(
     [...new Set(sink.accepted(String(body.id)).map((d) => d.key))],
