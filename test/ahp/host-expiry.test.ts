@@ -5,7 +5,16 @@ import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ALPHA, BETA, useHostStand } from "./host-fixture.ts";
 
-const stand = await useHostStand({ idp: { accessTokenTtlSeconds: 2 } });
+// 4 s tokens: each test authenticates with a fresh token before it expires, and `exp` is whole seconds (the token can
+// be a second shorter than its TTL), so at 2 s a loaded machine had as little as one second for that round trip.
+const TOKEN_TTL_SECONDS = 4;
+const stand = await useHostStand({ idp: { accessTokenTtlSeconds: TOKEN_TTL_SECONDS } });
+
+/** The token's own `exp` (ms): the tests wait past it, not for a fixed time. */
+function expiresAtMs(token: string): number {
+  const claims = JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString());
+  return Number(claims.exp) * 1000;
+}
 
 describe("AHP host expiry", () => {
   it("[AHP-expiry-notification] official: expiresIn runs out → auth/required reason expired with the full metadata", async () => {
@@ -61,7 +70,8 @@ describe("AHP host expiry", () => {
 
   it("[AHP-challenge-expired-token] an already expired token is refused with invalid_token", async () => {
     const token = await stand.token(ALPHA, "read");
-    await sleep(2500);
+    // Past the token's exp (a structural wait, not a timing assertion).
+    await sleep(Math.max(0, expiresAtMs(token) + 500 - Date.now()));
     const peer = await stand.peerSeed();
     const res = await peer.request("authenticate", { schemeId: "alpha", scheme: "bearer", token });
     assert.deepEqual(res.error?.data, {
