@@ -129,7 +129,8 @@ export class AgentAuth {
     this.#gate = new SessionGate({
       policy: options.sessionPolicy ?? "require-auth",
       extra: options.gate,
-      check: async () => (await this.status()).state !== "unauthenticated",
+      // The state is the methods' alone (MCP accounts never change it): the gate's hot path skips their listing.
+      check: async () => toAuthStatus(await this.#methodStates()).state !== "unauthenticated",
       epoch: () => this.#publisher.epoch,
     });
     this.#refresher = new TokenRefresher({
