@@ -264,6 +264,7 @@ test("[ACP-mcp-accounts-stored-pure] a stored record as an account: only http(s)
     state: "signed_in",
     scopes: ["read"],
   });
+  assert.equal(storedServerAccount(summary("HTTPS://MCP.example/x"))?.url, "https://mcp.example/x");
   const root = storedServerAccount(summary("https://mcp.example/", "login_required"));
   assert.equal(root?.name, "mcp.example");
   assert.equal(root?.state, "needs_sign_in");

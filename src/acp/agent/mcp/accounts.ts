@@ -100,13 +100,21 @@ export function mcpServerAccount(
 }
 
 /**
+ * Whether a resource of the kit's subject is an MCP server's: an http(s) URL (the kit's own API keys and OAuth
+ * methods without a resource use ""). One rule for listing and for `signOut`, so what is shown is what is revoked.
+ */
+export function isServerResource(resource: string): boolean {
+  return /^https?:\/\//i.test(resource);
+}
+
+/**
  * A vault record no session has named (yet) as an account: a sign-in an earlier run of the agent stored, named by
  * its host and path since the client's name for it is not stored. Only an http(s) resource is a server; the URL is
  * the record's text (a hostile or damaged vault's), so it is re-parsed and shown as a session's server is: origin
  * and path, a query as `?…`, never a user name or password, no control or bidi characters, bounded.
  */
 export function storedServerAccount(record: CredentialSummary): McpServerAccount | undefined {
-  if (!/^https?:\/\//i.test(record.resource)) return undefined;
+  if (!isServerResource(record.resource)) return undefined;
   const url = URL.parse(record.resource);
   if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) return undefined;
   const path = url.pathname === "/" ? "" : url.pathname;

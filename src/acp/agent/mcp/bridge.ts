@@ -22,6 +22,7 @@ import {
 } from "../../../oauth/index.ts";
 import type { CredentialStore, CredentialSummary } from "../../../vault/types.ts";
 import {
+  isServerResource,
   type McpServerAccount,
   mcpServerAccount,
   storedServerAccount,
@@ -222,7 +223,7 @@ export class McpServerAuth {
     if (room <= 0) return [];
     const best = new Map<string, CredentialSummary>();
     for (const r of records) {
-      if (!/^https?:\/\//i.test(r.resource) || this.#tracked.has(r.resource)) continue;
+      if (!isServerResource(r.resource) || this.#tracked.has(r.resource)) continue;
       if (this.#deps.ownCredential?.(r)) continue;
       const seen = best.get(r.resource);
       if (!seen || preferred(r, seen) < 0) best.set(r.resource, r);
@@ -251,7 +252,7 @@ export class McpServerAuth {
   async signOut(): Promise<LogoutResult[]> {
     this.cancelSignIns();
     const { store, subject } = this.#deps;
-    const records = (await store.list({ subject })).filter((r) => /^https?:\/\//.test(r.resource));
+    const records = (await store.list({ subject })).filter((r) => isServerResource(r.resource));
     const results: LogoutResult[] = [];
     for (const r of records) {
       const key = { subject, issuer: r.issuer, resource: r.resource };
