@@ -17,6 +17,16 @@ function authenticate(peer: WsPeer, resource: string, token: string) {
   return peer.request("authenticate", { channel: "ahp-root://", resource, token });
 }
 
+/**
+ * Waits until the host has seen a connection leave and dropped its token (the server leaves "ready"). Bounded by
+ * time (10 s, far beyond a socket close on a loaded machine), not by a count of 10 ms polls that add up to ~1 s.
+ */
+async function untilNotReady(server: { state: { kind: string } }): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (server.state.kind === "ready" && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 10));
+}
+
 async function readyServer() {
   const mcp = await stand.mcpServer({ issuer: stand.idp.issuer, scopes: ["read"] });
   const { peer, session } = await stand.sessionPeer();
@@ -62,8 +72,7 @@ describe("AHP host MCP bridge: reconnect", () => {
     const lastSeen = Math.max(...seen);
     await peer.close();
     // The supplier left: the host drops its token and says so to subscribers (none is left to hear it).
-    for (let i = 0; i < 100 && server.state.kind === "ready"; i++)
-      await new Promise((r) => setTimeout(r, 10));
+    await untilNotReady(server);
     assert.equal(server.state.kind, "authRequired");
 
     const again = await stand.peer();
@@ -204,8 +213,7 @@ describe("AHP host MCP bridge: several suppliers", () => {
     const before = peer.messages.length;
     await peer.close();
     const watcher = await stand.joinSession(session);
-    for (let i = 0; i < 100 && server.state.kind === "ready"; i++)
-      await new Promise((r) => setTimeout(r, 10));
+    await untilNotReady(server);
     assert.equal(server.state.kind, "authRequired");
     assert.ok(peer.messages.length >= before);
     await assert.rejects(server.callTool("whoami"), { code: "mcp_auth_required" });
