@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { test } from "node:test";
+import { type TestContext, test } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { createAgentAuth } from "../../src/acp/agent/index.ts";
@@ -42,12 +42,8 @@ async function status(run: McpAgentRun): Promise<StatusView> {
 }
 
 /** A first agent process signs in to the server through a session, then ends (its `t.after` waits for the exit). */
-async function signInThenEnd(
-  t: { test: (name: string, fn: (t: never) => Promise<void>) => Promise<void> },
-  home: string,
-  url: string,
-): Promise<void> {
-  await t.test("a first agent process signs in, then ends", async (st: never) => {
+async function signInThenEnd(t: TestContext, home: string, url: string): Promise<void> {
+  await t.test("a first agent process signs in, then ends", async (st) => {
     await withMcpAgent(st, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
       const { sessionId } = await run.agent.request(acp.methods.agent.session.new, {
         cwd: home,
@@ -65,7 +61,7 @@ test("[ACP-mcp-accounts-stored] a restarted agent lists its stored MCP sign-in i
   const home = tempDir();
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
   t.after(() => mcp.close());
-  await signInThenEnd(t as never, home, mcp.url);
+  await signInThenEnd(t, home, mcp.url);
 
   const stored = (await vaultSummaries(home)).filter((r) => r.resource === mcp.url);
   assert.equal(stored.length, 1, "the first process left its MCP credential in the vault");
@@ -125,7 +121,7 @@ test("[ACP-mcp-accounts-stored-one] a stored server that a session names again i
   const home = tempDir();
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
   t.after(() => mcp.close());
-  await signInThenEnd(t as never, home, mcp.url);
+  await signInThenEnd(t, home, mcp.url);
   const secrets = (await vaultTokens(home)).flatMap((r) =>
     [r.accessToken, r.refreshToken].flatMap((s) => (s ? [s.reveal()] : [])),
   );
@@ -141,7 +137,7 @@ test("[ACP-mcp-accounts-stored-one] a stored server that a session names again i
       { name: "fixture", url: mcp.url, transport: "http", state: "signed_in", scopes: ["read"] },
     ]);
     assert.equal(run.elicitations.length, 0, "the stored sign-in is used, nobody is asked");
-    for (const secret of [...secrets]) {
+    for (const secret of secrets) {
       assert.ok(!run.wire().includes(secret.slice(0, 24)), "a token crossed ACP");
     }
   });
