@@ -59,16 +59,29 @@ export async function postJson(
   return { status: response.status, json, headers: response.headers };
 }
 
-/** Reads server-sent events until `accept` takes one `state` event's data; aborts the stream after. */
+/**
+ * Reads server-sent events until `accept` takes one `state` event's data; aborts the stream after. Bounded (20 s,
+ * far beyond a vault poll even on a loaded machine): a state that never comes fails with a message, not a hang.
+ */
 export async function nextState<T>(
   signedIn: SignedIn,
   accept: (state: T) => boolean,
   trigger?: () => Promise<void>,
+  timeoutMs = 20_000,
 ): Promise<T> {
   const controller = new AbortController();
+  let timedOut = false;
+  let seen = 0;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
   const response = await fetch(new URL("/api/events", signedIn.console.url), {
     headers: { cookie: signedIn.cookie, accept: "text/event-stream" },
     signal: controller.signal,
+  }).catch((error) => {
+    clearTimeout(timer);
+    throw timedOut ? new Error(`the event stream did not open within ${timeoutMs} ms`) : error;
   });
   if (!response.body) throw new Error("no event stream");
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -91,6 +104,7 @@ export async function nextState<T>(
           .map((line) => line.slice(6))
           .join("\n");
         const state = JSON.parse(data) as T;
+        seen++;
         if (accept(state)) return state;
         if (trigger && !triggered) {
           triggered = true;
@@ -98,7 +112,11 @@ export async function nextState<T>(
         }
       }
     }
+  } catch (error) {
+    if (!timedOut) throw error;
+    throw new Error(`no accepted state event within ${timeoutMs} ms (${seen} state events seen)`);
   } finally {
+    clearTimeout(timer);
     controller.abort();
     await reader.cancel().catch(() => {});
   }
