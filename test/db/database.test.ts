@@ -145,8 +145,10 @@ test("[DB-session-lock-released-by-server] a session's advisory lock is released
     await admin.connect();
     await admin.query("SELECT pg_terminate_backend($1)", [holder.backendPid]);
     await admin.end();
+    // The backend ends asynchronously: poll, bounded by time (20 s, far beyond a backend's exit even on a loaded
+    // machine) rather than by 100 polls, which were about 2 s of wall time.
     let got = false;
-    for (let i = 0; i < 100 && !got; i++) {
+    for (const deadline = Date.now() + 20_000; !got && Date.now() < deadline; ) {
       got = (await other.query("SELECT pg_try_advisory_lock($1) AS ok", [key]))[0]!.ok === true;
       if (!got) await new Promise((r) => setTimeout(r, 20));
     }
