@@ -17,11 +17,17 @@ import { type RunningDemo, startDemo } from "../../src/demo/start.ts";
 import { authorize } from "../rap/tool-oauth-fixture.ts";
 import { tempDir } from "../support/tmp.ts";
 
-/** Waits (no deadline of its own: the test's timeout ends a hang) until `read` returns a value. */
+/**
+ * Waits until `read` returns a value; fails after 30 s (far beyond one step of the demo, even on a loaded machine)
+ * so that a step that never happens shows at once with its line, not when the whole test's 180 s run out.
+ */
 async function until<T>(read: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  const deadline = Date.now() + 30_000;
   for (;;) {
     const value = await read();
     if (value !== undefined) return value;
+    if (Date.now() > deadline)
+      throw new Error("timed out waiting (30 s): see the stack for which step");
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
