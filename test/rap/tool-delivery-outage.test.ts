@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import { createRetryPool, deliverCallback } from "../../src/rap/tool/index.ts";
+import { closedPort } from "../support/closed-port.ts";
 import { ECHO, invocation, post, startTool } from "./tool-fixture.ts";
 
 const message = { type: "tool_result", group_id: "g", id: "i", text: "ok" };
@@ -42,9 +43,10 @@ function receiver(answers: { status: number; headers?: Record<string, string> }[
 }
 
 test("[RAP-callback-retry-outage] the runtime is down longer than the old 3.7 s window, comes back on the same port, and the result still arrives", async () => {
+  // A port below the ephemeral range: while the runtime is down, no other test's server can be handed it (a port
+  // from listen(0), closed and reused, could be; then the outage is not one).
   const runtime = receiver();
-  const port = await runtime.start();
-  await runtime.stop();
+  const port = await closedPort();
   const { url, tool } = await startTool({
     operations: [ECHO],
     deliveryRetryTotalMs: 60_000,
@@ -90,9 +92,7 @@ test("[RAP-callback-retry-after] 429 and 408 are retried after their Retry-After
 });
 
 test("[RAP-callback-pending-bounded] at most maxPendingDeliveries wait to retry: the oldest is dropped for a new one", async () => {
-  const dead = receiver();
-  const port = await dead.start();
-  await dead.stop();
+  const port = await closedPort();
   const pool = createRetryPool(2);
   const stop = new AbortController();
   const options = {
@@ -160,9 +160,7 @@ test("[RAP-callback-pending-bounded] the delivery pending longest is the one dro
 });
 
 test("[RAP-callback-pending-bounded] the tool server logs a dropped delivery and keeps serving", async () => {
-  const dead = receiver();
-  const port = await dead.start();
-  await dead.stop();
+  const port = await closedPort();
   const { url, tool, logs } = await startTool({
     operations: [ECHO],
     maxPendingDeliveries: 1,
