@@ -48,9 +48,14 @@ test("[RFC8628-device-flow] the device flow shows a URL and code, polls, and ret
   );
 });
 
-test("[RFC8628-slow-down] slow_down adds 5 seconds to the interval, and the client then stops being told to slow down", async () => {
-  // The server advertises 1 s but enforces 3 s: our first poll is too early and earns a slow_down.
-  const idp = await useIdp({ deviceIntervalSeconds: 1, deviceEnforcedIntervalSeconds: 3 });
+test("[RFC8628-slow-down] slow_down adds 5 seconds to the interval, and the client then stops being told to slow down", {
+  // A failure (no slow_down ever) would otherwise poll on until the 10-minute device code expires.
+  timeout: 60_000,
+}, async () => {
+  // The server advertises 1 s but enforces 5 s: our second poll is too early and earns a slow_down; after it the
+  // client polls every 6 s, which the rule allows. (5 s, not 3: a loaded machine would have to hold the second poll
+  // back 4 s, not 2, for it to come late enough to escape the rule.)
+  const idp = await useIdp({ deviceIntervalSeconds: 1, deviceEnforcedIntervalSeconds: 5 });
   const as = await discoverAuthorizationServer(idp.issuer);
   const polls: { result: string; intervalSeconds: number }[] = [];
   let prompt: DevicePrompt | undefined;
@@ -67,7 +72,7 @@ test("[RFC8628-slow-down] slow_down adds 5 seconds to the interval, and the clie
       if (e.result === "slow_down" && prompt) void approve(prompt);
     },
   });
-  // First poll (t≈1 s) is pending; the second (t≈2 s) is too early for the 3 s rule.
+  // First poll (t≈1 s) is pending; the second (t≈2 s) is too early for the 5 s rule.
   const tokens = await login;
   assert.ok(tokens.accessToken);
   assert.equal(
