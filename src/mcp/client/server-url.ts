@@ -69,6 +69,12 @@ export function canonicalMcpServerUrl(input: unknown, options: McpServerUrlOptio
       `is longer than ${MAX_SERVER_URL_LENGTH} characters; an MCP endpoint is short: give the server's URL without anything appended.`,
     );
   }
+  const url = URL.parse(text);
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) {
+    throw invalid(
+      "must be an absolute http(s) URL (https://, or http:// only on loopback); give the server's full URL, e.g. https://mcp.example.com/mcp.",
+    );
+  }
   if (UNSAFE.test(text)) {
     throw invalid(
       "contains a space, a control character or an invisible formatting character; type the URL again without them.",
@@ -76,12 +82,6 @@ export function canonicalMcpServerUrl(input: unknown, options: McpServerUrlOptio
   }
   // The parser reads "\" as "/" in http(s) URLs, so "https://evil.example\@good.example" names evil.example.
   if (text.includes("\\")) throw invalid("contains a backslash; URLs use / between parts.");
-  const url = URL.parse(text);
-  if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) {
-    throw invalid(
-      "must be an absolute https:// URL (plain http only on loopback); give the server's full URL, e.g. https://mcp.example.com/mcp.",
-    );
-  }
   const origin = `${url.protocol}//${url.host}`;
   if (url.username !== "" || url.password !== "") {
     throw new McpServerUrlError(
