@@ -91,7 +91,8 @@ test("[DEMO-cli-summary] demo without --json: the default folder under AGENTAUTH
 });
 
 test("[DEMO-cli-usage] --help, stray arguments, bad flags and a foreign folder", {
-  timeout: 60_000,
+  // Eight CLI processes one after another: 37 s on this machine under CPU load, too close to the 60 s it had.
+  timeout: 120_000,
 }, async () => {
   const help = await runCli(["demo", "--help"]);
   assert.equal(help.code, 0);
