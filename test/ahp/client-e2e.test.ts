@@ -86,7 +86,9 @@ test(
       }
     });
     const exited = new Promise<number | null>((resolve) => child.once("close", resolve));
-    await until(() => (/"event":"renewed"/.test(stdout) ? true : undefined));
+    // A CLI process, a device sign-in for two resources and a 3 s token running out: about 11 s on this machine
+    // under CPU load, so this wait gets 40 s (inside the test's 60 s), not the helper's 20.
+    await until(() => (/"event":"renewed"/.test(stdout) ? true : undefined), 40_000);
     child.kill("SIGINT");
     assert.equal(await exited, 0, stderr);
     const lines = stdout
