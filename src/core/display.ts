@@ -71,6 +71,29 @@ export function dropControls(text: string): string {
     .replace(CONTROL_BUT_TAB_NEWLINE, "");
 }
 
+/** What JSON.stringify leaves raw that a terminal or a reader must not get raw: DEL, C1, line separators, UNSEEN. */
+const JSON_UNSAFE = new RegExp(`[\\u007f-\\u009f\\u2028\\u2029]|${UNSEEN.source}`, "gu");
+
+/** `\uXXXX` escapes for a character (a surrogate pair for one beyond the BMP), valid in a JSON string. */
+function jsonEscape(text: string): string {
+  let out = "";
+  for (let i = 0; i < text.length; i++)
+    out += `\\u${text.charCodeAt(i).toString(16).padStart(4, "0")}`;
+  return out;
+}
+
+/**
+ * JSON text (from JSON.stringify, which escapes C0 controls) made safe on a terminal with the same data: DEL, C1,
+ * line separators, bidi and invisible characters, and a variation selector run's extra selectors, become `\u`
+ * escapes. Parsing gives back exactly what was serialised. They can only occur inside JSON strings, so this holds
+ * for any JSON text, a log line too. Pure.
+ */
+export function escapeUnseenInJson(json: string): string {
+  return json
+    .replace(JSON_UNSAFE, jsonEscape)
+    .replace(VARIATION_RUN, (run, first: string) => first + jsonEscape(run.slice(first.length)));
+}
+
 export interface PeerTextOptions {
   /** Longest text kept, in UTF-16 code units; longer text is cut and ends with "…". Default 200. */
   max?: number;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { dropControls, stripInvisible } from "../../src/core/display.ts";
+import { dropControls, escapeUnseenInJson, stripInvisible } from "../../src/core/display.ts";
 import { peerText, peerUrl } from "../../src/core/index.ts";
 
 const ESC = "\u001b";
@@ -121,4 +121,21 @@ test("[CORE-peer-text-invisible] dropControls drops controls, keeps tabs and new
     dropControls("a\u0000b\u001b[1m\u0085c\r\nd\re\u2028f\u2029g\th"),
     "ab[1mc\nd\ne\nf\ng\th",
   );
+});
+
+test("[CORE-peer-text-invisible] escapeUnseenInJson: JSON safe on a terminal, lossless (parsing gives back every character)", () => {
+  const value = {
+    name: `a${SMUGGLED}\u200b\u2060\ufeff\u00ad\u2028\u2029\u202e\u061c\u009b\u007fb`,
+    emoji: "👩\u200d👩\u200d👧 😀\ufe0f\ufe0e\u{e0150}",
+    plain: "ünïcödé ok",
+  };
+  const json = escapeUnseenInJson(JSON.stringify(value));
+  assert.doesNotMatch(
+    json,
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point.
+    /[\u0000-\u001f\u007f-\u009f\u00ad\u200b\u2028\u2029\u202e\u061c\u2060\ufeff\u{e0000}-\u{e007f}\u{e0150}]|\ufe0f\ufe0e/u,
+  );
+  assert.deepEqual(JSON.parse(json), value);
+  assert.match(json, /ünïcödé ok/);
+  assert.match(json, /👩\u200d👩\u200d👧 😀\ufe0f\\ufe0e/);
 });

@@ -187,6 +187,12 @@ test("[RAP-runtime-cli-peer-text][CORE-peer-text-invisible] escape sequences and
   assert.match(inspect.stdout, /evil/);
   assert.ok(!TERMINAL_CONTROL.test(inspect.stdout), JSON.stringify(inspect.stdout));
   assert.ok(!TERMINAL_CONTROL.test(inspect.stderr), JSON.stringify(inspect.stderr));
+
+  // Under --json the same data, lossless: the characters are \u escapes, and parsing gives them back.
+  const json = await runCli(["rap", "inspect", "--json", tool.origin], { AGENTAUTH_HOME: home });
+  assert.equal(json.code, 0, json.stderr);
+  assert.ok(!TERMINAL_CONTROL.test(json.stdout), JSON.stringify(json.stdout));
+  assert.ok(JSON.stringify(JSON.parse(json.stdout)).includes(INVISIBLE));
 });
 
 test("[RAP-runtime-cli-start-failure] --toolset notaurl is a usage error (exit 2); an unreachable toolset or a taken port ends the command (exit 1) with one sentence saying what to do", async () => {

@@ -1,7 +1,7 @@
 /** `agentauth rap inspect <base URL>`: fetches and validates a toolset, and shows which operations need which provider. */
 
 import { parseArgs } from "node:util";
-import { peerText, peerUrl } from "../../core/display.ts";
+import { escapeUnseenInJson, peerText, peerUrl } from "../../core/display.ts";
 import { fetchToolset, ToolsetDiscoveryError } from "../../rap/runtime/index.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { TOOL_AUTH, type ToolAuthScheme, toolAuth } from "./rap-tool-auth.ts";
@@ -79,7 +79,8 @@ export async function inspectCommand(argv: string[], io: CliIo): Promise<number>
 
 /**
  * JSON whose text is safe on a terminal with the same data: JSON.stringify escapes C0 controls but leaves DEL, C1
- * controls (U+0080–U+009F, e.g. the one-byte CSI) and bidi overrides raw; those are written as \\u escapes too.
+ * controls (U+0080–U+009F, e.g. the one-byte CSI), bidi overrides and invisible characters raw; those are written
+ * as \\u escapes too (the list is src/core/display.ts's).
  */
 export function jsonForTerminal(value: unknown): string {
   return escapeForTerminal(JSON.stringify(value));
@@ -87,8 +88,5 @@ export function jsonForTerminal(value: unknown): string {
 
 /** The same for text that is already JSON (a log line): those characters can only occur inside its strings. */
 export function escapeForTerminal(json: string): string {
-  return json.replace(
-    /[\u007f-\u009f\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
+  return escapeUnseenInJson(json);
 }
