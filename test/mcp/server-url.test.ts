@@ -207,6 +207,7 @@ test("[MCP-server-url-acp] ACP session/new servers: plain http off loopback is n
   assert.equal(disguised?.invalid?.code, "insecure_server_url");
   assert.equal(newline?.invalid?.code, "invalid_server_url");
   assert.equal(newline?.url, "");
+  assert.equal(newline?.displayUrl, "(unusable URL)", "not the host the parser would have read");
   assert.equal(keyed?.invalid, undefined);
   assert.equal(keyed?.url, `https://mcp.example.com/mcp?key=${SECRET}`);
   assert.equal(keyed?.displayUrl, "https://mcp.example.com/mcp?…");

@@ -84,7 +84,7 @@ function readServer(entry: unknown): SessionMcpServer | undefined {
     return {
       ...base,
       url: "",
-      displayUrl: error.origin ?? "(not an http(s) URL)",
+      displayUrl: error.origin ?? "(unusable URL)",
       invalid: new McpServerAuthError(
         // The kit's code since the first release; the check calls it server_url_credentials.
         error.code === "server_url_credentials" ? "credentials_in_url" : error.code,
