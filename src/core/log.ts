@@ -1,5 +1,6 @@
 /** Structured JSON-lines logging to stderr, redacted by construction: `Secret`s and secret-named fields never print. */
 
+import { escapeUnseenInJson } from "./display.ts";
 import { REDACTED, Secret } from "./secret.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -70,7 +71,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const emit = (level: LogLevel, event: string, fields: LogFields = {}) => {
     if (ORDER[level] < min) return;
     const record = redact({ time: new Date().toISOString(), level, event, ...base, ...fields });
-    write(`${JSON.stringify(record)}\n`);
+    // JSON.stringify escapes C0 but leaves C1, bidi and invisible characters raw: a peer's text in a field would
+    // reach a terminal or a reader as is. Escaped instead (lossless: parsing gives the same record).
+    write(`${escapeUnseenInJson(JSON.stringify(record))}\n`);
   };
   return {
     debug: (e, f) => emit("debug", e, f),
