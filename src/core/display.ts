@@ -105,10 +105,10 @@ export interface PeerTextOptions {
 export function peerText(text: unknown, options: PeerTextOptions = {}): string {
   const max = options.max ?? 200;
   const raw = stripInvisible(typeof text === "string" ? text : String(text ?? ""));
+  // A line separator ends a line like a newline does: kept as one in multi-line text, else part of a control run.
+  const lines = raw.replace(LINE_SEPARATOR, "\n");
   const clean = (
-    options.multiline
-      ? raw.replace(LINE_SEPARATOR, "\n").replace(CONTROL_BUT_NEWLINE, " ")
-      : raw.replace(LINE_SEPARATOR, " ").replace(CONTROL, " ")
+    options.multiline ? lines.replace(CONTROL_BUT_NEWLINE, " ") : lines.replace(CONTROL, " ")
   ).trim();
   return clean.length > max ? `${clean.slice(0, max)}…` : clean;
 }

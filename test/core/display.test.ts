@@ -139,3 +139,7 @@ test("[CORE-peer-text-invisible] escapeUnseenInJson: JSON safe on a terminal, lo
   assert.match(json, /ünïcödé ok/);
   assert.match(json, /👩\u200d👩\u200d👧 😀\ufe0f\\ufe0e/);
 });
+
+test("[CORE-peer-text-invisible] a line separator next to control characters is one space on one line", () => {
+  assert.equal(peerText("a\u2028\u0007\u2029b"), "a b");
+});
