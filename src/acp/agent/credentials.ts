@@ -151,19 +151,33 @@ export class MethodCredentials {
 
   async #records(method: OAuthMethod | ApiKeyMethod): Promise<CredentialSummary[]> {
     const target = method.kind === "oauth" ? oauthTarget(method) : undefined;
+    // An OAuth method's issuer is matched as a URL, not as text: the engine stores the one the metadata names.
     const filter =
       method.kind === "oauth"
-        ? {
-            subject: this.subject,
-            issuer: oauthTarget(method).issuer,
-            resource: method.resource ?? "",
-          }
+        ? { subject: this.subject, resource: method.resource ?? "" }
         : { subject: this.subject, issuer: apiKeyIssuer(method), resource: "" };
     const rows = await this.#store.list(filter);
     return rows
-      .filter((r) => r.status === "active" && (!target || r.clientId === target.clientId))
+      .filter(
+        (r) =>
+          r.status === "active" &&
+          (!target || (r.clientId === target.clientId && sameIssuer(r.issuer, target.issuer))),
+      )
       .sort((a, b) => b.updatedAt - a.updatedAt);
   }
+}
+
+/**
+ * Whether a stored issuer is the configured one. A login stores the issuer the server's metadata names, which RFC
+ * 8414 §3.3 (as oauth4webapi checks it: equal as URLs) lets differ in form from the configured one: a trailing "/"
+ * on a bare origin, the host's case, a default port. Compared as text, the method's own credential was not found:
+ * the agent stayed unauthenticated after a successful login, and its logout left the credential in the vault.
+ */
+export function sameIssuer(stored: string, configured: string): boolean {
+  if (stored === configured) return true;
+  const a = URL.parse(stored);
+  const b = URL.parse(configured);
+  return a !== null && b !== null && a.href === b.href;
 }
 
 /**

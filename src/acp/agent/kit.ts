@@ -27,7 +27,7 @@ import {
   type OAuthMethod,
   validateMethods,
 } from "./config.ts";
-import { agentSubject, MethodCredentials, reportForgotten } from "./credentials.ts";
+import { agentSubject, MethodCredentials, reportForgotten, sameIssuer } from "./credentials.ts";
 import {
   type Connection,
   GET_AUTH_STATE_ADVERTISING,
@@ -159,8 +159,11 @@ export class AgentAuth {
       stderr: (text) => this.#stderr(text),
       logger: this.#log,
       // The agent's own OAuth credentials share the subject; one bound to an http(s) resource is not an MCP server.
+      // A record a provider preset issued is always the agent's own (an MCP sign-in never names a preset), even
+      // once its method is gone from the configuration.
       ownCredential: (record) =>
-        own.some((o) => o.issuer === record.issuer && o.resource === record.resource),
+        record.provider !== undefined ||
+        own.some((o) => sameIssuer(record.issuer, o.issuer) && o.resource === record.resource),
       options: options.mcp,
     });
     this.#hooks = {
