@@ -40,6 +40,15 @@ export interface SpawnPeerOptions {
   cwd?: string;
 }
 
+/**
+ * How long one wait (`waitFor`, `waitForStderr`, and everything built on them) lasts before it fails with what it
+ * waited for. Below the tests' own timeouts (30 s and up), so a message that never comes fails the wait with its
+ * name and the child's stderr, instead of the whole test timing out without either (or, in a test without a
+ * timeout, hanging the run while the child stays alive). Far above what any awaited message takes on a loaded
+ * machine (well under a few seconds).
+ */
+export const WAIT_BOUND_MS = 20_000;
+
 /** How the test answers one of the child's requests: a `result`, or an `error` when it returns `{ error }`. */
 export type RequestHandler = (
   message: JsonRpcMessage,
@@ -157,31 +166,20 @@ export class JsonlPeer {
 
   /**
    * The first message (already received or still to come) that matches, looking only at messages from index
-   * `from` on (see `mark`); rejects if the child exits first.
+   * `from` on (see `mark`); rejects if the child exits first, or after `boundMs` (default `WAIT_BOUND_MS`).
    */
   waitFor(
     predicate: (message: JsonRpcMessage) => boolean,
     what = "a matching message",
     from = 0,
+    boundMs = WAIT_BOUND_MS,
   ): Promise<JsonRpcMessage> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        const found = this.messages.slice(from).find(predicate);
-        if (found) {
-          this.#listeners.delete(check);
-          resolve(found);
-        } else if (this.#closed) {
-          this.#listeners.delete(check);
-          reject(
-            new Error(
-              `the child exited (${JSON.stringify(this.#closed)}) before ${what}\nstderr: ${this.#stderr}`,
-            ),
-          );
-        }
-      };
-      this.#listeners.add(check);
-      check();
-    });
+    return this.#until(
+      () => this.messages.slice(from).find(predicate),
+      what,
+      (exit) => `the child exited (${exit}) before ${what}`,
+      boundMs,
+    );
   }
 
   /** How many messages arrived so far: pass it to `waitFor`/`notification` to wait only for newer ones. */
@@ -218,25 +216,59 @@ export class JsonlPeer {
     );
   }
 
-  /** Resolves with the first matching stderr text; rejects if the child exits first. */
-  waitForStderr(pattern: RegExp): Promise<RegExpExecArray> {
+  /** Resolves with the first matching stderr text; rejects if the child exits first, or after `boundMs`. */
+  waitForStderr(pattern: RegExp, boundMs = WAIT_BOUND_MS): Promise<RegExpExecArray> {
+    const what = `${pattern} on stderr`;
+    return this.#until(
+      () =>
+        new RegExp(pattern.source, pattern.flags.replace("g", "")).exec(this.#stderr) ?? undefined,
+      what,
+      (exit) => `the child exited (${exit}) before printing ${what}`,
+      boundMs,
+    );
+  }
+
+  /**
+   * Resolves with `found()` once it returns something (checked now and on every output); rejects when the child
+   * exits first (`exited` says so) or after `boundMs`, naming `what`; both with the child's stderr.
+   */
+  #until<T>(
+    found: () => T | undefined,
+    what: string,
+    exited: (exit: string) => string,
+    boundMs: number,
+  ): Promise<T> {
     return new Promise((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const settle = (outcome: () => void) => {
+        this.#listeners.delete(check);
+        clearTimeout(timer);
+        outcome();
+      };
       const check = () => {
-        const match = new RegExp(pattern.source, pattern.flags.replace("g", "")).exec(this.#stderr);
-        if (match) {
-          this.#listeners.delete(check);
-          resolve(match);
-        } else if (this.#closed) {
-          this.#listeners.delete(check);
-          reject(
-            new Error(
-              `the child exited before printing ${pattern} on stderr\nstderr: ${this.#stderr}`,
-            ),
-          );
+        const value = found();
+        if (value !== undefined) settle(() => resolve(value));
+        else if (this.#closed) {
+          const exit = JSON.stringify(this.#closed);
+          settle(() => reject(new Error(`${exited(exit)}\nstderr: ${this.#stderr}`)));
         }
       };
       this.#listeners.add(check);
       check();
+      if (!this.#listeners.has(check)) return;
+      timer = setTimeout(
+        () =>
+          settle(() =>
+            reject(
+              new Error(
+                `waited ${boundMs / 1000} s for ${what}; it did not come (${this.messages.length} messages so far)\nstderr: ${this.#stderr}`,
+              ),
+            ),
+          ),
+        boundMs,
+      );
+      // The bound must not keep the test process alive on its own.
+      timer.unref();
     });
   }
 
