@@ -56,6 +56,20 @@ const REFUSED: [unknown, string][] = [
   [`https://user:${SECRET}@mcp.example.com/mcp`, "server_url_credentials"],
   [`https://${SECRET}@mcp.example.com/mcp`, "server_url_credentials"],
   [`https://${SECRET}:@mcp.example.com/mcp`, "server_url_credentials"],
+  // Default-ignorable code points the IDNA mapping drops from a host without a trace (combining grapheme joiner,
+  // variation selectors, Hangul fillers that render as a blank): the stored host is not the text a person read.
+  [`https://exa\u034fmple.com/${SECRET}`, "invalid_server_url"],
+  [`https://exa\ufe0fmple.com/${SECRET}`, "invalid_server_url"],
+  [`https://exa\u3164mple.com/${SECRET}`, "invalid_server_url"],
+  [`https://exa\u{e0100}mple.com/${SECRET}`, "invalid_server_url"],
+  // A percent-encoded host is decoded by the parser: "mcp.example.com%2eevil.example" names a host of evil.example.
+  [`https://mcp.example.com%2eevil.example/${SECRET}`, "invalid_server_url"],
+  [`https://%6dcp.example.com/${SECRET}`, "invalid_server_url"],
+  // Without "//" (or with three) RFC 3986 reads a path and no host, WHATWG reads a host: two readings, refused.
+  [`https:mcp.example.com/${SECRET}`, "invalid_server_url"],
+  [`https:/mcp.example.com/${SECRET}`, "invalid_server_url"],
+  [`https:///mcp.example.com/${SECRET}`, "invalid_server_url"],
+  [`http:127.0.0.1/${SECRET}`, "invalid_server_url"],
   [`http://user:${SECRET}@127.0.0.1:1/mcp`, "server_url_credentials"],
   [`http://mcp.example.com/${SECRET}`, "insecure_server_url"],
   [`HTTP://MCP.EXAMPLE.COM/${SECRET}`, "insecure_server_url"],

@@ -39,12 +39,14 @@ export interface McpServerUrlOptions {
   subject?: string;
 }
 
-// C0/C1 controls, space, DEL, and the invisible or reordering characters (zero-width, bidi marks, BOM): the WHATWG
-// parser drops tabs and newlines anywhere and strips the rest at the ends, so "https://exa\nmple.com" would
-// silently name another host than the one a reviewer reads.
+// C0/C1 controls, space, DEL, and the invisible or reordering characters (zero-width, bidi marks, BOM, and every
+// default-ignorable code point: variation selectors, the combining grapheme joiner, Hangul fillers that render as a
+// blank): the WHATWG parser drops tabs and newlines anywhere and strips the rest at the ends, and its IDNA mapping
+// drops the default-ignorable ones from a host, so "https://exa\nmple.com" would silently name another host than
+// the one a reviewer reads.
 const UNSAFE =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing them is the point.
-  /[\u0000-\u0020\u007f-\u00a0\u00ad\u061c\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]/u;
+  /[\u0000-\u0020\u007f-\u00a0\u00ad\u061c\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff\p{Default_Ignorable_Code_Point}]/u;
 
 /**
  * The canonical URI of an MCP server: an absolute https URL (http only on loopback: 127.0.0.0/8, [::1] and
@@ -82,6 +84,13 @@ export function canonicalMcpServerUrl(input: unknown, options: McpServerUrlOptio
   }
   // The parser reads "\" as "/" in http(s) URLs, so "https://evil.example\@good.example" names evil.example.
   if (text.includes("\\")) throw invalid("contains a backslash; URLs use / between parts.");
+  // "https:host/x" and "https:///host/x" have no authority to RFC 3986 (a path), a host to the WHATWG parser.
+  const rest = text.slice(url.protocol.length);
+  if (!rest.startsWith("//") || rest.startsWith("///")) {
+    throw invalid(
+      "must be an absolute http(s) URL, written scheme://host/path; give the server's full URL, e.g. https://mcp.example.com/mcp.",
+    );
+  }
   const origin = `${url.protocol}//${url.host}`;
   if (url.username !== "" || url.password !== "") {
     throw new McpServerUrlError(
@@ -89,6 +98,10 @@ export function canonicalMcpServerUrl(input: unknown, options: McpServerUrlOptio
       `${subject} must not carry a user name or password: it would be stored and sent as the credential's resource. MCP servers take an OAuth sign-in instead; give the URL without them.`,
       origin,
     );
+  }
+  // The parser decodes a percent-encoded host: "mcp.example.com%2eevil.example" is a host of evil.example.
+  if (/^[^/?#]*%/.test(rest.slice(2))) {
+    throw invalid("has a percent-encoded (%) host; give the host name as is, without % escapes.");
   }
   // "example.com." and "example.com" are one server to DNS but two resources and two vault keys to OAuth.
   if (url.hostname.endsWith(".")) {
