@@ -269,3 +269,28 @@ test("[MCP-server-url-provider] agentAuthProvider refuses a plain-http server of
   });
   assert.equal(keyed.canonicalUri, "https://mcp.example.com/mcp?tenant=a");
 });
+
+test("[MCP-server-url-provider] a kept query (it may be a key) never reaches the provider's error messages: they show the URL as ?…", async () => {
+  const store = new MemoryCredentialStore();
+  const serverUrl = `https://mcp.example.com/mcp?api_key=${SECRET}`;
+  const cases: [string, Parameters<ReturnType<typeof agentAuthProvider>["stepUp"]>[0], object][] = [
+    ["login_required", { requiredScope: "read" }, {}],
+    ["step_up_exhausted", { requiredScope: "read" }, { maxStepUps: 0 }],
+    [
+      "resource_metadata_cross_origin",
+      { requiredScope: "read", resourceMetadataUrl: new URL("https://other.example/prm") },
+      {},
+    ],
+  ];
+  for (const [code, challenge, extra] of cases) {
+    const provider = agentAuthProvider({ serverUrl, store, subject: "alice", ...extra });
+    const error = await provider.stepUp(challenge).then(
+      () => assert.fail("stepped up"),
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof McpAuthError, String(error));
+    assert.equal(error.code, code);
+    assert.ok(!error.message.includes(SECRET), `${code}: ${error.message}`);
+    assert.match(error.message, /https:\/\/mcp\.example\.com\/mcp\?…/, code);
+  }
+});

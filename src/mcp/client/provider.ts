@@ -24,7 +24,7 @@ import { readUnauthorized, type UnauthorizedHints } from "./challenge.ts";
 import { McpAuthError } from "./errors.ts";
 import { checkClientIdUrl } from "./metadata-document.ts";
 import type { SignInMethod } from "./registration.ts";
-import { canonicalMcpServerUrl, McpServerUrlError } from "./server-url.ts";
+import { canonicalMcpServerUrl, displayMcpServerUrl, McpServerUrlError } from "./server-url.ts";
 import { authorizationServerOf, discoverServerMetadata, signInToMcpServer } from "./sign-in.ts";
 import { addsScopes, DEFAULT_MAX_STEP_UPS, scopeUnion } from "./step-up.ts";
 
@@ -133,6 +133,8 @@ export function serverResourceUri(serverUrl: string | URL): string {
  */
 export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthProvider {
   const canonicalUri = serverResourceUri(options.serverUrl);
+  // How messages name the server: a kept query may be a key (shown as `?…`).
+  const shown = displayMcpServerUrl(canonicalUri);
   if (isReservedSubject(options.subject)) {
     throw new McpAuthError(
       "invalid_subject",
@@ -198,20 +200,20 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
     if (!addsScopes(wanted, granted)) {
       throw new McpAuthError(
         "step_up_adds_nothing",
-        `The MCP server ${canonicalUri} asked for scopes that are already granted; signing in again would not help. Check the server's scope requirements.`,
+        `The MCP server ${shown} asked for scopes that are already granted; signing in again would not help. Check the server's scope requirements.`,
       );
     }
     if (stepUps >= (options.maxStepUps ?? DEFAULT_MAX_STEP_UPS)) {
       throw new McpAuthError(
         "step_up_exhausted",
-        `The MCP server ${canonicalUri} asked for more scopes ${stepUps} times; agentauth stops here. Check the server's scope requirements.`,
+        `The MCP server ${shown} asked for more scopes ${stepUps} times; agentauth stops here. Check the server's scope requirements.`,
       );
     }
     const metadataUrl = challenge.resourceMetadataUrl;
     if (metadataUrl && metadataUrl.origin !== new URL(canonicalUri).origin) {
       throw new McpAuthError(
         "resource_metadata_cross_origin",
-        `The MCP server ${canonicalUri} pointed its resource metadata at ${metadataUrl.origin}, another origin; agentauth does not follow it. Check the server's authorization setup.`,
+        `The MCP server ${shown} pointed its resource metadata at ${metadataUrl.origin}, another origin; agentauth does not follow it. Check the server's authorization setup.`,
       );
     }
     stepUps++;
@@ -222,7 +224,7 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
     if (!options.onAuthorizationUrl && !options.onDeviceCode) {
       throw new McpAuthError(
         "login_required",
-        `Signing in to the MCP server ${canonicalUri} is needed, and no way to ask the person was given; run \`agentauth mcp login ${canonicalUri}\` or pass onAuthorizationUrl (or onDeviceCode).`,
+        `Signing in to the MCP server ${shown} is needed, and no way to ask the person was given; ${shown === canonicalUri ? `run \`agentauth mcp login ${canonicalUri}\` or ` : ""}pass onAuthorizationUrl (or onDeviceCode).`,
       );
     }
     signingIn ??= signInToMcpServer({

@@ -24,6 +24,7 @@ import {
 import type { CredentialStore } from "../../vault/index.ts";
 import { McpAuthError } from "./errors.ts";
 import { DEVICE_CODE_GRANT, LOOPBACK_REDIRECT_URI } from "./metadata-document.ts";
+import { displayMcpServerUrl } from "./server-url.ts";
 
 export type SignInMethod = "browser" | "device";
 
@@ -60,7 +61,7 @@ export async function clientForServer(
   if (!as.registration_endpoint) {
     throw new McpAuthError(
       "registration_unavailable",
-      `The authorization server ${as.issuer} of the MCP server ${options.canonicalUri} offers no way for agentauth to register a client` +
+      `The authorization server ${as.issuer} of the MCP server ${displayMcpServerUrl(options.canonicalUri)} offers no way for agentauth to register a client` +
         (as.client_id_metadata_document_supported === true
           ? " other than a client metadata document, and none was given. Publish one (clientMetadataDocument) and pass clientMetadataUrl,"
           : " (no dynamic registration, no client metadata documents).") +

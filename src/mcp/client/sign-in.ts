@@ -32,6 +32,7 @@ import {
   type RegistrationOptions,
   type SignInMethod,
 } from "./registration.ts";
+import { displayMcpServerUrl } from "./server-url.ts";
 
 export interface SignInOptions extends RegistrationOptions {
   canonicalUri: string;
@@ -87,7 +88,7 @@ export async function authorizationServerOf(
   if (!issuer) {
     throw new McpAuthError(
       "no_authorization_server",
-      `The MCP server ${canonicalUri} names no authorization server in its protected resource metadata; it cannot be signed in to.`,
+      `The MCP server ${displayMcpServerUrl(canonicalUri)} names no authorization server in its protected resource metadata; it cannot be signed in to.`,
     );
   }
   const as = await discoverAuthorizationServer(issuer, discovery);
@@ -170,7 +171,7 @@ async function signInAs(
         throw error;
       throw new McpAuthError(
         "login_timeout",
-        `Nobody entered the code for the MCP server ${canonicalUri} in time; sign in again and enter the new code.`,
+        `Nobody entered the code for the MCP server ${displayMcpServerUrl(canonicalUri)} in time; sign in again and enter the new code.`,
         { cause: error },
       );
     }
@@ -203,7 +204,7 @@ export function signInMethodFor(
     if (!options.onAuthorizationUrl) {
       throw new McpAuthError(
         "sign_in_unavailable",
-        `signInMethod "browser" needs onAuthorizationUrl to show the person where to sign in to ${options.canonicalUri}; pass it, or use the device flow with onDeviceCode.`,
+        `signInMethod "browser" needs onAuthorizationUrl to show the person where to sign in to ${displayMcpServerUrl(options.canonicalUri)}; pass it, or use the device flow with onDeviceCode.`,
       );
     }
     return "browser";
@@ -211,13 +212,13 @@ export function signInMethodFor(
   if (!options.onDeviceCode) {
     throw new McpAuthError(
       "sign_in_unavailable",
-      `signInMethod "device" needs onDeviceCode to show the person the code for ${options.canonicalUri}; pass it, or use the browser flow with onAuthorizationUrl.`,
+      `signInMethod "device" needs onDeviceCode to show the person the code for ${displayMcpServerUrl(options.canonicalUri)}; pass it, or use the browser flow with onAuthorizationUrl.`,
     );
   }
   if (!as.device_authorization_endpoint) {
     throw new McpAuthError(
       "device_flow_unsupported",
-      `The authorization server ${as.issuer} of the MCP server ${options.canonicalUri} has no device flow (RFC 8628); sign in with a browser instead (pass onAuthorizationUrl).`,
+      `The authorization server ${as.issuer} of the MCP server ${displayMcpServerUrl(options.canonicalUri)} has no device flow (RFC 8628); sign in with a browser instead (pass onAuthorizationUrl).`,
     );
   }
   return "device";
