@@ -294,3 +294,17 @@ test("[MCP-server-url-provider] a kept query (it may be a key) never reaches the
     assert.match(error.message, /https:\/\/mcp\.example\.com\/mcp\?…/, code);
   }
 });
+
+test("[MCP-server-url-acp] a server the client authenticates itself (its own Authorization header) over plain http stays the client's business: client_managed, not an insecure_server_url error (the kit sends it no token)", () => {
+  const headers = [{ name: "Authorization", value: `Bearer ${SECRET}` }];
+  const [lan, broken] = readSessionServers([
+    { type: "http", name: "lan", url: "http://192.168.1.5:8080/mcp#x", headers },
+    { type: "http", name: "broken", url: "http://exa\nmple.com/mcp", headers },
+  ]);
+  assert.equal(lan?.invalid, undefined, lan?.invalid?.message);
+  assert.equal(lan?.clientManaged, true);
+  assert.equal(lan?.url, "http://192.168.1.5:8080/mcp");
+  assert.equal(lan?.displayUrl, "http://192.168.1.5:8080/mcp");
+  // Only the plain-http rule gives way: a URL the parser would read as another host is still refused.
+  assert.equal(broken?.invalid?.code, "invalid_server_url");
+});

@@ -81,6 +81,18 @@ function readServer(entry: unknown): SessionMcpServer | undefined {
     });
   } catch (error) {
     if (!(error instanceof McpServerUrlError)) throw error;
+    // Plain http is refused because the kit's token would cross the network unencrypted; to a server the client
+    // authenticates itself the kit sends no token, so it stays `client_managed` as before (the check refuses plain
+    // http last, after every other rule passed, so the URL is otherwise sound).
+    if (clientManaged && error.code === "insecure_server_url") {
+      const own = new URL(String(raw.url).trim());
+      own.hash = "";
+      return {
+        ...base,
+        url: own.href,
+        displayUrl: peerText(displayMcpServerUrl(own), { max: 300 }),
+      };
+    }
     return {
       ...base,
       url: "",
