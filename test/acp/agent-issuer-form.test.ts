@@ -10,9 +10,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { createAgentAuth } from "../../src/acp/agent/index.ts";
+import { createLogger } from "../../src/core/log.ts";
 import { Secret } from "../../src/core/secret.ts";
 import { discoverAuthorizationServer, introspectToken } from "../../src/oauth/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
+import { closedPort } from "../support/closed-port.ts";
 import { useIdp } from "../support/idp.ts";
 import { tempDir } from "../support/tmp.ts";
 import {
@@ -117,4 +119,28 @@ test("[ACP-mcp-accounts-stored-preset] a credential a provider preset issued is 
     ["https://mcp.example/mcp"],
     "only the MCP sign-in is an MCP account",
   );
+});
+
+test("[ACP-mcp-accounts-stored-revoked] what auth/status lists as a stored MCP sign-in, logout deletes, whatever the case of its URL's scheme", async () => {
+  const logged: string[] = [];
+  const store = new MemoryCredentialStore();
+  const auth = createAgentAuth({
+    name: "issuer-agent",
+    methods: [{ kind: "api-key", id: "api-key", name: "API key" }],
+    store,
+    env: {},
+    mcp: { probe: false },
+    logger: createLogger({ level: "warn", write: (line) => void logged.push(line) }),
+  });
+  // An authorization server nobody listens on: the revocation fails at once, the record is deleted anyway.
+  const issuer = `http://127.0.0.1:${await closedPort()}`;
+  await store.put(record(issuer, "HTTPS://MCP.example/x", { clientId: "dcr-1" }));
+  await store.put(record(issuer, "https://mcp.example/y", { clientId: "dcr-1" }));
+  const listed = (await auth.status()).accounts.map((a) => a._meta?.agentauth?.mcpServer?.url);
+  assert.deepEqual(listed.sort(), ["https://mcp.example/x", "https://mcp.example/y"]);
+  await auth.logout();
+  assert.deepEqual(await store.list({ subject: SUBJECT }), [], "every listed sign-in is gone");
+  assert.deepEqual((await auth.status()).accounts, []);
+  assert.equal(logged.length, 2, "each failed revocation is logged");
+  assert.ok(!logged.join("").includes("token-"), "a token reached the log");
 });
