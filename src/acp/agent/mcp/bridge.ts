@@ -12,6 +12,7 @@ import type { Logger } from "../../../core/log.ts";
 import {
   type AgentAuthProvider,
   agentAuthProvider,
+  canonicalMcpServerUrl,
   type ScopeChallenge,
 } from "../../../mcp/client/index.ts";
 import {
@@ -169,8 +170,10 @@ export class McpServerAuth {
    */
   async authProvider(sessionId: string, server: string): Promise<AgentAuthProvider> {
     const session = this.#session(sessionId);
+    // A URL as the client wrote it (an agent passes session/new's on as is) names the server its canonical form does.
+    const url = canonicalOrUndefined(server);
     const found = session.servers.find(
-      (s) => s.name === server || (s.url !== "" && s.url === server),
+      (s) => s.name === server || (s.url !== "" && (s.url === server || s.url === url)),
     );
     if (!found) {
       throw new McpServerAuthError(
@@ -397,4 +400,13 @@ function describe(error: unknown, server: SessionMcpServer): { code: string; mes
     e = e.cause as typeof e;
   }
   return { code: "sign_in_failed", message: "Signing in to the MCP server failed; try again." };
+}
+
+/** The canonical form of a URL the one check takes (a query kept, as `readSessionServers` keeps it), else undefined. */
+function canonicalOrUndefined(value: unknown): string | undefined {
+  try {
+    return canonicalMcpServerUrl(value, { query: "allow" }).href;
+  } catch {
+    return undefined;
+  }
 }
