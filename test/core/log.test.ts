@@ -257,5 +257,5 @@ test("[CORE-peer-text-invisible] a log line holds no raw C1 control, bidi overri
     JSON.stringify(lines[0]),
   );
   assert.equal(records()[0]?.detail, peer);
-  assert.equal((records()[0]?.error as { message?: string }).message, peer);
+  assert.equal((records()[0]?.error as { message?: string } | undefined)?.message, peer);
 });
