@@ -27,15 +27,19 @@ test(
   GUARD,
   async () => {
     const dir = stateFolder();
+    // The push comes 350 ms (the real agent: 0.35–0.9 s after initialize) after the agent refused the client's
+    // getAuthState probe, the client's last question: so status can only report it by waiting for it, and the
+    // 2 s wait has 1.65 s to spare for a loaded machine, however long initialize and the probes took.
     const result = await runAcpCli([
       "status",
       "--json",
-      ...scripted("push", dir, "--delay", "700"),
+      ...scripted("push", dir, "--delay", "350", "--after", "getAuthState"),
     ]);
     assert.equal(result.code, 0, result.stderr);
     const parsed = JSON.parse(result.stdout);
     assert.deepEqual([parsed.state, parsed.source], ["unauthenticated", "_auth/status_update"]);
-    assert.ok(methods(dir).includes("push"));
+    const seen = methods(dir);
+    assert.ok(seen.indexOf("push") > seen.indexOf("getAuthState"), seen.join());
   },
 );
 
