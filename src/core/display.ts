@@ -50,14 +50,36 @@ const VARIATION_RUN = /([\ufe00-\ufe0f\u{e0100}-\u{e01ef}])[\ufe00-\ufe0f\u{e010
  * so they end a line like one (a space on one line, a newline where lines are kept), never pass through as is.
  */
 const LINE_SEPARATOR = /[\u2028\u2029]/g;
+/**
+ * A surrogate half without its other half (a peer's JSON can carry one as an escape, "\ud800"). With the `u` flag
+ * a pair is one code point, so only lone halves match. Written as U+FFFD, which any UTF-8 encoder writes anyway;
+ * left as is, JSON.stringify writes it as an escape a strict consumer refuses, or fails to encode.
+ */
+const LONE_SURROGATE = /[\ud800-\udfff]/gu;
 
 /**
  * Removes the characters nobody sees (bidi controls, tag characters, zero-width spaces, word joiners, BOM, soft
- * hyphens, see UNSEEN) and cuts runs of variation selectors to their first. Control characters, tabs and newlines
- * are left to the caller, which decides whether they become spaces or go. Pure.
+ * hyphens, see UNSEEN), cuts runs of variation selectors to their first, and writes a lone surrogate half as U+FFFD.
+ * Control characters, tabs and newlines are left to the caller, which decides whether they become spaces or go.
+ * Pure.
  */
 export function stripInvisible(text: string): string {
-  return text.replace(UNSEEN, "").replace(VARIATION_RUN, "$1");
+  return text.replace(UNSEEN, "").replace(VARIATION_RUN, "$1").replace(LONE_SURROGATE, "\ufffd");
+}
+
+/**
+ * The text cut to at most `max` UTF-16 code units, then `mark`, or the text itself when it fits. The cut is on a
+ * code point boundary: half a surrogate pair left at the end would be an invalid character (U+FFFD in UTF-8, an
+ * escape a strict JSON consumer refuses). Pure.
+ */
+export function clip(text: string, max: number, mark: string): string {
+  if (text.length <= max) return text;
+  const end = max > 0 && isHighSurrogate(text.charCodeAt(max - 1)) ? max - 1 : max;
+  return `${text.slice(0, Math.max(0, end))}${mark}`;
+}
+
+function isHighSurrogate(unit: number): boolean {
+  return unit >= 0xd800 && unit <= 0xdbff;
 }
 
 /**
@@ -74,6 +96,9 @@ export function dropControls(text: string): string {
 /** What JSON.stringify leaves raw that a terminal or a reader must not get raw: DEL, C1, line separators, UNSEEN. */
 const JSON_UNSAFE = new RegExp(`[\\u007f-\\u009f\\u2028\\u2029]|${UNSEEN.source}`, "gu");
 
+/** Anything but printable ASCII: a line without it has nothing to escape. */
+const NOT_PRINTABLE_ASCII = /[^\u0020-\u007e]/;
+
 /** `\uXXXX` escapes for a character (a surrogate pair for one beyond the BMP), valid in a JSON string. */
 function jsonEscape(text: string): string {
   let out = "";
@@ -89,6 +114,8 @@ function jsonEscape(text: string): string {
  * for any JSON text, a log line too. Pure.
  */
 export function escapeUnseenInJson(json: string): string {
+  // Most lines are printable ASCII: one cheap scan instead of two Unicode-aware replaces (every log line comes here).
+  if (!NOT_PRINTABLE_ASCII.test(json)) return json;
   return json
     .replace(JSON_UNSAFE, jsonEscape)
     .replace(VARIATION_RUN, (run, first: string) => first + jsonEscape(run.slice(first.length)));
@@ -110,7 +137,7 @@ export function peerText(text: unknown, options: PeerTextOptions = {}): string {
   const clean = (
     options.multiline ? lines.replace(CONTROL_BUT_NEWLINE, " ") : lines.replace(CONTROL, " ")
   ).trim();
-  return clean.length > max ? `${clean.slice(0, max)}…` : clean;
+  return clip(clean, max, "…");
 }
 
 /**

@@ -143,3 +143,18 @@ test("[CORE-peer-text-invisible] escapeUnseenInJson: JSON safe on a terminal, lo
 test("[CORE-peer-text-invisible] a line separator next to control characters is one space on one line", () => {
   assert.equal(peerText("a\u2028\u0007\u2029b"), "a b");
 });
+
+test("[CORE-peer-text-invisible] a cut never splits a surrogate pair, and a lone surrogate becomes U+FFFD: the text stays well-formed UTF-16 (valid UTF-8, JSON a strict parser takes)", () => {
+  const wellFormed = (s: string) => !/[\ud800-\udfff]/u.test(s);
+  for (const max of [1, 2, 3, 4, 5]) {
+    const out = peerText("😀".repeat(10), { max });
+    assert.ok(wellFormed(out), `max ${max}: ${JSON.stringify(out)}`);
+    assert.ok(out.endsWith("…"));
+    assert.ok(out.length <= max + 1, "never longer than max plus the mark");
+  }
+  assert.equal(peerText("😀😀😀", { max: 3 }), "😀…");
+  assert.equal(peerText("😀😀😀", { max: 4 }), "😀😀…");
+  // A peer's JSON may carry an unpaired surrogate escape ("\ud800"): printed, it is U+FFFD anyway.
+  assert.equal(peerText("a\ud800b\udc00c"), "a\ufffdb\ufffdc");
+  assert.equal(peerText("ok 😀"), "ok 😀");
+});

@@ -200,3 +200,15 @@ try {
   assert.equal(out.code, "mcp_sdk_missing");
   assert.match(out.message, /npm install @modelcontextprotocol\/client/);
 });
+
+test("[RAP-mcp-bridge-sanitise] a cut never splits a surrogate pair, and a lone surrogate becomes U+FFFD: a tool result stays valid UTF-8 for the runtime", () => {
+  const wellFormed = (s: string) => !/[\ud800-\udfff]/u.test(s);
+  for (const max of [1, 2, 3, 4, 5]) {
+    const out = cleanText("😀".repeat(10), max);
+    assert.ok(wellFormed(out), `max ${max}: ${JSON.stringify(out)}`);
+    assert.ok(out.endsWith("… (cut)"));
+  }
+  assert.equal(cleanText("😀😀😀", 3), "😀… (cut)");
+  assert.equal(cleanText("a\ud800b\udc00c", 100), "a\ufffdb\ufffdc");
+  assert.equal(cleanLine("😀 😀", 3), "😀 … (cut)");
+});

@@ -4,7 +4,7 @@
  * SHOULD be sanitised before the LLM). Pure.
  */
 
-import { dropControls, stripInvisible } from "../../core/display.ts";
+import { clip, dropControls, stripInvisible } from "../../core/display.ts";
 import type { Secret } from "../../core/secret.ts";
 
 /**
@@ -15,7 +15,7 @@ import type { Secret } from "../../core/secret.ts";
  */
 export function cleanText(value: string, max: number): string {
   const clean = stripInvisible(dropControls(value));
-  return clean.length > max ? `${clean.slice(0, max)}… (cut)` : clean;
+  return clip(clean, max, "… (cut)");
 }
 
 /** One line for a message: whitespace runs become one space. */
