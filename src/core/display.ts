@@ -33,12 +33,19 @@ const CONTROL_BUT_TAB_NEWLINE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
  * - soft hyphen U+00AD: shown only where a line breaks, so on a terminal it is an invisible word splitter;
  * - Mongolian vowel separator U+180E: a format character since Unicode 6.3, invisible and a known filter evader;
  *   Mongolian text loses a glyph variant, no letter;
- * - interlinear annotation marks U+FFF9–U+FFFB: they hide the annotation in some renderers.
+ * - interlinear annotation marks U+FFF9–U+FFFB: they hide the annotation in some renderers;
+ * - the rest of Unicode's default-ignorable code points, which a renderer shows as nothing even unassigned: the
+ *   Hangul fillers U+3164/U+FFA0 (a blank nobody types, the "invisible identifier"), the discouraged Khmer
+ *   inherent vowels U+17B4/U+17B5, shorthand and musical format controls U+1BCA0–U+1BCA3, U+1D173–U+1D17A, and
+ *   the unassigned U+FFF0–U+FFF8, U+E0080–U+E00FF, U+E01F0–U+E0FFF (a tag-block-like channel once assigned).
  * Kept on purpose: zero-width non-joiner and joiner U+200C/U+200D (Persian, Indic scripts and emoji sequences need
- * them), and a single variation selector (emoji presentation U+FE0F; ideographic variants), see VARIATION_RUN.
+ * them), a single variation selector (emoji presentation U+FE0F; ideographic variants), see VARIATION_RUN, the
+ * Mongolian free variation selectors U+180B–U+180D, U+180F, the combining grapheme joiner U+034F (it orders marks
+ * in Hebrew and others) and the Hangul choseong/jungseong fillers U+115F/U+1160 (archaic syllables are built of
+ * them). test/core/display.test.ts checks every other default-ignorable code point goes.
  */
 const UNSEEN =
-  /[\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]/gu;
+  /[\u00ad\u061c\u17b4\u17b5\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff0-\ufffb\u{1bca0}-\u{1bca3}\u{1d173}-\u{1d17a}\u{e0000}-\u{e00ff}\u{e01f0}-\u{e0fff}]/gu;
 /**
  * Two or more variation selectors in a row (U+FE00–U+FE0F, U+E0100–U+E01EF). A visible character takes at most
  * one; a run of them after one character is a payload nothing renders ("emoji smuggling", a byte per selector).

@@ -158,3 +158,30 @@ test("[CORE-peer-text-invisible] a cut never splits a surrogate pair, and a lone
   assert.equal(peerText("a\ud800b\udc00c"), "a\ufffdb\ufffdc");
   assert.equal(peerText("ok 😀"), "ok 😀");
 });
+
+/**
+ * Unicode's Default_Ignorable_Code_Point: what a renderer shows as nothing, even when unassigned. The ones kept on
+ * purpose (display.ts says why): ZWNJ/ZWJ, variation selectors (a run is cut to one), Mongolian free variation
+ * selectors, the combining grapheme joiner, and the Hangul choseong/jungseong fillers archaic syllables are built of.
+ */
+function ignorableRemoved(cp: number): boolean {
+  if (cp === 0x200c || cp === 0x200d || cp === 0x034f || cp === 0x115f || cp === 0x1160)
+    return false;
+  if ((cp >= 0x180b && cp <= 0x180d) || cp === 0x180f) return false;
+  return !((cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0xe0100 && cp <= 0xe01ef));
+}
+
+test("[CORE-peer-text-invisible] every other default-ignorable code point (Hangul filler U+3164, musical and shorthand format controls, unassigned tag-block and ignorable planes) is removed, and escaped in JSON", () => {
+  const left: string[] = [];
+  for (let cp = 0; cp <= 0x10ffff; cp++) {
+    if (cp >= 0xd800 && cp <= 0xdfff) continue;
+    const c = String.fromCodePoint(cp);
+    if (!/\p{Default_Ignorable_Code_Point}/u.test(c) || !ignorableRemoved(cp)) continue;
+    const json = escapeUnseenInJson(JSON.stringify(`a${c}b`));
+    if (peerText(`a${c}b`) !== "ab" || stripInvisible(`a${c}b`) !== "ab" || json.includes(c))
+      left.push(`U+${cp.toString(16).toUpperCase()}`);
+    else assert.equal(JSON.parse(json), `a${c}b`);
+  }
+  assert.deepEqual(left, []);
+  assert.equal(peerText("\u3164"), "", "the Hangul filler 'invisible identifier'");
+});
