@@ -78,6 +78,8 @@ export interface McpBridgeDeps {
 // session has named) are bounded by MAX_TRACKED_SERVERS too.
 const MAX_TRACKED_SERVERS = 100;
 const MAX_SESSIONS = 1_000;
+// Sign-ins `signOut` revokes at once (each a discovery and up to two revocation requests).
+const SIGN_OUT_CONCURRENCY = 8;
 const PROBE_CONCURRENCY = 4;
 
 interface SessionEntry {
@@ -251,16 +253,29 @@ export class McpServerAuth {
    * kit's subject bound to an http(s) resource. The kit's logout calls it after forgetting its methods' credentials,
    * so a person who logs out of the agent is logged out of its MCP servers too. Providers handed out stay usable:
    * their next call finds no token and asks for a sign-in again.
+   *
+   * The revocations run SIGN_OUT_CONCURRENCY at a time: one after another, an authorization server that never
+   * answers would cost the engine's request timeout per sign-in (minutes for the 100 `auth/status` lists), and
+   * unbounded, a vault of sign-ins would open a connection each at once. Results keep the vault's order.
    */
   async signOut(): Promise<LogoutResult[]> {
     this.cancelSignIns();
     const { store, subject } = this.#deps;
     const records = (await store.list({ subject })).filter((r) => isServerResource(r.resource));
-    const results: LogoutResult[] = [];
-    for (const r of records) {
-      const key = { subject, issuer: r.issuer, resource: r.resource };
-      results.push(await revokeAndDelete({ store, key, deleteOnRevokeFailure: true }));
-    }
+    const results: LogoutResult[] = new Array(records.length);
+    let next = 0;
+    // Each worker takes the next record as it finishes one; `next++` runs between awaits, so no record is taken twice.
+    const worker = async () => {
+      while (next < records.length) {
+        const i = next++;
+        const r = records[i] as CredentialSummary;
+        const key = { subject, issuer: r.issuer, resource: r.resource };
+        results[i] = await revokeAndDelete({ store, key, deleteOnRevokeFailure: true });
+      }
+    };
+    await Promise.all(
+      Array.from({ length: Math.min(SIGN_OUT_CONCURRENCY, records.length) }, worker),
+    );
     for (const tracked of this.#tracked.values()) delete tracked.lastError;
     return results;
   }
