@@ -39,7 +39,8 @@ const CONTROL_BUT_TAB_NEWLINE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
  *   inherent vowels U+17B4/U+17B5, shorthand and musical format controls U+1BCA0–U+1BCA3, U+1D173–U+1D17A, and
  *   the unassigned U+FFF0–U+FFF8, U+E0080–U+E00FF, U+E01F0–U+E0FFF (a tag-block-like channel once assigned).
  * Kept on purpose: zero-width non-joiner and joiner U+200C/U+200D (Persian, Indic scripts and emoji sequences need
- * them), a single variation selector (emoji presentation U+FE0F; ideographic variants), see VARIATION_RUN, the
+ * them; up to three in a row, see JOINER_RUN), a single variation selector after a character (emoji presentation
+ * U+FE0F; ideographic variants), see VARIATION_RUN and SELECTOR_AFTER_JOINER, the
  * Mongolian free variation selectors U+180B–U+180D, U+180F, the combining grapheme joiner U+034F (it orders marks
  * in Hebrew and others) and the Hangul choseong/jungseong fillers U+115F/U+1160 (archaic syllables are built of
  * them). test/core/display.test.ts checks every other default-ignorable code point goes.
@@ -52,6 +53,17 @@ const UNSEEN =
  * The run keeps its first selector, so the character still looks as its sender meant.
  */
 const VARIATION_RUN = /([\ufe00-\ufe0f\u{e0100}-\u{e01ef}])[\ufe00-\ufe0f\u{e0100}-\u{e01ef}]+/gu;
+/**
+ * Variation selectors right after a joiner: a selector varies the character before it, and a joiner is none, so
+ * nothing renders them. Without this, selectors interleaved with the (kept) joiners carry the same payload as a
+ * run: x, VS, ZWJ, VS, ZWJ, VS…
+ */
+const SELECTOR_AFTER_JOINER = /(?<=[\u200c\u200d])[\ufe00-\ufe0f\u{e0100}-\u{e01ef}]+/gu;
+/**
+ * Four or more joiners (ZWNJ, ZWJ) in a row: the "zero-width binary" payload (ZWNJ a 0, ZWJ a 1). Real text needs
+ * at most three (ZWJ ZWNJ ZWJ: cursive joining without a ligature); the run keeps its first three.
+ */
+const JOINER_RUN = /([\u200c\u200d]{3})[\u200c\u200d]+/g;
 /**
  * Line and paragraph separators U+2028/U+2029: some terminals and most JSON-to-JS paths take them for newlines,
  * so they end a line like one (a space on one line, a newline where lines are kept), never pass through as is.
@@ -66,12 +78,18 @@ const LONE_SURROGATE = /[\ud800-\udfff]/gu;
 
 /**
  * Removes the characters nobody sees (bidi controls, tag characters, zero-width spaces, word joiners, BOM, soft
- * hyphens, see UNSEEN), cuts runs of variation selectors to their first, and writes a lone surrogate half as U+FFFD.
+ * hyphens, see UNSEEN), the variation selectors nothing renders (a run's extras, any after a joiner), a joiner run's
+ * extras beyond three, and writes a lone surrogate half as U+FFFD.
  * Control characters, tabs and newlines are left to the caller, which decides whether they become spaces or go.
  * Pure.
  */
 export function stripInvisible(text: string): string {
-  return text.replace(UNSEEN, "").replace(VARIATION_RUN, "$1").replace(LONE_SURROGATE, "\ufffd");
+  return text
+    .replace(UNSEEN, "")
+    .replace(SELECTOR_AFTER_JOINER, "")
+    .replace(VARIATION_RUN, "$1")
+    .replace(JOINER_RUN, "$1")
+    .replace(LONE_SURROGATE, "\ufffd");
 }
 
 /**
@@ -103,6 +121,8 @@ export function dropControls(text: string): string {
 /** What JSON.stringify leaves raw that a terminal or a reader must not get raw: DEL, C1, line separators, UNSEEN. */
 const JSON_UNSAFE = new RegExp(`[\\u007f-\\u009f\\u2028\\u2029]|${UNSEEN.source}`, "gu");
 
+/** A joiner or a variation selector (U+E0100–U+E01EF all start with the high surrogate U+DB40). */
+const JOINER_OR_SELECTOR = /[\u200c\u200d\ufe00-\ufe0f\udb40]/;
 /** Anything but printable ASCII: a line without it has nothing to escape. */
 const NOT_PRINTABLE_ASCII = /[^\u0020-\u007e]/;
 
@@ -116,16 +136,19 @@ function jsonEscape(text: string): string {
 
 /**
  * JSON text (from JSON.stringify, which escapes C0 controls) made safe on a terminal with the same data: DEL, C1,
- * line separators, bidi and invisible characters, and a variation selector run's extra selectors, become `\u`
+ * line separators, bidi and invisible characters, and the selectors and joiners stripInvisible drops, become `\u`
  * escapes. Parsing gives back exactly what was serialised. They can only occur inside JSON strings, so this holds
  * for any JSON text, a log line too. Pure.
  */
 export function escapeUnseenInJson(json: string): string {
-  // Most lines are printable ASCII: one cheap scan instead of two Unicode-aware replaces (every log line comes here).
+  // Most lines are printable ASCII: one cheap scan instead of the Unicode-aware replaces (every log line comes here).
   if (!NOT_PRINTABLE_ASCII.test(json)) return json;
-  return json
-    .replace(JSON_UNSAFE, jsonEscape)
-    .replace(VARIATION_RUN, (run, first: string) => first + jsonEscape(run.slice(first.length)));
+  const escaped = json.replace(JSON_UNSAFE, jsonEscape);
+  if (!JOINER_OR_SELECTOR.test(escaped)) return escaped;
+  return escaped
+    .replace(SELECTOR_AFTER_JOINER, jsonEscape)
+    .replace(VARIATION_RUN, (run, first: string) => first + jsonEscape(run.slice(first.length)))
+    .replace(JOINER_RUN, (run, first: string) => first + jsonEscape(run.slice(first.length)));
 }
 
 export interface PeerTextOptions {

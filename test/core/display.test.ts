@@ -185,3 +185,23 @@ test("[CORE-peer-text-invisible] every other default-ignorable code point (Hangu
   assert.deepEqual(left, []);
   assert.equal(peerText("\u3164"), "", "the Hangul filler 'invisible identifier'");
 });
+
+test("[CORE-peer-text-invisible] a payload hidden in joiners survives no longer: selectors after a joiner go, a run of joiners is cut to three; real emoji and script sequences stay", () => {
+  // Paul Butler's selectors interleaved with kept ZWJs, and the classic zero-width binary (ZWNJ = 0, ZWJ = 1).
+  const bytes = [..."hi"].map((c) => String.fromCodePoint(0xe0100 + c.charCodeAt(0) - 16));
+  const interleaved = `x\ufe0f${bytes.map((b) => `\u200d${b}`).join("")} ok`;
+  const binary = `y${[..."0110100001101001"].map((b) => (b === "0" ? "\u200c" : "\u200d")).join("")} ok`;
+  for (const multiline of [false, true]) {
+    assert.equal(peerText(interleaved, { multiline }), "x\ufe0f\u200d\u200d ok");
+    assert.equal(peerText(binary, { multiline }), "y\u200c\u200d\u200d ok");
+  }
+  assert.equal(stripInvisible(binary), "y\u200c\u200d\u200d ok");
+  // Kept: VS16 then ZWJ in emoji (rainbow flag, eye in speech bubble, keycap), ZWJ ZWNJ ZWJ (Arabic: joined, no ligature).
+  const kept = "🏳\ufe0f\u200d🌈 👁\ufe0f\u200d🗨\ufe0f #\ufe0f\u20e3 \u0644\u200d\u200c\u200d\u0627";
+  assert.equal(peerText(kept), kept);
+  // JSON for a terminal: the same extras escaped, losslessly.
+  const json = escapeUnseenInJson(JSON.stringify({ interleaved, binary, kept }));
+  assert.deepEqual(JSON.parse(json), { interleaved, binary, kept });
+  assert.doesNotMatch(json, /[\u200c\u200d]{4}|[\u200c\u200d][\ufe00-\ufe0f\u{e0100}-\u{e01ef}]/u);
+  assert.ok(json.includes(kept), "kept sequences stay raw");
+});
