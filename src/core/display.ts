@@ -122,7 +122,7 @@ export function dropControls(text: string): string {
 const JSON_UNSAFE = new RegExp(`[\\u007f-\\u009f\\u2028\\u2029]|${UNSEEN.source}`, "gu");
 
 /** A joiner or a variation selector (U+E0100–U+E01EF all start with the high surrogate U+DB40). */
-const JOINER_OR_SELECTOR = /[\u200c\u200d\ufe00-\ufe0f\udb40]/;
+const JOINER_OR_SELECTOR = /\u200c|\u200d|[\ufe00-\ufe0f\udb40]/;
 /** Anything but printable ASCII: a line without it has nothing to escape. */
 const NOT_PRINTABLE_ASCII = /[^\u0020-\u007e]/;
 
