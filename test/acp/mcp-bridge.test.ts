@@ -9,49 +9,21 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk/unstable";
-import { discoverAuthorizationServer } from "../../src/oauth/index.ts";
 import { startProtectedMcpServer } from "../mcp/fixtures/protected-mcp-server.ts";
 import { useIdp } from "../support/idp.ts";
 import { tempDir } from "../support/tmp.ts";
 import { vaultSummaries, vaultTokens } from "./fixtures/agent-process.ts";
+import { mcpServers, prompt, withMcpAgent } from "./fixtures/mcp-agent-process.ts";
 import {
-  type McpAgentRun,
-  mcpServers,
-  prompt,
-  type StatusView,
-  withMcpAgent,
-} from "./fixtures/mcp-agent-process.ts";
+  assertNoTokenCrossedAcp,
+  assertRefreshRefused,
+  authStatus,
+  httpServer,
+  newSession,
+  withFixtureSession,
+} from "./fixtures/mcp-session.ts";
 
 const idp = await useIdp();
-
-async function newSession(run: McpAgentRun, cwd: string, servers: unknown[]): Promise<string> {
-  const { sessionId } = await run.agent.request(acp.methods.agent.session.new, {
-    cwd,
-    mcpServers: servers as acp.McpServer[],
-  });
-  return sessionId;
-}
-
-/** No token or refresh token of the vault appears in any byte on the ACP pipe, either way, nor on stderr. */
-async function assertNoTokenCrossedAcp(run: McpAgentRun, home: string) {
-  const tokens = await vaultTokens(home);
-  const secrets = tokens.flatMap((r) =>
-    [r.accessToken, r.refreshToken, r.idToken].flatMap((s) => (s ? [s.reveal()] : [])),
-  );
-  assert.ok(
-    secrets.length >= 2,
-    "the vault holds the MCP server's tokens (the check below is not vacuous)",
-  );
-  const wire = run.wire();
-  assert.ok(wire.includes("elicitation") || wire.includes("Open http"), "the pipe was recorded");
-  for (const secret of secrets) {
-    assert.ok(!wire.includes(secret.slice(0, 24)), "a token appeared on the ACP pipe");
-    assert.ok(
-      !run.stderr().includes(secret.slice(0, 24)),
-      "a token appeared on the agent's stderr",
-    );
-  }
-}
 
 test("[ACP-mcp-elicitation-journey] session/new with an OAuth MCP server: needs sign-in, URL elicitation, the tool call succeeds, signed in; no token on ACP", {
   timeout: 60_000,
@@ -60,7 +32,7 @@ test("[ACP-mcp-elicitation-journey] session/new with an OAuth MCP server: needs 
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
   await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
     const sessionId = await newSession(run, home, [
-      { type: "http", name: "fixture", url: mcp.url, headers: [] },
+      httpServer("fixture", mcp.url),
       { name: "local-tool", command: "/bin/true", args: [], env: [] },
     ]);
     const before = await run.waitForStatus((s) => s[0]?.state === "needs_sign_in");
@@ -119,128 +91,116 @@ test("[ACP-mcp-elicitation-journey] session/new with an OAuth MCP server: needs 
 test("[ACP-mcp-prompt-path] a client without URL elicitation: the sign-in link comes as the session's text, then the tool call succeeds", {
   timeout: 60_000,
 }, async (t) => {
-  const home = tempDir();
-  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
-  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: false }, async (run) => {
-    const sessionId = await newSession(run, home, [
-      { type: "http", name: "fixture", url: mcp.url, headers: [] },
-    ]);
-    await run.waitForStatus((s) => s[0]?.state === "needs_sign_in");
-    const answer = await prompt(run, sessionId, "call fixture whoami");
-    assert.equal(answer.length, 2, `a sign-in message, then the tool's answer: ${answer}`);
-    assert.match(answer[0] ?? "", /sign in to the MCP server “fixture”.* Open http/);
-    assert.equal(answer[1], "hello");
-    assert.equal(run.elicitations.length, 0);
-    await run.waitForStatus((s) => s[0]?.state === "signed_in");
-    await assertNoTokenCrossedAcp(run, home);
-  });
+  await withFixtureSession(
+    t,
+    { issuer: idp.issuer, elicitation: false },
+    async ({ run, sessionId, home }) => {
+      await run.waitForStatus((s) => s[0]?.state === "needs_sign_in");
+      const answer = await prompt(run, sessionId, "call fixture whoami");
+      assert.equal(answer.length, 2, `a sign-in message, then the tool's answer: ${answer}`);
+      assert.match(answer[0] ?? "", /sign in to the MCP server “fixture”.* Open http/);
+      assert.equal(answer[1], "hello");
+      assert.equal(run.elicitations.length, 0);
+      await run.waitForStatus((s) => s[0]?.state === "signed_in");
+      await assertNoTokenCrossedAcp(run, home);
+    },
+  );
 });
 
 test("[ACP-mcp-decline] a declined elicitation: typed sign_in_declined, the server stays unauthenticated, the session goes on", {
   timeout: 60_000,
 }, async (t) => {
-  const home = tempDir();
-  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
-  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "decline" }, async (run) => {
-    const sessionId = await newSession(run, home, [
-      { type: "http", name: "fixture", url: mcp.url, headers: [] },
-    ]);
-    assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), [
-      "error: sign_in_declined",
-    ]);
-    assert.equal(run.elicitations.length, 1);
-    assert.equal(mcp.stats.toolCalls, 0);
-    const status = await run.waitForStatus((s) => s[0]?.error?.code === "sign_in_declined");
-    assert.equal(mcpServers(status)[0]?.state, "needs_sign_in");
-    assert.deepEqual(
-      (await vaultSummaries(home)).filter((r) => r.resource === mcp.url),
-      [],
-      "nothing stored",
-    );
-    assert.deepEqual(await prompt(run, sessionId, "still there?"), ["echo: still there?"]);
-    assert.deepEqual(run.completions, [], "no elicitation/complete for a declined sign-in");
-  });
+  await withFixtureSession(
+    t,
+    { issuer: idp.issuer, elicitation: "decline" },
+    async ({ run, sessionId, mcp, home }) => {
+      assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), [
+        "error: sign_in_declined",
+      ]);
+      assert.equal(run.elicitations.length, 1);
+      assert.equal(mcp.stats.toolCalls, 0);
+      const status = await run.waitForStatus((s) => s[0]?.error?.code === "sign_in_declined");
+      assert.equal(mcpServers(status)[0]?.state, "needs_sign_in");
+      assert.deepEqual(
+        (await vaultSummaries(home)).filter((r) => r.resource === mcp.url),
+        [],
+        "nothing stored",
+      );
+      assert.deepEqual(await prompt(run, sessionId, "still there?"), ["echo: still there?"]);
+      assert.deepEqual(run.completions, [], "no elicitation/complete for a declined sign-in");
+    },
+  );
 });
 
 test("[ACP-mcp-cancel] a cancelled elicitation: typed sign_in_cancelled", {
   timeout: 60_000,
 }, async (t) => {
-  const home = tempDir();
-  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
-  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "cancel" }, async (run) => {
-    const sessionId = await newSession(run, home, [
-      { type: "http", name: "fixture", url: mcp.url, headers: [] },
-    ]);
-    assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), [
-      "error: sign_in_cancelled",
-    ]);
-    const status = await run.waitForStatus((s) => s[0]?.error?.code === "sign_in_cancelled");
-    assert.equal(mcpServers(status)[0]?.state, "needs_sign_in");
-  });
+  await withFixtureSession(
+    t,
+    { issuer: idp.issuer, elicitation: "cancel" },
+    async ({ run, sessionId }) => {
+      assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), [
+        "error: sign_in_cancelled",
+      ]);
+      const status = await run.waitForStatus((s) => s[0]?.error?.code === "sign_in_cancelled");
+      assert.equal(mcpServers(status)[0]?.state, "needs_sign_in");
+    },
+  );
 });
 
 test("[ACP-mcp-elicitation-error-fallback] a client that advertised URL elicitation but answers it with an error gets the link in the session", {
   timeout: 60_000,
 }, async (t) => {
-  const home = tempDir();
-  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
-  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "error" }, async (run) => {
-    const sessionId = await newSession(run, home, [
-      { type: "http", name: "fixture", url: mcp.url, headers: [] },
-    ]);
-    const answer = await prompt(run, sessionId, "call fixture whoami");
-    assert.equal(run.elicitations.length, 1, "elicitation was tried first");
-    assert.match(answer[0] ?? "", /sign in to the MCP server “fixture”.* Open http/);
-    assert.equal(answer[1], "hello");
-    assert.deepEqual(run.completions, [], "no elicitation/complete for an elicitation that failed");
-  });
+  await withFixtureSession(
+    t,
+    { issuer: idp.issuer, elicitation: "error" },
+    async ({ run, sessionId }) => {
+      const answer = await prompt(run, sessionId, "call fixture whoami");
+      assert.equal(run.elicitations.length, 1, "elicitation was tried first");
+      assert.match(answer[0] ?? "", /sign in to the MCP server “fixture”.* Open http/);
+      assert.equal(answer[1], "hello");
+      assert.deepEqual(
+        run.completions,
+        [],
+        "no elicitation/complete for an elicitation that failed",
+      );
+    },
+  );
 });
 
 test("[ACP-mcp-logout] the agent's logout also signs it out of its MCP servers: the vault forgets them, the next call asks again", {
   timeout: 60_000,
 }, async (t) => {
-  const home = tempDir();
-  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
-  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
-    const sessionId = await newSession(run, home, [
-      { type: "http", name: "fixture", url: mcp.url, headers: [] },
-    ]);
-    assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), ["hello"]);
-    const [summary] = (await vaultSummaries(home)).filter((r) => r.resource === mcp.url);
-    const [held] = await vaultTokens(home);
-    const refreshToken = held?.refreshToken?.reveal();
-    assert.ok(summary && refreshToken);
+  await withFixtureSession(
+    t,
+    { issuer: idp.issuer, elicitation: "accept" },
+    async ({ run, sessionId, mcp, home }) => {
+      assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), ["hello"]);
+      const [summary] = (await vaultSummaries(home)).filter((r) => r.resource === mcp.url);
+      const [held] = await vaultTokens(home);
+      const refreshToken = held?.refreshToken?.reveal();
+      assert.ok(summary && refreshToken);
 
-    await run.agent.request(acp.methods.agent.logout, {});
+      await run.agent.request(acp.methods.agent.logout, {});
 
-    // Revoked at the authorization server (RFC 7009), not only forgotten here.
-    const as = await discoverAuthorizationServer(idp.issuer);
-    const refused = await fetch(as.token_endpoint as string, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({
-        grant_type: "refresh_token",
-        refresh_token: refreshToken,
-        client_id: summary.clientId,
-      }),
-    });
-    assert.equal(refused.status, 400);
-    assert.equal(((await refused.json()) as { error?: string }).error, "invalid_grant");
+      // Revoked at the authorization server (RFC 7009), not only forgotten here.
+      await assertRefreshRefused(idp.issuer, refreshToken, summary.clientId);
 
-    assert.deepEqual(
-      (await vaultSummaries(home)).filter((r) => r.resource === mcp.url),
-      [],
-      "the MCP server's credential is gone",
-    );
-    const status = await run.waitForStatus((s) => s[0]?.state === "needs_sign_in");
-    assert.equal(
-      status.state,
-      "authenticated",
-      "the agent's key is an environment variable: it survives",
-    );
-    assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), ["hello"]);
-    assert.equal(run.elicitations.length, 2, "the person was asked again");
-  });
+      assert.deepEqual(
+        (await vaultSummaries(home)).filter((r) => r.resource === mcp.url),
+        [],
+        "the MCP server's credential is gone",
+      );
+      const status = await run.waitForStatus((s) => s[0]?.state === "needs_sign_in");
+      assert.equal(
+        status.state,
+        "authenticated",
+        "the agent's key is an environment variable: it survives",
+      );
+      assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), ["hello"]);
+      assert.equal(run.elicitations.length, 2, "the person was asked again");
+    },
+  );
 });
 
 test("[ACP-mcp-one-ask-across-sessions] two sessions calling the same MCP server at once: the person is asked once, both calls succeed", {
@@ -249,7 +209,7 @@ test("[ACP-mcp-one-ask-across-sessions] two sessions calling the same MCP server
   const home = tempDir();
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
   await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
-    const server = { type: "http", name: "fixture", url: mcp.url, headers: [] };
+    const server = httpServer("fixture", mcp.url);
     const first = await newSession(run, home, [server]);
     const second = await newSession(run, home, [server]);
     const answers = await Promise.all([
@@ -265,24 +225,28 @@ test("[ACP-mcp-one-ask-across-sessions] two sessions calling the same MCP server
 test("[ACP-mcp-step-up] the server starts asking for more scope: the person is asked again (elicitation) for the union, the call succeeds, auth/status lists the new scope", {
   timeout: 60_000,
 }, async (t) => {
-  const home = tempDir();
-  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
-  await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
-    const sessionId = await newSession(run, home, [
-      { type: "http", name: "fixture", url: mcp.url, headers: [] },
-    ]);
-    assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), ["hello"]);
-    mcp.requiredScopes = ["read", "write"];
+  await withFixtureSession(
+    t,
+    { issuer: idp.issuer, elicitation: "accept" },
+    async ({ run, sessionId, mcp }) => {
+      assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), ["hello"]);
+      mcp.requiredScopes = ["read", "write"];
 
-    assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), ["hello"], run.stderr());
+      assert.deepEqual(
+        await prompt(run, sessionId, "call fixture whoami"),
+        ["hello"],
+        run.stderr(),
+      );
 
-    assert.equal(run.elicitations.length, 2);
-    const scope = new URL((run.elicitations[1] as { url: string }).url).searchParams.get("scope");
-    for (const s of ["read", "write"]) assert.ok(scope?.split(" ").includes(s), `${s} in ${scope}`);
-    assert.equal(run.completions.length, 2, "both elicitations were completed");
-    const status = await run.waitForStatus((s) => s[0]?.scopes.includes("write") === true);
-    assert.equal(mcpServers(status)[0]?.state, "signed_in");
-  });
+      assert.equal(run.elicitations.length, 2);
+      const scope = new URL((run.elicitations[1] as { url: string }).url).searchParams.get("scope");
+      for (const s of ["read", "write"])
+        assert.ok(scope?.split(" ").includes(s), `${s} in ${scope}`);
+      assert.equal(run.completions.length, 2, "both elicitations were completed");
+      const status = await run.waitForStatus((s) => s[0]?.scopes.includes("write") === true);
+      assert.equal(mcpServers(status)[0]?.state, "signed_in");
+    },
+  );
 });
 
 test("[ACP-mcp-kept-across-restarts] a restarted agent finds the MCP token in its vault: signed in right after session/new, the call asks nobody", {
@@ -290,7 +254,7 @@ test("[ACP-mcp-kept-across-restarts] a restarted agent finds the MCP token in it
 }, async (t) => {
   const home = tempDir();
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
-  const server = { type: "http", name: "fixture", url: mcp.url, headers: [] };
+  const server = httpServer("fixture", mcp.url);
   await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
     const sessionId = await newSession(run, home, [server]);
     assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), ["hello"]);
@@ -298,7 +262,7 @@ test("[ACP-mcp-kept-across-restarts] a restarted agent finds the MCP token in it
   const refusedBefore = mcp.stats.unauthorized;
   await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "decline" }, async (run) => {
     const sessionId = await newSession(run, home, [server]);
-    const status = (await run.agent.request(acp.methods.agent.auth.status, {})) as StatusView;
+    const status = await authStatus(run);
     assert.equal(mcpServers(status)[0]?.state, "signed_in", "the vault answers before any probe");
     // The new process's probe goes without a token (one 401); let it land so the count below is the call's alone.
     while (mcp.stats.unauthorized === refusedBefore) await new Promise((r) => setTimeout(r, 20));
