@@ -4,34 +4,25 @@
  */
 
 import assert from "node:assert/strict";
-import { createServer as createHttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createServer, type Socket } from "node:net";
 import { test } from "node:test";
-import * as acp from "@agentclientprotocol/sdk/unstable";
 import { startProtectedMcpServer } from "../mcp/fixtures/protected-mcp-server.ts";
 import { closedPort } from "../support/closed-port.ts";
 import { useIdp } from "../support/idp.ts";
 import { tempDir } from "../support/tmp.ts";
+import { mcpServers, prompt, type StatusView, withMcpAgent } from "./fixtures/mcp-agent-process.ts";
 import {
-  type McpAgentRun,
-  mcpServers,
-  prompt,
-  type StatusView,
-  withMcpAgent,
-} from "./fixtures/mcp-agent-process.ts";
+  authStatus,
+  httpServer,
+  loopbackHttp,
+  newSession,
+  withFixtureSession,
+} from "./fixtures/mcp-session.ts";
 
 const idp = await useIdp();
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point.
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
-
-async function newSession(run: McpAgentRun, cwd: string, servers: unknown[]): Promise<string> {
-  const { sessionId } = await run.agent.request(acp.methods.agent.session.new, {
-    cwd,
-    mcpServers: servers as acp.McpServer[],
-  });
-  return sessionId;
-}
 
 /** A TCP server that accepts and never answers: a probe against it can only end by its timeout. */
 async function silentServer(t: { after: (fn: () => unknown) => void }): Promise<string> {
@@ -76,22 +67,15 @@ test("[ACP-mcp-hostile-servers] hostile 401s, a foreign metadata document, a dow
   const hanging = await silentServer(t);
   await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
     const sessionId = await newSession(run, home, [
-      { type: "http", name: "cross", url: crossOrigin.url, headers: [] },
-      { type: "http", name: "malformed", url: malformed.url, headers: [] },
-      { type: "http", name: "foreign", url: foreign.url, headers: [] },
-      { type: "http", name: "down", url: down, headers: [] },
-      { type: "http", name: "hanging", url: hanging, headers: [] },
-      {
-        type: "http",
-        name: "evil\u001b[2J\u202e\u0007name",
-        url: "file:///etc/passwd",
-        headers: [],
-      },
+      httpServer("cross", crossOrigin.url),
+      httpServer("malformed", malformed.url),
+      httpServer("foreign", foreign.url),
+      httpServer("down", down),
+      httpServer("hanging", hanging),
+      httpServer("evil\u001b[2J\u202e\u0007name", "file:///etc/passwd"),
     ]);
     // session/new answered while the hanging server's probe cannot have ended (it ends only by its 3 s timeout).
-    const early = mcpServers(
-      (await run.agent.request(acp.methods.agent.auth.status, {})) as StatusView,
-    );
+    const early = mcpServers(await authStatus(run));
     assert.equal(early.find((s) => s.name === "hanging")?.state, "checking");
 
     const status = await run.waitForStatus(
@@ -144,7 +128,7 @@ test("[ACP-mcp-client-managed] a server whose headers carry Authorization is lef
       },
     ]);
     assert.deepEqual(await prompt(run, sessionId, "call theirs whoami"), ["error: client_managed"]);
-    const status = (await run.agent.request(acp.methods.agent.auth.status, {})) as StatusView;
+    const status = await authStatus(run);
     assert.deepEqual(mcpServers(status), []);
     assert.equal(mcp.stats.unauthorized, 0, "the agent sent nothing to it");
     assert.ok(!run.stderr().includes("handled-by-the-client"));
@@ -157,12 +141,9 @@ test("[ACP-mcp-many-servers] hundreds of servers in session/new: answered at onc
   const home = tempDir();
   const port = await closedPort();
   await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
-    const servers = Array.from({ length: 300 }, (_, i) => ({
-      type: "http",
-      name: `server-${i}`,
-      url: `http://127.0.0.1:${port}/mcp/${i}`,
-      headers: [],
-    }));
+    const servers = Array.from({ length: 300 }, (_, i) =>
+      httpServer(`server-${i}`, `http://127.0.0.1:${port}/mcp/${i}`),
+    );
     const started = performance.now();
     const sessionId = await newSession(run, home, servers);
     t.diagnostic(
@@ -183,16 +164,11 @@ test("[ACP-mcp-many-servers] hundreds of servers in session/new: answered at onc
 test("[ACP-mcp-probe-off] with the probe off, session/new sends nothing to the server; auth/status says not checked; sign-in still works", {
   timeout: 60_000,
 }, async (t) => {
-  const home = tempDir();
-  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
-  await withMcpAgent(
+  await withFixtureSession(
     t,
-    { home, issuer: idp.issuer, elicitation: "accept", env: { MCP_PROBE: "off" } },
-    async (run) => {
-      const sessionId = await newSession(run, home, [
-        { type: "http", name: "fixture", url: mcp.url, headers: [] },
-      ]);
-      const status = (await run.agent.request(acp.methods.agent.auth.status, {})) as StatusView;
+    { issuer: idp.issuer, elicitation: "accept", env: { MCP_PROBE: "off" } },
+    async ({ run, sessionId, mcp }) => {
+      const status = await authStatus(run);
       assert.equal(mcpServers(status)[0]?.state, "unknown");
       assert.equal(status.accounts.at(-1)?.label, "MCP server “fixture”: not checked");
       assert.equal(mcp.stats.unauthorized, 0);
@@ -209,13 +185,11 @@ test("[ACP-mcp-probe-kinds] an open MCP server shows no sign-in needed; an SSE-t
   const home = tempDir();
   const protectedServer = await startProtectedMcpServer({ issuer: idp.issuer });
   const methods: string[] = [];
-  const open = createHttpServer((req, res) => {
+  const openOrigin = await loopbackHttp(t, (req, res) => {
     methods.push(`${req.method} ${req.headers["x-team"]}`);
     res.writeHead(400, { "content-type": "application/json" }).end("{}");
   });
-  await new Promise<void>((resolve) => open.listen(0, "127.0.0.1", resolve));
-  t.after(() => new Promise<void>((resolve) => open.close(() => resolve())));
-  const openUrl = `http://127.0.0.1:${(open.address() as AddressInfo).port}/mcp`;
+  const openUrl = `${openOrigin}/mcp`;
   await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
     await newSession(run, home, [
       { type: "http", name: "open", url: openUrl, headers: [{ name: "X-Team", value: "blue" }] },
@@ -248,11 +222,13 @@ test("[ACP-mcp-reprobe-after-error] a server that was down when one session star
     await newSession(run, home, [server]);
     await run.waitForStatus((s) => s[0]?.error?.code === "unreachable");
 
-    const back = createHttpServer((_req, res) => {
-      res.writeHead(400).end();
-    });
-    await new Promise<void>((resolve) => back.listen(port, "127.0.0.1", resolve));
-    t.after(() => new Promise<void>((resolve) => back.close(() => resolve())));
+    await loopbackHttp(
+      t,
+      (_req, res) => {
+        res.writeHead(400).end();
+      },
+      port,
+    );
     await newSession(run, home, [server]);
 
     const status = await run.waitForStatus((s) => s[0]?.state === "not_required");
@@ -264,16 +240,13 @@ test("[ACP-mcp-probe-http-errors] a server that answers the probe with a 5xx or 
   timeout: 30_000,
 }, async (t) => {
   const home = tempDir();
-  const broken = createHttpServer((req, res) => {
+  const base = await loopbackHttp(t, (req, res) => {
     res.writeHead(req.url === "/gone" ? 404 : 502, { "content-type": "text/plain" }).end("nope");
   });
-  await new Promise<void>((resolve) => broken.listen(0, "127.0.0.1", resolve));
-  t.after(() => new Promise<void>((resolve) => broken.close(() => resolve())));
-  const base = `http://127.0.0.1:${(broken.address() as AddressInfo).port}`;
   await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
     await newSession(run, home, [
-      { type: "http", name: "bad-gateway", url: `${base}/mcp`, headers: [] },
-      { type: "http", name: "wrong-path", url: `${base}/gone`, headers: [] },
+      httpServer("bad-gateway", `${base}/mcp`),
+      httpServer("wrong-path", `${base}/gone`),
     ]);
     const status = await run.waitForStatus(
       (s) => s.length === 2 && s.every((x) => x.state !== "checking"),
@@ -296,7 +269,7 @@ test("[ACP-mcp-status-no-query-key] a failed sign-in's message in auth/status sh
   const home = tempDir();
   const key = "sk-live-5e1d0c";
   let base = "";
-  const server = createHttpServer((req, res) => {
+  base = await loopbackHttp(t, (req, res) => {
     if (req.url?.startsWith("/.well-known/oauth-protected-resource")) {
       // Names no authorization server: the sign-in fails with the engine's own message, which quotes the server's URL.
       res.writeHead(200, { "content-type": "application/json" });
@@ -310,15 +283,12 @@ test("[ACP-mcp-status-no-query-key] a failed sign-in's message in auth/status sh
     });
     res.end();
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   await withMcpAgent(
     t,
     { home, issuer: idp.issuer, elicitation: "accept", env: { MCP_PROBE: "off" } },
     async (run) => {
       const sessionId = await newSession(run, home, [
-        { type: "http", name: "keyed", url: `${base}/mcp?api_key=${key}`, headers: [] },
+        httpServer("keyed", `${base}/mcp?api_key=${key}`),
       ]);
       assert.deepEqual(await prompt(run, sessionId, "call keyed whoami"), [
         "error: no_authorization_server",
@@ -346,7 +316,7 @@ test("[ACP-mcp-hostile-scopes] a server's metadata with hostile scopes (escapes,
     "x".repeat(5000),
     ...Array.from({ length: 5000 }, (_, i) => `s${i}`),
   ];
-  const server = createHttpServer((req, res) => {
+  base = await loopbackHttp(t, (req, res) => {
     if (req.url?.startsWith("/.well-known/oauth-protected-resource")) {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(
@@ -363,13 +333,8 @@ test("[ACP-mcp-hostile-scopes] a server's metadata with hostile scopes (escapes,
     });
     res.end();
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
-    await newSession(run, home, [
-      { type: "http", name: "scopes", url: `${base}/mcp`, headers: [] },
-    ]);
+    await newSession(run, home, [httpServer("scopes", `${base}/mcp`)]);
     const status = await run.waitForStatus((s) => s[0]?.state === "needs_sign_in");
     const listed = mcpServers(status)[0]?.scopes ?? [];
     assertClean(status);
@@ -394,16 +359,14 @@ test("[ACP-mcp-hostile-invisible] invisible text a model reads (tag-block smuggl
     /[\u00ad\u200b\u2060\ufeff\u3164\u202a-\u202e\u{e0000}-\u{e007f}]|%F3%A0|%E2%80%8B/iu;
   const foreign = await startProtectedMcpServer({ issuer: idp.issuer });
   foreign.metadataResource = `https://elsewhere.example/mcp${hidden}`;
-  const open = createHttpServer((_req, res) => {
+  const openOrigin = await loopbackHttp(t, (_req, res) => {
     res.writeHead(400, { "content-type": "application/json" }).end("{}");
   });
-  await new Promise<void>((resolve) => open.listen(0, "127.0.0.1", resolve));
-  t.after(() => new Promise<void>((resolve) => open.close(() => resolve())));
-  const openUrl = `http://127.0.0.1:${(open.address() as AddressInfo).port}/mcp`;
+  const openUrl = `${openOrigin}/mcp`;
   await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
     await newSession(run, home, [
-      { type: "http", name: `do${hidden}cs`, url: openUrl, headers: [] },
-      { type: "http", name: `foreign${hidden}`, url: foreign.url, headers: [] },
+      httpServer(`do${hidden}cs`, openUrl),
+      httpServer(`foreign${hidden}`, foreign.url),
     ]);
     const status = await run.waitForStatus(
       (s) => s.length === 2 && s.every((x) => x.state !== "checking"),
