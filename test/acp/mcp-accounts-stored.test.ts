@@ -13,7 +13,6 @@ import * as acp from "@agentclientprotocol/sdk/unstable";
 import { createAgentAuth } from "../../src/acp/agent/index.ts";
 import { storedServerAccount, toStatusAccount } from "../../src/acp/agent/mcp/accounts.ts";
 import { Secret } from "../../src/core/secret.ts";
-import { discoverAuthorizationServer } from "../../src/oauth/index.ts";
 import { REGISTRATION_SUBJECT } from "../../src/oauth/registration-store.ts";
 import {
   credentialId,
@@ -26,29 +25,22 @@ import { startProtectedMcpServer } from "../mcp/fixtures/protected-mcp-server.ts
 import { useIdp } from "../support/idp.ts";
 import { tempDir } from "../support/tmp.ts";
 import { vaultSummaries, vaultTokens } from "./fixtures/agent-process.ts";
+import { mcpServers, prompt, withMcpAgent } from "./fixtures/mcp-agent-process.ts";
 import {
-  type McpAgentRun,
-  mcpServers,
-  prompt,
-  type StatusView,
-  withMcpAgent,
-} from "./fixtures/mcp-agent-process.ts";
+  assertRefreshRefused,
+  authStatus,
+  httpServer,
+  newSession,
+} from "./fixtures/mcp-session.ts";
 
 const idp = await useIdp();
 const SUBJECT = "acp-agent:mcp-agent";
-
-async function status(run: McpAgentRun): Promise<StatusView> {
-  return (await run.agent.request(acp.methods.agent.auth.status, {})) as StatusView;
-}
 
 /** A first agent process signs in to the server through a session, then ends (its `t.after` waits for the exit). */
 async function signInThenEnd(t: TestContext, home: string, url: string): Promise<void> {
   await t.test("a first agent process signs in, then ends", async (st) => {
     await withMcpAgent(st, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
-      const { sessionId } = await run.agent.request(acp.methods.agent.session.new, {
-        cwd: home,
-        mcpServers: [{ type: "http", name: "fixture", url, headers: [] }],
-      });
+      const sessionId = await newSession(run, home, [httpServer("fixture", url)]);
       assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), ["hello"]);
       await run.waitForStatus((s) => s[0]?.state === "signed_in");
     });
@@ -74,7 +66,7 @@ test("[ACP-mcp-accounts-stored] a restarted agent lists its stored MCP sign-in i
   assert.ok(refreshToken, "the stored sign-in has a refresh token");
 
   await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
-    const before = await status(run);
+    const before = await authStatus(run);
     assert.equal(before.state, "authenticated", "the agent's own state is its API key's");
     const host = new URL(mcp.url).host;
     assert.deepEqual(
@@ -90,24 +82,13 @@ test("[ACP-mcp-accounts-stored] a restarted agent lists its stored MCP sign-in i
     await run.agent.request(acp.methods.agent.logout, {});
 
     // Revoked at the authorization server (RFC 7009), not only forgotten here.
-    const as = await discoverAuthorizationServer(idp.issuer);
-    const refused = await fetch(as.token_endpoint as string, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({
-        grant_type: "refresh_token",
-        refresh_token: refreshToken,
-        client_id: stored[0]?.clientId as string,
-      }),
-    });
-    assert.equal(refused.status, 400);
-    assert.equal(((await refused.json()) as { error?: string }).error, "invalid_grant");
+    await assertRefreshRefused(idp.issuer, refreshToken, stored[0]?.clientId as string);
     assert.deepEqual(
       (await vaultSummaries(home)).filter((r) => r.resource === mcp.url),
       [],
       "the credential is gone from the vault",
     );
-    assert.deepEqual(mcpServers(await status(run)), [], "auth/status no longer lists it");
+    assert.deepEqual(mcpServers(await authStatus(run)), [], "auth/status no longer lists it");
 
     const wire = run.wire();
     assert.ok(wire.includes("auth/status"), "the pipe was recorded");
@@ -128,12 +109,9 @@ test("[ACP-mcp-accounts-stored-one] a stored server that a session names again i
   assert.ok(secrets.length >= 2, "the vault holds tokens (the check at the end is not vacuous)");
 
   await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
-    await run.agent.request(acp.methods.agent.session.new, {
-      cwd: home,
-      mcpServers: [{ type: "http", name: "fixture", url: mcp.url, headers: [] }],
-    });
+    await newSession(run, home, [httpServer("fixture", mcp.url)]);
     // The session is recorded before session/new answers: no wait needed.
-    assert.deepEqual(mcpServers(await status(run)), [
+    assert.deepEqual(mcpServers(await authStatus(run)), [
       { name: "fixture", url: mcp.url, transport: "http", state: "signed_in", scopes: ["read"] },
     ]);
     assert.equal(run.elicitations.length, 0, "the stored sign-in is used, nobody is asked");
@@ -211,7 +189,7 @@ test("[ACP-mcp-accounts-stored-hostile] a vault of 10,000 unrelated records and 
 
   await withMcpAgent(t, { home, issuer: idp.issuer, elicitation: false }, async (run) => {
     const started = performance.now();
-    const answer = await status(run);
+    const answer = await authStatus(run);
     t.diagnostic(`auth/status over 10,155 records: ${Math.round(performance.now() - started)} ms`);
     const servers = mcpServers(answer);
     assert.equal(servers.length, 100, "at most 100 MCP servers are listed");
