@@ -21,7 +21,10 @@ import {
   vaultDbPath,
 } from "../../src/vault/index.ts";
 import type { CredentialSummary } from "../../src/vault/types.ts";
-import { startProtectedMcpServer } from "../mcp/fixtures/protected-mcp-server.ts";
+import {
+  type ProtectedMcpServer,
+  startProtectedMcpServer,
+} from "../mcp/fixtures/protected-mcp-server.ts";
 import { useIdp } from "../support/idp.ts";
 import { tempDir } from "../support/tmp.ts";
 import { vaultSummaries, vaultTokens } from "./fixtures/agent-process.ts";
@@ -36,24 +39,28 @@ import {
 const idp = await useIdp();
 const SUBJECT = "acp-agent:mcp-agent";
 
-/** A first agent process signs in to the server through a session, then ends (its `t.after` waits for the exit). */
-async function signInThenEnd(t: TestContext, home: string, url: string): Promise<void> {
+/**
+ * A fresh vault home and protected MCP server; a first agent process signs in to the server through a session,
+ * then ends (its `t.after` waits for the exit).
+ */
+async function signInThenEnd(t: TestContext): Promise<{ home: string; mcp: ProtectedMcpServer }> {
+  const home = tempDir();
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  t.after(() => mcp.close());
   await t.test("a first agent process signs in, then ends", async (st) => {
     await withMcpAgent(st, { home, issuer: idp.issuer, elicitation: "accept" }, async (run) => {
-      const sessionId = await newSession(run, home, [httpServer("fixture", url)]);
+      const sessionId = await newSession(run, home, [httpServer("fixture", mcp.url)]);
       assert.deepEqual(await prompt(run, sessionId, "call fixture whoami"), ["hello"]);
       await run.waitForStatus((s) => s[0]?.state === "signed_in");
     });
   });
+  return { home, mcp };
 }
 
 test("[ACP-mcp-accounts-stored] a restarted agent lists its stored MCP sign-in in auth/status before any session, and logout revokes it", {
   timeout: 90_000,
 }, async (t) => {
-  const home = tempDir();
-  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
-  t.after(() => mcp.close());
-  await signInThenEnd(t, home, mcp.url);
+  const { home, mcp } = await signInThenEnd(t);
 
   const stored = (await vaultSummaries(home)).filter((r) => r.resource === mcp.url);
   assert.equal(stored.length, 1, "the first process left its MCP credential in the vault");
@@ -99,10 +106,7 @@ test("[ACP-mcp-accounts-stored] a restarted agent lists its stored MCP sign-in i
 test("[ACP-mcp-accounts-stored-one] a stored server that a session names again is one account, under the session's name", {
   timeout: 90_000,
 }, async (t) => {
-  const home = tempDir();
-  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
-  t.after(() => mcp.close());
-  await signInThenEnd(t, home, mcp.url);
+  const { home, mcp } = await signInThenEnd(t);
   const secrets = (await vaultTokens(home)).flatMap((r) =>
     [r.accessToken, r.refreshToken].flatMap((s) => (s ? [s.reveal()] : [])),
   );

@@ -16,11 +16,11 @@ import { createAgentAuth } from "../../src/acp/agent/index.ts";
 import { createLogger } from "../../src/core/log.ts";
 import { Secret } from "../../src/core/secret.ts";
 import type { RunningIdp } from "../../src/idp/index.ts";
-import { discoverAuthorizationServer } from "../../src/oauth/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import type { CredentialFilter, CredentialSummary } from "../../src/vault/types.ts";
 import { loginForTest } from "../support/credentials.ts";
 import { useIdp } from "../support/idp.ts";
+import { tryRefresh } from "./fixtures/mcp-session.ts";
 
 const idp = await useIdp();
 const NAME = "logout-agent";
@@ -168,18 +168,7 @@ async function unreachableSignIns(
 
 /** Whether the embedded server still honours `refreshToken` (false once it was revoked). */
 async function refreshAccepted(refreshToken: string): Promise<boolean> {
-  const as = await discoverAuthorizationServer(idp.issuer);
-  const response = await fetch(as.token_endpoint as string, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "refresh_token",
-      refresh_token: refreshToken,
-      client_id: "agentauth-cli",
-    }),
-  });
-  await response.arrayBuffer();
-  return response.status === 200;
+  return (await tryRefresh(idp.issuer, refreshToken, "agentauth-cli")).status === 200;
 }
 
 async function refreshTokens(store: MemoryCredentialStore): Promise<string[]> {
