@@ -2,52 +2,24 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { type AgentAuthProvider, agentAuthProvider } from "../../src/mcp/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { expireAccessToken } from "../support/credentials.ts";
 import { useIdp } from "../support/idp.ts";
 import { findCode } from "./fixtures/find-code.ts";
+import { browser, connect, connectRefused, providerFor, whoami } from "./fixtures/mcp-client.ts";
 import { startProtectedMcpServer } from "./fixtures/protected-mcp-server.ts";
 
 const idp = await useIdp();
-const whoami = { name: "whoami", arguments: {} };
-
-async function connect(serverUrl: string, authProvider: AgentAuthProvider) {
-  const client = new Client({ name: "agentauth-test", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(serverUrl), {
-      authProvider,
-      fetch: authProvider.fetch,
-    }),
-  );
-  return client;
-}
-
-/** The host's sign-in callback, with the auto-approving embedded server playing the person. */
-function browser() {
-  const asked: URL[] = [];
-  return {
-    asked,
-    open: async (url: URL) => {
-      asked.push(url);
-      await (await fetch(url)).arrayBuffer();
-    },
-  };
-}
 
 test("[MCP-client-discovery-dcr] with an empty vault, the first 401 leads to RFC 9728 discovery, dynamic registration and one sign-in", async (t) => {
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
   const store = new MemoryCredentialStore();
   const person = browser();
-  const provider = agentAuthProvider({
-    serverUrl: mcp.url,
+  const provider = providerFor(mcp.url, {
     store,
-    subject: "alice",
     onAuthorizationUrl: person.open,
   });
-  const client = await connect(mcp.url, provider);
-  t.after(() => client.close());
+  const client = await connect(mcp.url, provider, { t });
 
   const result = await client.callTool(whoami);
 
@@ -77,15 +49,11 @@ test("[MCP-client-discovery-dcr] with an empty vault, the first 401 leads to RFC
 test("[MCP-client-discovery-preregistered] a pre-registered client id is used instead of registering", async (t) => {
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
   const person = browser();
-  const provider = agentAuthProvider({
-    serverUrl: mcp.url,
-    store: new MemoryCredentialStore(),
-    subject: "alice",
+  const provider = providerFor(mcp.url, {
     clientFor: (issuer) => (issuer === idp.issuer ? { clientId: "agentauth-cli" } : undefined),
     onAuthorizationUrl: person.open,
   });
-  const client = await connect(mcp.url, provider);
-  t.after(() => client.close());
+  const client = await connect(mcp.url, provider, { t });
   await client.callTool(whoami);
   assert.equal(person.asked[0]?.searchParams.get("client_id"), "agentauth-cli");
 });
@@ -94,14 +62,10 @@ test("[MCP-client-discovery-root-fallback] without resource_metadata in the chal
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer, metadataAt: "root" });
   mcp.hostileChallenge = 'Bearer realm="mcp"';
   const person = browser();
-  const provider = agentAuthProvider({
-    serverUrl: mcp.url,
-    store: new MemoryCredentialStore(),
-    subject: "alice",
+  const provider = providerFor(mcp.url, {
     onAuthorizationUrl: person.open,
   });
-  const client = await connect(mcp.url, provider);
-  t.after(() => client.close());
+  const client = await connect(mcp.url, provider, { t });
   await client.callTool(whoami);
   assert.equal(person.asked.length, 1);
   assert.ok(mcp.stats.metadataReads >= 1, "the root document was read");
@@ -125,20 +89,10 @@ for (const [name, header, code] of [
     const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
     mcp.hostileChallenge = header;
     const person = browser();
-    const provider = agentAuthProvider({
-      serverUrl: mcp.url,
-      store: new MemoryCredentialStore(),
-      subject: "alice",
+    const provider = providerFor(mcp.url, {
       onAuthorizationUrl: person.open,
     });
-    const client = new Client({ name: "agentauth-test", version: "1.0.0" });
-    t.after(() => client.close());
-    const error = await client
-      .connect(new StreamableHTTPClientTransport(new URL(mcp.url), { authProvider: provider }))
-      .then(
-        () => assert.fail("connecting must fail"),
-        (e: unknown) => e,
-      );
+    const error = await connectRefused(t, mcp.url, provider);
     assert.equal(findCode(error)?.code, code);
     assert.equal(person.asked.length, 0);
     assert.equal(mcp.stats.metadataReads, 0, "nothing was fetched on the hostile header's say-so");
@@ -149,20 +103,10 @@ test("[MCP-client-resource-mismatch] metadata naming another resource than the s
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
   mcp.metadataResource = "https://victim.example/mcp";
   const person = browser();
-  const provider = agentAuthProvider({
-    serverUrl: mcp.url,
-    store: new MemoryCredentialStore(),
-    subject: "alice",
+  const provider = providerFor(mcp.url, {
     onAuthorizationUrl: person.open,
   });
-  const client = new Client({ name: "agentauth-test", version: "1.0.0" });
-  t.after(() => client.close());
-  const error = await client
-    .connect(new StreamableHTTPClientTransport(new URL(mcp.url), { authProvider: provider }))
-    .then(
-      () => assert.fail("connecting must fail"),
-      (e: unknown) => e,
-    );
+  const error = await connectRefused(t, mcp.url, provider);
   assert.equal(findCode(error)?.code, "resource_mismatch");
   assert.equal(person.asked.length, 0);
 });
@@ -172,7 +116,7 @@ test("[MCP-client-resource-mismatch] metadata naming another resource than the s
  * ours, made on the metadata alone, before any request a real authorization server would answer.
  */
 async function metadataOnlyServer(
-  t: { after: (fn: () => Promise<void>) => void },
+  t: { after: (fn: () => unknown) => void },
   shape: { issuerSuffix?: string; pkce?: boolean },
 ): Promise<string> {
   const as = createServer((req, res) => {
@@ -197,27 +141,14 @@ async function metadataOnlyServer(
   return `http://127.0.0.1:${(as.address() as AddressInfo).port}`;
 }
 
-async function refusedBeforeSignIn(
-  issuer: string,
-  t: { after: (fn: () => Promise<void>) => void },
-) {
+async function refusedBeforeSignIn(issuer: string, t: { after: (fn: () => unknown) => void }) {
   const mcp = await startProtectedMcpServer({ issuer });
   const person = browser();
-  const provider = agentAuthProvider({
-    serverUrl: mcp.url,
-    store: new MemoryCredentialStore(),
-    subject: "alice",
+  const provider = providerFor(mcp.url, {
     clientFor: () => ({ clientId: "preregistered" }),
     onAuthorizationUrl: person.open,
   });
-  const client = new Client({ name: "agentauth-test", version: "1.0.0" });
-  t.after(() => client.close());
-  const error = await client
-    .connect(new StreamableHTTPClientTransport(new URL(mcp.url), { authProvider: provider }))
-    .then(
-      () => assert.fail("connecting must fail"),
-      (e: unknown) => e,
-    );
+  const error = await connectRefused(t, mcp.url, provider);
   assert.equal(person.asked.length, 0);
   return findCode(error)?.code;
 }
@@ -237,14 +168,11 @@ test("[MCP-client-issuer-change] a server that moves to another authorization se
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
   const store = new MemoryCredentialStore();
   const person = browser();
-  const provider = agentAuthProvider({
-    serverUrl: mcp.url,
+  const provider = providerFor(mcp.url, {
     store,
-    subject: "alice",
     onAuthorizationUrl: person.open,
   });
-  const client = await connect(mcp.url, provider);
-  t.after(() => client.close());
+  const client = await connect(mcp.url, provider, { t });
   await client.callTool(whoami);
   assert.equal(person.asked[0]?.origin, new URL(idp.issuer).origin);
 
