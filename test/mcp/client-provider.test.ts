@@ -1,19 +1,23 @@
 import assert from "node:assert/strict";
-import { test } from "node:test";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { type AgentAuthProvider, agentAuthProvider } from "../../src/mcp/index.ts";
+import { type TestContext, test } from "node:test";
+import type { AgentAuthProviderOptions } from "../../src/mcp/index.ts";
 import { discoverAuthorizationServer, revokeTokens } from "../../src/oauth/index.ts";
 import { type CredentialRecord, MemoryCredentialStore } from "../../src/vault/index.ts";
 import { expireAccessToken, loginForTest } from "../support/credentials.ts";
 import { useIdp } from "../support/idp.ts";
 import { findCode } from "./fixtures/find-code.ts";
+import { browser, connect, hello, providerFor, whoami } from "./fixtures/mcp-client.ts";
 import { startProtectedMcpServer } from "./fixtures/protected-mcp-server.ts";
 
 // The embedded server rotates refresh tokens (RFC 9700 §4.14.2) and revokes the grant on reuse: a second refresh
 // with the same refresh token would fail, so "one refresh_token grant" below is also "no lost sign-in".
 const idp = await useIdp();
 
-async function signedIn() {
+/** Alice signed in to a fresh protected MCP server; the official client connected with a provider over her vault. */
+async function signedIn(
+  t: TestContext,
+  options: { fetch?: boolean; provider?: Partial<AgentAuthProviderOptions> } = {},
+) {
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
   const store = new MemoryCredentialStore();
   const record = await loginForTest(idp, store, {
@@ -21,22 +25,10 @@ async function signedIn() {
     scope: "openid offline_access read",
     subject: "alice",
   });
-  return { mcp, store, record };
+  const provider = providerFor(mcp.url, { store, issuer: idp.issuer, ...options.provider });
+  const client = await connect(mcp.url, provider, { fetch: options.fetch, t });
+  return { mcp, store, record, provider, client };
 }
-
-async function connect(serverUrl: string, authProvider: AgentAuthProvider, noteFetch = true) {
-  const client = new Client({ name: "agentauth-test", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(serverUrl), {
-      authProvider,
-      ...(noteFetch ? { fetch: authProvider.fetch } : {}),
-    }),
-  );
-  return client;
-}
-
-const whoami = { name: "whoami", arguments: {} };
-const hello = [{ type: "text", text: "hello" }];
 
 /** Retires a refresh token at the authorization server, as a user's "sign out everywhere" would. */
 async function revokeAtIssuer(record: CredentialRecord) {
@@ -49,16 +41,8 @@ async function revokeAtIssuer(record: CredentialRecord) {
 }
 
 test("[MCP-client-token] the official SDK client calls a protected tool with the vault's token", async (t) => {
-  const { mcp, store } = await signedIn();
-  const provider = agentAuthProvider({
-    serverUrl: mcp.url,
-    store,
-    subject: "alice",
-    issuer: idp.issuer,
-  });
+  const { mcp, client, provider } = await signedIn(t);
   assert.equal(provider.canonicalUri, mcp.url);
-  const client = await connect(mcp.url, provider);
-  t.after(() => client.close());
   const result = await client.callTool(whoami);
   assert.deepEqual(result.content, hello);
   assert.equal(mcp.stats.unauthorized, 0, "the token was accepted on the first try");
@@ -66,15 +50,7 @@ test("[MCP-client-token] the official SDK client calls a protected tool with the
 });
 
 test("[MCP-client-single-flight] 1,000 concurrent tool calls at token expiry make exactly one refresh_token grant, and all succeed", async (t) => {
-  const { mcp, store, record } = await signedIn();
-  const provider = agentAuthProvider({
-    serverUrl: mcp.url,
-    store,
-    subject: "alice",
-    issuer: idp.issuer,
-  });
-  const client = await connect(mcp.url, provider);
-  t.after(() => client.close());
+  const { mcp, store, record, client } = await signedIn(t);
   const key = { subject: "alice", issuer: idp.issuer, resource: mcp.url };
   await expireAccessToken(store, (await store.get(key)) ?? record);
   idp.resetStats();
@@ -96,15 +72,7 @@ test("[MCP-client-single-flight] 1,000 concurrent tool calls at token expiry mak
 });
 
 test("[MCP-client-401-forced-refresh] a 401 for a token the server no longer accepts forces one refresh and the retried call succeeds", async (t) => {
-  const { mcp, store, record } = await signedIn();
-  const provider = agentAuthProvider({
-    serverUrl: mcp.url,
-    store,
-    subject: "alice",
-    issuer: idp.issuer,
-  });
-  const client = await connect(mcp.url, provider, false);
-  t.after(() => client.close());
+  const { mcp, record, client } = await signedIn(t, { fetch: false });
   mcp.revoked.add(record.tokens.accessToken?.reveal() ?? "");
   idp.resetStats();
 
@@ -122,15 +90,7 @@ test("[MCP-client-401-forced-refresh] a 401 for a token the server no longer acc
 });
 
 test("[MCP-client-401-shared] 200 concurrent calls refused with the same stale token share one forced refresh", async (t) => {
-  const { mcp, store, record } = await signedIn();
-  const provider = agentAuthProvider({
-    serverUrl: mcp.url,
-    store,
-    subject: "alice",
-    issuer: idp.issuer,
-  });
-  const client = await connect(mcp.url, provider);
-  t.after(() => client.close());
+  const { mcp, record, client } = await signedIn(t);
   mcp.revoked.add(record.tokens.accessToken?.reveal() ?? "");
   idp.resetStats();
 
@@ -148,15 +108,7 @@ test("[MCP-client-401-shared] 200 concurrent calls refused with the same stale t
 test("[MCP-client-401-untied] without the provider's fetch, concurrent 401s may cost extra refreshes but never a refresh token", async (t) => {
   // The SDK's UnauthorizedContext does not say which token a 401 answered; without provider.fetch the provider
   // takes it to be the token last handed out, so a 401 for an older token can refresh a newer one again.
-  const { mcp, store, record } = await signedIn();
-  const provider = agentAuthProvider({
-    serverUrl: mcp.url,
-    store,
-    subject: "alice",
-    issuer: idp.issuer,
-  });
-  const client = await connect(mcp.url, provider, false);
-  t.after(() => client.close());
+  const { mcp, store, record, client } = await signedIn(t, { fetch: false });
   mcp.revoked.add(record.tokens.accessToken?.reveal() ?? "");
   idp.resetStats();
 
@@ -174,22 +126,14 @@ test("[MCP-client-401-untied] without the provider's fetch, concurrent 401s may 
 });
 
 test("[MCP-client-login-required-callback] a refused refresh token asks the host's sign-in callback once; the calls then succeed", async (t) => {
-  const { mcp, store, record } = await signedIn();
-  const asked: URL[] = [];
-  const provider = agentAuthProvider({
-    serverUrl: mcp.url,
-    store,
-    subject: "alice",
-    issuer: idp.issuer,
-    clientFor: (issuer) => (issuer === idp.issuer ? { clientId: "agentauth-cli" } : undefined),
-    onAuthorizationUrl: async (url) => {
-      asked.push(url);
-      // The auto-approving embedded server plays the person in the browser.
-      await (await fetch(url)).arrayBuffer();
+  const person = browser();
+  const { mcp, store, record, client } = await signedIn(t, {
+    provider: {
+      clientFor: (issuer) => (issuer === idp.issuer ? { clientId: "agentauth-cli" } : undefined),
+      onAuthorizationUrl: person.open,
     },
   });
-  const client = await connect(mcp.url, provider);
-  t.after(() => client.close());
+  const asked = person.asked;
   await revokeAtIssuer(record);
   mcp.revoked.add(record.tokens.accessToken?.reveal() ?? "");
   idp.resetStats();
@@ -216,15 +160,7 @@ test("[MCP-client-login-required-callback] a refused refresh token asks the host
 });
 
 test("[MCP-client-login-required-typed] a refused refresh token without a sign-in callback fails the call with a typed login_required", async (t) => {
-  const { mcp, store, record } = await signedIn();
-  const provider = agentAuthProvider({
-    serverUrl: mcp.url,
-    store,
-    subject: "alice",
-    issuer: idp.issuer,
-  });
-  const client = await connect(mcp.url, provider);
-  t.after(() => client.close());
+  const { mcp, record, client } = await signedIn(t);
   await revokeAtIssuer(record);
   mcp.revoked.add(record.tokens.accessToken?.reveal() ?? "");
 

@@ -1,19 +1,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import {
-  Client,
-  InsufficientScopeError,
-  StreamableHTTPClientTransport,
-} from "@modelcontextprotocol/client";
+import { InsufficientScopeError } from "@modelcontextprotocol/client";
 import { agentAuthProvider, scopeUnion } from "../../src/mcp/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { loginForTest } from "../support/credentials.ts";
 import { useIdp } from "../support/idp.ts";
 import { findCode } from "./fixtures/find-code.ts";
+import { browser, connect, hello, providerFor, whoami } from "./fixtures/mcp-client.ts";
 import { startProtectedMcpServer } from "./fixtures/protected-mcp-server.ts";
 
 const idp = await useIdp();
-const whoami = { name: "whoami", arguments: {} };
 
 test("[MCP-client-step-up-union] scope lists merge in order without duplicates", () => {
   assert.deepEqual(scopeUnion(["read", "offline_access"], "read write", undefined, ""), [
@@ -31,27 +27,16 @@ test("[MCP-client-step-up] a 403 insufficient_scope leads to one sign-in for the
     scope: "openid offline_access read",
     subject: "alice",
   });
-  const asked: URL[] = [];
-  const provider = agentAuthProvider({
-    serverUrl: mcp.url,
+  const person = browser();
+  const asked = person.asked;
+  const provider = providerFor(mcp.url, {
     store,
-    subject: "alice",
     issuer: idp.issuer,
     clientFor: () => ({ clientId: "agentauth-cli" }),
     maxStepUps: 1,
-    onAuthorizationUrl: async (url) => {
-      asked.push(url);
-      await (await fetch(url)).arrayBuffer();
-    },
+    onAuthorizationUrl: person.open,
   });
-  const client = new Client({ name: "agentauth-test", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(mcp.url), {
-      authProvider: provider,
-      fetch: provider.fetch,
-    }),
-  );
-  t.after(() => client.close());
+  const client = await connect(mcp.url, provider, { t });
   mcp.requiredScopes = ["read", "write"];
 
   const refused = await client.callTool(whoami).then(
@@ -64,7 +49,7 @@ test("[MCP-client-step-up] a 403 insufficient_scope leads to one sign-in for the
   await provider.stepUp(refused);
   const result = await client.callTool(whoami);
 
-  assert.deepEqual(result.content, [{ type: "text", text: "hello" }]);
+  assert.deepEqual(result.content, hello);
   assert.equal(asked.length, 1);
   const scope = asked[0]?.searchParams.get("scope")?.split(" ") ?? [];
   for (const s of ["read", "write", "offline_access"]) assert.ok(scope.includes(s), s);
