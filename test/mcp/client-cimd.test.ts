@@ -16,7 +16,14 @@ import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { expireAccessToken } from "../support/credentials.ts";
 import { useIdp } from "../support/idp.ts";
 import { findCode } from "./fixtures/find-code.ts";
-import { browser, connect, hello, startDocumentServer, whoami } from "./fixtures/mcp-client.ts";
+import {
+  browser,
+  connect,
+  hello,
+  providerFor,
+  startDocumentServer,
+  whoami,
+} from "./fixtures/mcp-client.ts";
 import { startProtectedMcpServer } from "./fixtures/protected-mcp-server.ts";
 
 const cimdIdp = await useIdp({ clientIdMetadataDocuments: { allowHttpLoopback: true } });
@@ -54,10 +61,8 @@ test("[MCP-client-cimd] through the official client, an authorization server tha
   const store = new MemoryCredentialStore();
   const person = browser();
   const registrationsBefore = cimdIdp.memory().registrations;
-  const provider = agentAuthProvider({
-    serverUrl: mcp.url,
+  const provider = providerFor(mcp.url, {
     store,
-    subject: "alice",
     clientMetadataUrl: clientId,
     allowInsecureClientMetadataUrl: true,
     onAuthorizationUrl: person.open,
@@ -93,10 +98,7 @@ test("[MCP-client-cimd-only] a CIMD server without dynamic registration still si
   const person = browser();
   const client = await connect(
     mcp.url,
-    agentAuthProvider({
-      serverUrl: mcp.url,
-      store: new MemoryCredentialStore(),
-      subject: "alice",
+    providerFor(mcp.url, {
       clientMetadataUrl: clientId,
       allowInsecureClientMetadataUrl: true,
       onAuthorizationUrl: person.open,
@@ -114,10 +116,7 @@ test("[MCP-client-cimd-dcr-fallback] a server that does not advertise CIMD gets 
   const before = plainIdp.memory().registrations;
   const client = await connect(
     mcp.url,
-    agentAuthProvider({
-      serverUrl: mcp.url,
-      store: new MemoryCredentialStore(),
-      subject: "alice",
+    providerFor(mcp.url, {
       clientMetadataUrl: clientId,
       allowInsecureClientMetadataUrl: true,
       onAuthorizationUrl: person.open,
@@ -136,10 +135,7 @@ test("[MCP-client-cimd-no-url] a CIMD server and a host without a document: dyna
   const before = cimdIdp.memory().registrations;
   const client = await connect(
     mcp.url,
-    agentAuthProvider({
-      serverUrl: mcp.url,
-      store: new MemoryCredentialStore(),
-      subject: "alice",
+    providerFor(mcp.url, {
       onAuthorizationUrl: person.open,
     }),
   );
@@ -159,10 +155,7 @@ for (const [name, cimd, withUrl] of [
     });
     const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
     const person = browser();
-    const provider = agentAuthProvider({
-      serverUrl: mcp.url,
-      store: new MemoryCredentialStore(),
-      subject: "alice",
+    const provider = providerFor(mcp.url, {
       ...(withUrl ? { clientMetadataUrl: publish("/unused.json") } : {}),
       onAuthorizationUrl: person.open,
     });

@@ -15,7 +15,7 @@ import type { DevicePrompt } from "../../src/oauth/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { useIdp } from "../support/idp.ts";
 import { findCode } from "./fixtures/find-code.ts";
-import { browser, connect, hello, whoami } from "./fixtures/mcp-client.ts";
+import { browser, connect, hello, providerFor, whoami } from "./fixtures/mcp-client.ts";
 import { startProtectedMcpServer } from "./fixtures/protected-mcp-server.ts";
 
 const idp = await useIdp({ deviceIntervalSeconds: 1 });
@@ -51,10 +51,8 @@ test("[MCP-client-device] a host with only onDeviceCode signs in with the device
   // Connecting is the first request: its 401 starts the sign-in.
   const client = await connect(
     mcp.url,
-    agentAuthProvider({
-      serverUrl: mcp.url,
+    providerFor(mcp.url, {
       store,
-      subject: "alice",
       onDeviceCode: someone.onDeviceCode,
     }),
   );
@@ -88,10 +86,7 @@ test("[MCP-client-device-chosen] signInMethod device wins over a given onAuthori
   const web = browser();
   const client = await connect(
     mcp.url,
-    agentAuthProvider({
-      serverUrl: mcp.url,
-      store: new MemoryCredentialStore(),
-      subject: "alice",
+    providerFor(mcp.url, {
       signInMethod: "device",
       onDeviceCode: someone.onDeviceCode,
       onAuthorizationUrl: web.open,
@@ -108,10 +103,7 @@ test("[MCP-client-device-default] with both callbacks and no signInMethod, the b
   const web = browser();
   const client = await connect(
     mcp.url,
-    agentAuthProvider({
-      serverUrl: mcp.url,
-      store: new MemoryCredentialStore(),
-      subject: "alice",
+    providerFor(mcp.url, {
       onDeviceCode: someone.onDeviceCode,
       onAuthorizationUrl: web.open,
     }),
@@ -126,10 +118,7 @@ test("[MCP-client-device-timeout] nobody enters the code: a typed login_timeout 
   const prompts: DevicePrompt[] = [];
   const started = performance.now();
   let promptedAfter = Number.NaN;
-  const provider = agentAuthProvider({
-    serverUrl: mcp.url,
-    store: new MemoryCredentialStore(),
-    subject: "alice",
+  const provider = providerFor(mcp.url, {
     // The timeout also covers the device authorization request before the prompt: 6 s, not 1.5 s, so a loaded
     // machine still shows the prompt inside it (the test then waits for the code's polls to time out).
     signInTimeoutMs: 6_000,
@@ -151,10 +140,7 @@ test("[MCP-client-device-timeout] nobody enters the code: a typed login_timeout 
 test("[MCP-client-device-unsupported] a server without a device endpoint and a host with only onDeviceCode: a typed device_flow_unsupported, nobody prompted", async (t) => {
   const mcp = await startProtectedMcpServer({ issuer: noDeviceIssuer });
   const someone = person();
-  const provider = agentAuthProvider({
-    serverUrl: mcp.url,
-    store: new MemoryCredentialStore(),
-    subject: "alice",
+  const provider = providerFor(mcp.url, {
     clientFor: () => ({ clientId: "preregistered" }),
     onDeviceCode: someone.onDeviceCode,
   });
@@ -177,10 +163,7 @@ for (const [name, options, code] of [
   test(`[MCP-client-device-hostile] ${name}: a typed ${code} before anyone is asked`, async (t) => {
     const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
     idp.resetStats();
-    const provider = agentAuthProvider({
-      serverUrl: mcp.url,
-      store: new MemoryCredentialStore(),
-      subject: "alice",
+    const provider = providerFor(mcp.url, {
       ...options,
     });
     assert.equal(await connectError(t, mcp.url, provider), code);

@@ -8,11 +8,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { agentAuthProvider } from "../../src/mcp/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { useIdp } from "../support/idp.ts";
 import { findCode } from "./fixtures/find-code.ts";
-import { hello, whoami } from "./fixtures/mcp-client.ts";
+import { hello, providerFor, whoami } from "./fixtures/mcp-client.ts";
 import { startProtectedMcpServer } from "./fixtures/protected-mcp-server.ts";
 
 const idp = await useIdp();
@@ -46,10 +45,8 @@ async function signIn(t: { after: (fn: () => Promise<void>) => void }, tamper: (
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
   const store = new MemoryCredentialStore();
   const person = tamperingBrowser(tamper);
-  const provider = agentAuthProvider({
-    serverUrl: mcp.url,
+  const provider = providerFor(mcp.url, {
     store,
-    subject: "alice",
     clientFor: () => ({ clientId: "agentauth-cli" }),
     onAuthorizationUrl: person.open,
     signInTimeoutMs: 15_000,

@@ -13,7 +13,7 @@ import { REGISTRATION_SUBJECT, registrationKey } from "../../src/oauth/index.ts"
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { expireAccessToken } from "../support/credentials.ts";
 import { useIdp } from "../support/idp.ts";
-import { browser, connect, hello, whoami } from "./fixtures/mcp-client.ts";
+import { browser, connect, hello, providerFor, whoami } from "./fixtures/mcp-client.ts";
 import { startProtectedMcpServer } from "./fixtures/protected-mcp-server.ts";
 
 const idp = await useIdp();
@@ -25,10 +25,8 @@ test("[MCP-client-registration-across-processes] a second provider over the same
   const before = idp.memory().registrations;
   const a = await connect(
     mcp.url,
-    agentAuthProvider({
-      serverUrl: mcp.url,
+    providerFor(mcp.url, {
       store,
-      subject: "alice",
       onAuthorizationUrl: first.open,
     }),
   );
@@ -42,10 +40,8 @@ test("[MCP-client-registration-across-processes] a second provider over the same
   idp.resetStats();
   const b = await connect(
     mcp.url,
-    agentAuthProvider({
-      serverUrl: mcp.url,
+    providerFor(mcp.url, {
       store,
-      subject: "alice",
       issuer: idp.issuer,
       onAuthorizationUrl: second.open,
     }),
@@ -64,10 +60,8 @@ test("[MCP-client-registration-memory] within one provider, a second sign-in (st
   const store = new MemoryCredentialStore();
   const person = browser();
   const before = idp.memory().registrations;
-  const provider = agentAuthProvider({
-    serverUrl: mcp.url,
+  const provider = providerFor(mcp.url, {
     store,
-    subject: "alice",
     onAuthorizationUrl: person.open,
   });
   const client = await connect(mcp.url, provider);
@@ -84,10 +78,7 @@ test("[MCP-client-registration-memory] within one provider, a second sign-in (st
   const other = browser();
   const fresh = await connect(
     mcp.url,
-    agentAuthProvider({
-      serverUrl: mcp.url,
-      store: new MemoryCredentialStore(),
-      subject: "alice",
+    providerFor(mcp.url, {
       onAuthorizationUrl: other.open,
     }),
   );
@@ -101,10 +92,8 @@ test("[MCP-client-first-401-no-refresh] a new provider without the issuer over a
   const first = browser();
   const a = await connect(
     mcp.url,
-    agentAuthProvider({
-      serverUrl: mcp.url,
+    providerFor(mcp.url, {
       store,
-      subject: "alice",
       onAuthorizationUrl: first.open,
     }),
   );
@@ -116,10 +105,8 @@ test("[MCP-client-first-401-no-refresh] a new provider without the issuer over a
   const second = browser();
   const b = await connect(
     mcp.url,
-    agentAuthProvider({
-      serverUrl: mcp.url,
+    providerFor(mcp.url, {
       store,
-      subject: "alice",
       onAuthorizationUrl: second.open,
     }),
   );
@@ -166,10 +153,8 @@ test("[MCP-client-registration-forgotten] a stored registration the server forgo
   await (
     await connect(
       mcp.url,
-      agentAuthProvider({
-        serverUrl: mcp.url,
+      providerFor(mcp.url, {
         store,
-        subject: "alice",
         onAuthorizationUrl: first.open,
       }),
     )
@@ -216,10 +201,8 @@ test("[MCP-client-registration-invalid-client-retry] a stored registration the s
   const prompts: string[] = [];
   const client = await connect(
     mcp.url,
-    agentAuthProvider({
-      serverUrl: mcp.url,
+    providerFor(mcp.url, {
       store,
-      subject: "alice",
       onDeviceCode: async (prompt) => {
         prompts.push(prompt.userCode);
         void fetch(prompt.verificationUriComplete ?? prompt.verificationUri).then((r) =>
