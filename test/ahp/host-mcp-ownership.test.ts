@@ -7,42 +7,14 @@
  */
 
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
-import { after, it } from "node:test";
-import { createAhpHost } from "../../src/ahp/host/index.ts";
-import { WsPeer } from "../support/ws-peer.ts";
-import { stateChange, useMcpHostStand } from "./host-mcp-stand.ts";
+import { it } from "node:test";
+import { ownedMcpSession, useMcpHostStand } from "./host-mcp-stand.ts";
 
 const stand = await useMcpHostStand();
 const AGENT = "https://owned-agent.example.test/";
 
 it("[AHP-MCP-owner-switch] a connection that re-authenticates for the agent as another account loses its subscription to the first account's session: no more MCP actions, and authenticate for its MCP server is refused as not advertised", async () => {
-  const host = createAhpHost({
-    verifier: async (token) => ({ subject: token.reveal(), scopes: ["read"], claims: {} }),
-  })
-    .agent({
-      provider: "agent",
-      displayName: "Agent",
-      resources: [{ resource: AGENT, authorizationServers: [stand.idp.issuer] }],
-    })
-    .sessions();
-  const running = await host.listen();
-  after(() => running.close());
-  const peer = await WsPeer.connect(running.url);
-  after(() => peer.close());
-  const call = async (method: string, params: Record<string, unknown>) =>
-    peer.request(method, { channel: "ahp-root://", ...params });
-  await call("initialize", { protocolVersions: ["1.1.0"], clientId: `c-${randomUUID()}` });
-  assert.deepEqual((await call("authenticate", { resource: AGENT, token: "alice" })).result, {});
-  const session = `ahp-session:/${randomUUID()}`;
-  assert.equal((await peer.request("createSession", { channel: session })).error, undefined);
-  assert.equal((await peer.request("subscribe", { channel: session })).error, undefined);
-  const mcp = await stand.mcpServer({ issuer: stand.idp.issuer, scopes: ["read"] });
-  const server = await host.mcpServers(session).add({ name: "fixture", url: mcp.url });
-  const token = await stand.token(mcp.url);
-  const from = peer.messages.length;
-  assert.deepEqual((await call("authenticate", { resource: mcp.url, token })).result, {});
-  await stateChange(peer, "ready", undefined, from);
+  const { peer, call, mcp, server, token } = await ownedMcpSession(stand, { agent: AGENT });
 
   // The same connection now speaks for bob.
   assert.deepEqual((await call("authenticate", { resource: AGENT, token: "bob" })).result, {});

@@ -7,9 +7,8 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, it } from "node:test";
-import { createAhpHost } from "../../src/ahp/host/index.ts";
 import { WsPeer } from "../support/ws-peer.ts";
-import { actions, stateChange, useMcpHostStand } from "./host-mcp-stand.ts";
+import { actions, ownedMcpSession, stateChange, useMcpHostStand } from "./host-mcp-stand.ts";
 
 const stand = await useMcpHostStand();
 
@@ -55,37 +54,12 @@ it("[AHP-MCP-initialize-seq] initialize answers the host's current serverSeq (an
 it("[AHP-MCP-agent-expiry] a connection whose agent token expires (not replaced) leaves the session it subscribed to: no more MCP actions, and authenticate for its MCP server is refused as not advertised", async () => {
   let skew = 0;
   const AGENT = "https://expiring-agent.example.test/";
-  const host = createAhpHost({
-    now: () => Date.now() + skew,
-    verifier: async (token) => ({ subject: token.reveal(), scopes: ["read"], claims: {} }),
-  })
-    .agent({
-      provider: "agent",
-      displayName: "Agent",
-      resources: [{ resource: AGENT, authorizationServers: [stand.idp.issuer] }],
-    })
-    .sessions();
-  const running = await host.listen();
-  after(() => running.close());
-  const peer = await WsPeer.connect(running.url);
-  after(() => peer.close());
-  const call = async (method: string, params: Record<string, unknown>) =>
-    peer.request(method, { channel: "ahp-root://", ...params });
-  await call("initialize", { protocolVersions: ["1.1.0"], clientId: `c-${randomUUID()}` });
   // Valid for an hour by the client's word.
-  assert.deepEqual(
-    (await call("authenticate", { resource: AGENT, token: "alice", expiresIn: 3600 })).result,
-    {},
-  );
-  const session = `ahp-session:/${randomUUID()}`;
-  assert.equal((await peer.request("createSession", { channel: session })).error, undefined);
-  assert.equal((await peer.request("subscribe", { channel: session })).error, undefined);
-  const mcp = await stand.mcpServer({ issuer: stand.idp.issuer, scopes: ["read"] });
-  const server = await host.mcpServers(session).add({ name: "fixture", url: mcp.url });
-  const token = await stand.token(mcp.url);
-  const from = peer.messages.length;
-  assert.deepEqual((await call("authenticate", { resource: mcp.url, token })).result, {});
-  await stateChange(peer, "ready", undefined, from);
+  const { peer, call, mcp, server, token } = await ownedMcpSession(stand, {
+    agent: AGENT,
+    now: () => Date.now() + skew,
+    expiresIn: 3600,
+  });
 
   // Two hours later the agent credential has expired; the host notices at the next check (here: a gated command;
   // in real time, the expiry timer).

@@ -5,6 +5,7 @@
  * tokens from a real login, and raw official peers already in a session they subscribed to.
  */
 
+import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after } from "node:test";
 import { type AhpHost, createAhpHost, type RunningAhpHost } from "../../src/ahp/host/index.ts";
@@ -152,4 +153,60 @@ export function stateChange(
     10_000,
     from,
   );
+}
+
+export interface OwnedMcpSession {
+  host: AhpHost;
+  peer: WsPeer;
+  /** A request on the root channel. */
+  call(method: string, params: Record<string, unknown>): Promise<JsonRpcMessage>;
+  session: string;
+  mcp: Awaited<ReturnType<typeof startProtectedMcpServer>>;
+  server: Awaited<ReturnType<ReturnType<AhpHost["mcpServers"]>["add"]>>;
+  /** The MCP access token the peer pushed. */
+  token: string;
+}
+
+/**
+ * A host of its own whose verifier takes the agent token's text as the account (so a test names it: "alice",
+ * "bob"), and one raw official peer authenticated for `agent` as alice (for `expiresIn` seconds, when given), in a
+ * session it created and subscribed to, whose MCP server "fixture" (a fresh protected server) is ready with a real
+ * token the peer pushed. Every step's answer is asserted.
+ */
+export async function ownedMcpSession(
+  stand: McpHostStand,
+  options: { agent: string; now?: () => number; expiresIn?: number },
+): Promise<OwnedMcpSession> {
+  const host = createAhpHost({
+    ...(options.now ? { now: options.now } : {}),
+    verifier: async (token) => ({ subject: token.reveal(), scopes: ["read"], claims: {} }),
+  })
+    .agent({
+      provider: "agent",
+      displayName: "Agent",
+      resources: [{ resource: options.agent, authorizationServers: [stand.idp.issuer] }],
+    })
+    .sessions();
+  const running = await host.listen();
+  after(() => running.close());
+  const peer = await WsPeer.connect(running.url);
+  after(() => peer.close());
+  const call = async (method: string, params: Record<string, unknown>) =>
+    peer.request(method, { channel: "ahp-root://", ...params });
+  await call("initialize", { protocolVersions: ["1.1.0"], clientId: `c-${randomUUID()}` });
+  const lifetime = options.expiresIn === undefined ? {} : { expiresIn: options.expiresIn };
+  assert.deepEqual(
+    (await call("authenticate", { resource: options.agent, token: "alice", ...lifetime })).result,
+    {},
+  );
+  const session = `ahp-session:/${randomUUID()}`;
+  assert.equal((await peer.request("createSession", { channel: session })).error, undefined);
+  assert.equal((await peer.request("subscribe", { channel: session })).error, undefined);
+  const mcp = await stand.mcpServer({ issuer: stand.idp.issuer, scopes: ["read"] });
+  const server = await host.mcpServers(session).add({ name: "fixture", url: mcp.url });
+  const token = await stand.token(mcp.url);
+  const from = peer.messages.length;
+  assert.deepEqual((await call("authenticate", { resource: mcp.url, token })).result, {});
+  await stateChange(peer, "ready", undefined, from);
+  return { host, peer, call, session, mcp, server, token };
 }
