@@ -9,37 +9,23 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { startProtectedMcpServer } from "../mcp/fixtures/protected-mcp-server.ts";
 import { useIdp } from "../support/idp.ts";
-import { type JsonlPeer, spawnPeer } from "../support/jsonl-peer.ts";
+import type { JsonlPeer, spawnPeer } from "../support/jsonl-peer.ts";
 import { tempDir } from "../support/tmp.ts";
-import { agentEnv, vaultSummaries } from "./fixtures/agent-process.ts";
-import { MCP_AGENT, REPO_ROOT } from "./fixtures/mcp-agent-process.ts";
+import { vaultSummaries } from "./fixtures/agent-process.ts";
+import { spawnMcpAgentPeer } from "./fixtures/mcp-agent-process.ts";
+import { httpServer } from "./fixtures/mcp-session.ts";
 
 const idp = await useIdp();
 // Far beyond the tests' own timeouts: a sign-in that ends must end for its reason, not by this timer.
 const SIGN_IN_TIMEOUT_MS = "600000";
+const WAITING = { MCP_PROBE: "off", MCP_SIGN_IN_TIMEOUT_MS: SIGN_IN_TIMEOUT_MS };
 
 async function startWaitingSignIn(
   t: Parameters<typeof spawnPeer>[2],
   home: string,
   mcpUrl: string,
 ): Promise<{ agent: JsonlPeer; url: URL; prompted: Promise<unknown> }> {
-  const agent = spawnPeer(
-    process.execPath,
-    {
-      args: ["--no-warnings", MCP_AGENT],
-      env: agentEnv({
-        issuer: idp.issuer,
-        home,
-        env: {
-          MCP_AGENT_API_KEY: "agent-key-1",
-          MCP_PROBE: "off",
-          MCP_SIGN_IN_TIMEOUT_MS: SIGN_IN_TIMEOUT_MS,
-        },
-      }),
-      cwd: REPO_ROOT,
-    },
-    t,
-  );
+  const agent = spawnMcpAgentPeer(t, { issuer: idp.issuer, home, env: WAITING });
   let seen: (url: string) => void = () => {};
   const asked = new Promise<string>((resolve) => {
     seen = resolve;
@@ -55,7 +41,7 @@ async function startWaitingSignIn(
   });
   const { sessionId } = (await agent.call("session/new", {
     cwd: home,
-    mcpServers: [{ type: "http", name: "fixture", url: mcpUrl, headers: [] }],
+    mcpServers: [httpServer("fixture", mcpUrl)],
   })) as { sessionId: string };
   const prompted = agent.call("session/prompt", {
     sessionId,
@@ -129,23 +115,7 @@ test("[ACP-mcp-disconnect-during-elicitation] the client disconnects before answ
 }, async (t) => {
   const home = tempDir();
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
-  const agent = spawnPeer(
-    process.execPath,
-    {
-      args: ["--no-warnings", MCP_AGENT],
-      env: agentEnv({
-        issuer: idp.issuer,
-        home,
-        env: {
-          MCP_AGENT_API_KEY: "agent-key-1",
-          MCP_PROBE: "off",
-          MCP_SIGN_IN_TIMEOUT_MS: SIGN_IN_TIMEOUT_MS,
-        },
-      }),
-      cwd: REPO_ROOT,
-    },
-    t,
-  );
+  const agent = spawnMcpAgentPeer(t, { issuer: idp.issuer, home, env: WAITING });
   let closing: Promise<unknown> | undefined;
   // The person closes the client while the elicitation is on screen: it is never answered.
   agent.handle("elicitation/create", () => {
@@ -158,7 +128,7 @@ test("[ACP-mcp-disconnect-during-elicitation] the client disconnects before answ
   });
   const { sessionId } = (await agent.call("session/new", {
     cwd: home,
-    mcpServers: [{ type: "http", name: "fixture", url: mcp.url, headers: [] }],
+    mcpServers: [httpServer("fixture", mcp.url)],
   })) as { sessionId: string };
   agent.send({
     jsonrpc: "2.0",

@@ -7,15 +7,11 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { startProtectedMcpServer } from "../mcp/fixtures/protected-mcp-server.ts";
 import { useIdp } from "../support/idp.ts";
-import { type JsonlPeer, spawnPeer } from "../support/jsonl-peer.ts";
+import type { JsonlPeer } from "../support/jsonl-peer.ts";
 import { tempDir } from "../support/tmp.ts";
-import {
-  agentEnv,
-  assertNotPrinted,
-  openInBrowser,
-  vaultTokens,
-} from "./fixtures/agent-process.ts";
-import { MCP_AGENT, mcpServers, REPO_ROOT, type StatusView } from "./fixtures/mcp-agent-process.ts";
+import { assertNotPrinted, openInBrowser, vaultTokens } from "./fixtures/agent-process.ts";
+import { mcpServers, type StatusView, spawnMcpAgentPeer } from "./fixtures/mcp-agent-process.ts";
+import { httpServer } from "./fixtures/mcp-session.ts";
 
 const idp = await useIdp();
 
@@ -33,15 +29,7 @@ test("[ACP-mcp-v2-elicitation] ACP v2: session/new with an OAuth MCP server, nee
 }, async (t) => {
   const home = tempDir();
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
-  const agent = spawnPeer(
-    process.execPath,
-    {
-      args: ["--no-warnings", MCP_AGENT],
-      env: agentEnv({ issuer: idp.issuer, home, env: { MCP_AGENT_API_KEY: "agent-key-1" } }),
-      cwd: REPO_ROOT,
-    },
-    t,
-  );
+  const agent = spawnMcpAgentPeer(t, { issuer: idp.issuer, home });
   const asked: { sessionId?: string; mode?: string; url: string }[] = [];
   agent.handle("elicitation/create", async (message) => {
     const params = message.params as { sessionId?: string; mode?: string; url: string };
@@ -57,7 +45,7 @@ test("[ACP-mcp-v2-elicitation] ACP v2: session/new with an OAuth MCP server, nee
   assert.equal(init.protocolVersion, 2);
   const { sessionId } = (await agent.call("session/new", {
     cwd: home,
-    mcpServers: [{ type: "http", name: "fixture", url: mcp.url, headers: [] }],
+    mcpServers: [httpServer("fixture", mcp.url)],
   })) as { sessionId: string };
   await statusWhen(agent, (s) => mcpServers(s)[0]?.state === "needs_sign_in");
 
