@@ -67,7 +67,25 @@ export interface RunningDemo {
   close(): Promise<void>;
 }
 
+/** How many times a start is tried when a port it chose was taken before its server listened on it. */
+const START_ATTEMPTS = 3;
+
 export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      // choosePorts saw every port free, but another process (a second demo starting at the same moment, which
+      // prefers the same IdP port) took one before our server listened on it. The failed start closed what it
+      // had started; the next one sees that port taken and moves that server (named in `moved`), or for an
+      // explicit console port says demo_port_taken.
+      if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE" || attempt === START_ATTEMPTS)
+        throw error;
+    }
+  }
+}
+
+async function startOnce(options: DemoOptions): Promise<RunningDemo> {
   const logger = options.logger ?? silentLogger;
   // The demo keeps everything in its data folder. A PostgreSQL URL from the shell would put the vault there while
   // the runtime stays in the folder, and the ACP agent it starts (which inherits this environment) would follow the
