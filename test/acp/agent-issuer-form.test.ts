@@ -42,6 +42,21 @@ function record(issuer: string, resource: string, extra: Record<string, unknown>
   };
 }
 
+/** The agent with an API-key method only (none in its environment) over `store`, no MCP probe. */
+function apiKeyAgent(
+  store: MemoryCredentialStore,
+  extra: Partial<Parameters<typeof createAgentAuth>[0]> = {},
+) {
+  return createAgentAuth({
+    name: "issuer-agent",
+    methods: [{ kind: "api-key", id: "api-key", name: "API key" }],
+    store,
+    env: {},
+    mcp: { probe: false },
+    ...extra,
+  });
+}
+
 test("[ACP-own-issuer-form] an OAuth method configured with a trailing '/' on its issuer is signed in after its login, and its logout revokes the credential", {
   timeout: 60_000,
 }, async (t) => {
@@ -102,13 +117,7 @@ test("[ACP-mcp-accounts-stored-own-form] the agent's own credential for an http(
 
 test("[ACP-mcp-accounts-stored-preset] a credential a provider preset issued is never listed as an MCP server, even once its method is gone from the configuration", async () => {
   const store = new MemoryCredentialStore();
-  const auth = createAgentAuth({
-    name: "issuer-agent",
-    methods: [{ kind: "api-key", id: "api-key", name: "API key" }],
-    store,
-    env: {},
-    mcp: { probe: false },
-  });
+  const auth = apiKeyAgent(store);
   await store.put(
     record("https://github.com", "https://api.github.com/", { provider: { name: "github" } }),
   );
@@ -124,12 +133,7 @@ test("[ACP-mcp-accounts-stored-preset] a credential a provider preset issued is 
 test("[ACP-mcp-accounts-stored-revoked] what auth/status lists as a stored MCP sign-in, logout deletes, whatever the case of its URL's scheme", async () => {
   const logged: string[] = [];
   const store = new MemoryCredentialStore();
-  const auth = createAgentAuth({
-    name: "issuer-agent",
-    methods: [{ kind: "api-key", id: "api-key", name: "API key" }],
-    store,
-    env: {},
-    mcp: { probe: false },
+  const auth = apiKeyAgent(store, {
     logger: createLogger({ level: "warn", write: (line) => void logged.push(line) }),
   });
   // An authorization server nobody listens on: the revocation fails at once, the record is deleted anyway.
