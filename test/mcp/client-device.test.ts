@@ -6,22 +6,27 @@
  */
 
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { after, test } from "node:test";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { agentAuthProvider } from "../../src/mcp/index.ts";
 import type { DevicePrompt } from "../../src/oauth/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { useIdp } from "../support/idp.ts";
 import { findCode } from "./fixtures/find-code.ts";
-import { browser, connect, hello, providerFor, whoami } from "./fixtures/mcp-client.ts";
+import {
+  browser,
+  connect,
+  connectRefused,
+  hello,
+  providerFor,
+  whoami,
+} from "./fixtures/mcp-client.ts";
+import { metadataOnlyServer } from "./fixtures/metadata-only-as.ts";
 import { startProtectedMcpServer } from "./fixtures/protected-mcp-server.ts";
 
 const idp = await useIdp({ deviceIntervalSeconds: 1 });
 // An authorization server with PKCE and no device endpoint (RFC 8414 metadata only): refusals happen before any
 // request a real server would answer.
-const noDeviceIssuer = await metadataOnlyServer();
+const noDeviceIssuer = await metadataOnlyServer({ after }, { pkce: true });
 
 /** The person: reads the prompt, opens the complete verification URL, and approves there. */
 function person() {
@@ -128,7 +133,7 @@ test("[MCP-client-device-timeout] nobody enters the code: a typed login_timeout 
     },
   });
   idp.resetStats();
-  const code = await connectError(t, mcp.url, provider);
+  const code = findCode(await connectRefused(t, mcp.url, provider))?.code;
   t.diagnostic(
     `prompt shown after ${Math.round(promptedAfter)} ms, login_timeout after ${Math.round(performance.now() - started)} ms`,
   );
@@ -144,7 +149,10 @@ test("[MCP-client-device-unsupported] a server without a device endpoint and a h
     clientFor: () => ({ clientId: "preregistered" }),
     onDeviceCode: someone.onDeviceCode,
   });
-  assert.equal(await connectError(t, mcp.url, provider), "device_flow_unsupported");
+  assert.equal(
+    findCode(await connectRefused(t, mcp.url, provider))?.code,
+    "device_flow_unsupported",
+  );
   assert.equal(someone.prompts.length, 0);
 });
 
@@ -166,7 +174,7 @@ for (const [name, options, code] of [
     const provider = providerFor(mcp.url, {
       ...options,
     });
-    assert.equal(await connectError(t, mcp.url, provider), code);
+    assert.equal(findCode(await connectRefused(t, mcp.url, provider))?.code, code);
     assert.deepEqual(idp.stats.byGrant, {});
   });
 }
@@ -184,42 +192,3 @@ test("[MCP-client-device-hostile] an unknown signInMethod is refused at construc
     (error: unknown) => findCode(error)?.code === "sign_in_unavailable",
   );
 });
-
-async function connectError(
-  t: { after: (fn: () => Promise<void>) => void },
-  url: string,
-  provider: ReturnType<typeof agentAuthProvider>,
-): Promise<string | undefined> {
-  const client = new Client({ name: "agentauth-test", version: "1.0.0" });
-  t.after(() => client.close());
-  const error = await client
-    .connect(new StreamableHTTPClientTransport(new URL(url), { authProvider: provider }))
-    .then(
-      () => assert.fail("connecting must fail"),
-      (e: unknown) => e,
-    );
-  return findCode(error)?.code;
-}
-
-async function metadataOnlyServer(): Promise<string> {
-  const as = createServer((req, res) => {
-    const origin = `http://127.0.0.1:${(as.address() as AddressInfo).port}`;
-    if (req.url === "/.well-known/oauth-authorization-server") {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(
-        JSON.stringify({
-          issuer: origin,
-          code_challenge_methods_supported: ["S256"],
-          authorization_endpoint: `${origin}/authorize`,
-          token_endpoint: `${origin}/token`,
-          response_types_supported: ["code"],
-        }),
-      );
-      return;
-    }
-    res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve) => as.listen(0, "127.0.0.1", resolve));
-  after(() => new Promise<void>((resolve) => as.close(() => resolve())));
-  return `http://127.0.0.1:${(as.address() as AddressInfo).port}`;
-}

@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { expireAccessToken } from "../support/credentials.ts";
 import { useIdp } from "../support/idp.ts";
 import { findCode } from "./fixtures/find-code.ts";
 import { browser, connect, connectRefused, providerFor, whoami } from "./fixtures/mcp-client.ts";
+import { metadataOnlyServer } from "./fixtures/metadata-only-as.ts";
 import { startProtectedMcpServer } from "./fixtures/protected-mcp-server.ts";
 
 const idp = await useIdp();
@@ -110,36 +109,6 @@ test("[MCP-client-resource-mismatch] metadata naming another resource than the s
   assert.equal(findCode(error)?.code, "resource_mismatch");
   assert.equal(person.asked.length, 0);
 });
-
-/**
- * A loopback authorization-server metadata document (RFC 8414) with what the test needs wrong: the refusals are
- * ours, made on the metadata alone, before any request a real authorization server would answer.
- */
-async function metadataOnlyServer(
-  t: { after: (fn: () => unknown) => void },
-  shape: { issuerSuffix?: string; pkce?: boolean },
-): Promise<string> {
-  const as = createServer((req, res) => {
-    const origin = `http://127.0.0.1:${(as.address() as AddressInfo).port}`;
-    if (req.url === "/.well-known/oauth-authorization-server") {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(
-        JSON.stringify({
-          issuer: `${origin}${shape.issuerSuffix ?? ""}`,
-          ...(shape.pkce ? { code_challenge_methods_supported: ["S256"] } : {}),
-          authorization_endpoint: `${origin}/authorize`,
-          token_endpoint: `${origin}/token`,
-          response_types_supported: ["code"],
-        }),
-      );
-      return;
-    }
-    res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve) => as.listen(0, "127.0.0.1", resolve));
-  t.after(() => new Promise<void>((resolve) => as.close(() => resolve())));
-  return `http://127.0.0.1:${(as.address() as AddressInfo).port}`;
-}
 
 async function refusedBeforeSignIn(issuer: string, t: { after: (fn: () => unknown) => void }) {
   const mcp = await startProtectedMcpServer({ issuer });
