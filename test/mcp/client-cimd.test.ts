@@ -19,6 +19,7 @@ import { findCode } from "./fixtures/find-code.ts";
 import {
   browser,
   connect,
+  connectWithPerson,
   hello,
   providerFor,
   startDocumentServer,
@@ -95,15 +96,10 @@ test("[MCP-client-cimd-only] a CIMD server without dynamic registration still si
   assert.equal((await metadata(idp.issuer)).registration_endpoint, undefined);
   const clientId = publish("/agents/cimd-only.json");
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
-  const person = browser();
-  const client = await connect(
-    mcp.url,
-    providerFor(mcp.url, {
-      clientMetadataUrl: clientId,
-      allowInsecureClientMetadataUrl: true,
-      onAuthorizationUrl: person.open,
-    }),
-  );
+  const { client, person } = await connectWithPerson(mcp.url, {
+    clientMetadataUrl: clientId,
+    allowInsecureClientMetadataUrl: true,
+  });
   assert.deepEqual((await client.callTool(whoami)).content, hello);
   assert.equal(person.asked[0]?.searchParams.get("client_id"), clientId);
 });
@@ -112,16 +108,11 @@ test("[MCP-client-cimd-dcr-fallback] a server that does not advertise CIMD gets 
   assert.equal((await metadata(plainIdp.issuer)).client_id_metadata_document_supported, undefined);
   const clientId = publish("/agents/not-advertised.json");
   const mcp = await startProtectedMcpServer({ issuer: plainIdp.issuer });
-  const person = browser();
   const before = plainIdp.memory().registrations;
-  const client = await connect(
-    mcp.url,
-    providerFor(mcp.url, {
-      clientMetadataUrl: clientId,
-      allowInsecureClientMetadataUrl: true,
-      onAuthorizationUrl: person.open,
-    }),
-  );
+  const { client, person } = await connectWithPerson(mcp.url, {
+    clientMetadataUrl: clientId,
+    allowInsecureClientMetadataUrl: true,
+  });
   assert.deepEqual((await client.callTool(whoami)).content, hello);
   const used = person.asked[0]?.searchParams.get("client_id");
   assert.ok(used && used !== clientId);
@@ -131,14 +122,8 @@ test("[MCP-client-cimd-dcr-fallback] a server that does not advertise CIMD gets 
 
 test("[MCP-client-cimd-no-url] a CIMD server and a host without a document: dynamic registration", async () => {
   const mcp = await startProtectedMcpServer({ issuer: cimdIdp.issuer });
-  const person = browser();
   const before = cimdIdp.memory().registrations;
-  const client = await connect(
-    mcp.url,
-    providerFor(mcp.url, {
-      onAuthorizationUrl: person.open,
-    }),
-  );
+  const { client, person } = await connectWithPerson(mcp.url);
   assert.deepEqual((await client.callTool(whoami)).content, hello);
   assert.equal(cimdIdp.memory().registrations, before + 1);
   assert.ok(!person.asked[0]?.searchParams.get("client_id")?.startsWith("http"));

@@ -13,9 +13,9 @@ import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { useIdp } from "../support/idp.ts";
 import { findCode } from "./fixtures/find-code.ts";
 import {
-  browser,
   connect,
   connectRefused,
+  connectWithPerson,
   hello,
   providerFor,
   whoami,
@@ -88,15 +88,10 @@ test("[MCP-client-device] a host with only onDeviceCode signs in with the device
 test("[MCP-client-device-chosen] signInMethod device wins over a given onAuthorizationUrl", async () => {
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
   const someone = person();
-  const web = browser();
-  const client = await connect(
-    mcp.url,
-    providerFor(mcp.url, {
-      signInMethod: "device",
-      onDeviceCode: someone.onDeviceCode,
-      onAuthorizationUrl: web.open,
-    }),
-  );
+  const { client, person: web } = await connectWithPerson(mcp.url, {
+    signInMethod: "device",
+    onDeviceCode: someone.onDeviceCode,
+  });
   assert.deepEqual((await client.callTool(whoami)).content, hello);
   assert.equal(someone.prompts.length, 1);
   assert.equal(web.asked.length, 0);
@@ -105,14 +100,9 @@ test("[MCP-client-device-chosen] signInMethod device wins over a given onAuthori
 test("[MCP-client-device-default] with both callbacks and no signInMethod, the browser flow is used", async () => {
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
   const someone = person();
-  const web = browser();
-  const client = await connect(
-    mcp.url,
-    providerFor(mcp.url, {
-      onDeviceCode: someone.onDeviceCode,
-      onAuthorizationUrl: web.open,
-    }),
-  );
+  const { client, person: web } = await connectWithPerson(mcp.url, {
+    onDeviceCode: someone.onDeviceCode,
+  });
   assert.deepEqual((await client.callTool(whoami)).content, hello);
   assert.equal(web.asked.length, 1);
   assert.equal(someone.prompts.length, 0);

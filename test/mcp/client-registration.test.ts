@@ -13,7 +13,14 @@ import { REGISTRATION_SUBJECT, registrationKey } from "../../src/oauth/index.ts"
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { expireAccessToken } from "../support/credentials.ts";
 import { useIdp } from "../support/idp.ts";
-import { browser, connect, hello, providerFor, whoami } from "./fixtures/mcp-client.ts";
+import {
+  browser,
+  connect,
+  connectWithPerson,
+  hello,
+  providerFor,
+  whoami,
+} from "./fixtures/mcp-client.ts";
 import { startProtectedMcpServer } from "./fixtures/protected-mcp-server.ts";
 
 const idp = await useIdp();
@@ -21,15 +28,10 @@ const idp = await useIdp();
 test("[MCP-client-registration-across-processes] a second provider over the same vault refreshes with the stored client id: no registration, no sign-in", async () => {
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
   const store = new MemoryCredentialStore();
-  const first = browser();
   const before = idp.memory().registrations;
-  const a = await connect(
-    mcp.url,
-    providerFor(mcp.url, {
-      store,
-      onAuthorizationUrl: first.open,
-    }),
-  );
+  const { client: a } = await connectWithPerson(mcp.url, {
+    store,
+  });
   assert.deepEqual((await a.callTool(whoami)).content, hello);
   assert.equal(idp.memory().registrations, before + 1);
   const stored = await store.get({ subject: "alice", issuer: idp.issuer, resource: mcp.url });
@@ -75,13 +77,7 @@ test("[MCP-client-registration-memory] within one provider, a second sign-in (st
   assert.equal(idp.memory().registrations, before + 1);
 
   // A new process with an empty vault for this server signs in, and registers again.
-  const other = browser();
-  const fresh = await connect(
-    mcp.url,
-    providerFor(mcp.url, {
-      onAuthorizationUrl: other.open,
-    }),
-  );
+  const { client: fresh } = await connectWithPerson(mcp.url);
   await fresh.callTool(whoami);
   assert.equal(idp.memory().registrations, before + 2);
 });
@@ -89,27 +85,17 @@ test("[MCP-client-registration-memory] within one provider, a second sign-in (st
 test("[MCP-client-first-401-no-refresh] a new provider without the issuer over a vault holding a live token: the first, tokenless request's 401 names the issuer and the stored token is used as it is, no refresh", async () => {
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
   const store = new MemoryCredentialStore();
-  const first = browser();
-  const a = await connect(
-    mcp.url,
-    providerFor(mcp.url, {
-      store,
-      onAuthorizationUrl: first.open,
-    }),
-  );
+  const { client: a } = await connectWithPerson(mcp.url, {
+    store,
+  });
   assert.deepEqual((await a.callTool(whoami)).content, hello);
   const stored = await store.get({ subject: "alice", issuer: idp.issuer, resource: mcp.url });
   assert.ok(stored?.tokens.refreshToken);
 
   idp.resetStats();
-  const second = browser();
-  const b = await connect(
-    mcp.url,
-    providerFor(mcp.url, {
-      store,
-      onAuthorizationUrl: second.open,
-    }),
-  );
+  const { client: b, person: second } = await connectWithPerson(mcp.url, {
+    store,
+  });
   assert.deepEqual((await b.callTool(whoami)).content, hello);
   assert.equal(second.asked.length, 0, "no sign-in");
   // The 401 answered a request that carried no token: nothing was stale, so nothing is refreshed (a refresh here
