@@ -20,7 +20,6 @@ import {
   openVault,
   vaultDbPath,
 } from "../../src/vault/index.ts";
-import type { CredentialSummary } from "../../src/vault/types.ts";
 import {
   type ProtectedMcpServer,
   startProtectedMcpServer,
@@ -28,6 +27,7 @@ import {
 import { useIdp } from "../support/idp.ts";
 import { tempDir } from "../support/tmp.ts";
 import { vaultSummaries, vaultTokens } from "./fixtures/agent-process.ts";
+import { credentialSummary } from "./fixtures/credential-summary.ts";
 import { mcpServers, prompt, withMcpAgent } from "./fixtures/mcp-agent-process.ts";
 import {
   assertRefreshRefused,
@@ -217,20 +217,7 @@ test("[ACP-mcp-accounts-stored-hostile] a vault of 10,000 unrelated records and 
 
 test("[ACP-mcp-accounts-stored-pure] a stored record as an account: only http(s) resources, shown without query or user info", () => {
   const summary = (resource: string, status: "active" | "login_required" = "active") =>
-    ({
-      id: "r",
-      subject: SUBJECT,
-      issuer: "https://as.example",
-      resource,
-      clientId: "c",
-      scopes: ["read"],
-      account: {},
-      status,
-      version: 1,
-      createdAt: 0,
-      updatedAt: 0,
-      has: { accessToken: true, refreshToken: true, idToken: false },
-    }) satisfies CredentialSummary;
+    credentialSummary({ subject: SUBJECT, resource, status });
   assert.equal(storedServerAccount(summary("")), undefined);
   assert.equal(storedServerAccount(summary("urn:x")), undefined);
   assert.equal(storedServerAccount(summary("javascript:alert(1)//https://x")), undefined);

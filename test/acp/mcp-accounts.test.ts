@@ -5,6 +5,7 @@ import { test } from "node:test";
 import { mcpServerAccount, toStatusAccount } from "../../src/acp/agent/mcp/accounts.ts";
 import { readSessionServers } from "../../src/acp/agent/mcp/index.ts";
 import type { CredentialSummary } from "../../src/vault/types.ts";
+import { credentialSummary } from "./fixtures/credential-summary.ts";
 
 const [server] = readSessionServers([
   { type: "http", name: "github", url: "https://mcp.example/mcp?key=k", headers: [] },
@@ -12,20 +13,7 @@ const [server] = readSessionServers([
 if (!server) throw new Error("fixture");
 
 function record(status: "active" | "login_required", scopes: string[]): CredentialSummary {
-  return {
-    id: "r1",
-    subject: "acp-agent:a",
-    issuer: "https://as.example",
-    resource: server?.url ?? "",
-    clientId: "c",
-    scopes,
-    account: {},
-    status,
-    version: 1,
-    createdAt: 0,
-    updatedAt: 0,
-    has: { accessToken: true, refreshToken: true, idToken: false },
-  };
+  return credentialSummary({ id: "r1", resource: server?.url ?? "", scopes, status });
 }
 
 const needs = { state: "needs_sign_in" as const, scopes: ["repo"] };
