@@ -4,7 +4,13 @@ import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { expireAccessToken } from "../support/credentials.ts";
 import { useIdp } from "../support/idp.ts";
 import { findCode } from "./fixtures/find-code.ts";
-import { browser, connect, connectRefused, providerFor, whoami } from "./fixtures/mcp-client.ts";
+import {
+  browser,
+  connectRefused,
+  connectWithPerson,
+  providerFor,
+  whoami,
+} from "./fixtures/mcp-client.ts";
 import { metadataOnlyServer } from "./fixtures/metadata-only-as.ts";
 import { startProtectedMcpServer } from "./fixtures/protected-mcp-server.ts";
 
@@ -13,12 +19,7 @@ const idp = await useIdp();
 test("[MCP-client-discovery-dcr] with an empty vault, the first 401 leads to RFC 9728 discovery, dynamic registration and one sign-in", async (t) => {
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
   const store = new MemoryCredentialStore();
-  const person = browser();
-  const provider = providerFor(mcp.url, {
-    store,
-    onAuthorizationUrl: person.open,
-  });
-  const client = await connect(mcp.url, provider, { t });
+  const { client, person } = await connectWithPerson(mcp.url, { store }, { t });
 
   const result = await client.callTool(whoami);
 
@@ -47,12 +48,13 @@ test("[MCP-client-discovery-dcr] with an empty vault, the first 401 leads to RFC
 
 test("[MCP-client-discovery-preregistered] a pre-registered client id is used instead of registering", async (t) => {
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
-  const person = browser();
-  const provider = providerFor(mcp.url, {
-    clientFor: (issuer) => (issuer === idp.issuer ? { clientId: "agentauth-cli" } : undefined),
-    onAuthorizationUrl: person.open,
-  });
-  const client = await connect(mcp.url, provider, { t });
+  const { client, person } = await connectWithPerson(
+    mcp.url,
+    {
+      clientFor: (issuer) => (issuer === idp.issuer ? { clientId: "agentauth-cli" } : undefined),
+    },
+    { t },
+  );
   await client.callTool(whoami);
   assert.equal(person.asked[0]?.searchParams.get("client_id"), "agentauth-cli");
 });
@@ -60,11 +62,7 @@ test("[MCP-client-discovery-preregistered] a pre-registered client id is used in
 test("[MCP-client-discovery-root-fallback] without resource_metadata in the challenge, the root well-known URL is tried after the path-aware one", async (t) => {
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer, metadataAt: "root" });
   mcp.hostileChallenge = 'Bearer realm="mcp"';
-  const person = browser();
-  const provider = providerFor(mcp.url, {
-    onAuthorizationUrl: person.open,
-  });
-  const client = await connect(mcp.url, provider, { t });
+  const { client, person } = await connectWithPerson(mcp.url, {}, { t });
   await client.callTool(whoami);
   assert.equal(person.asked.length, 1);
   assert.ok(mcp.stats.metadataReads >= 1, "the root document was read");
@@ -136,12 +134,7 @@ test("[MCP-client-issuer-change] a server that moves to another authorization se
   const other = await useIdp();
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
   const store = new MemoryCredentialStore();
-  const person = browser();
-  const provider = providerFor(mcp.url, {
-    store,
-    onAuthorizationUrl: person.open,
-  });
-  const client = await connect(mcp.url, provider, { t });
+  const { client, person } = await connectWithPerson(mcp.url, { store }, { t });
   await client.callTool(whoami);
   assert.equal(person.asked[0]?.origin, new URL(idp.issuer).origin);
 
