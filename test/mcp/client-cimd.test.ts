@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { agentAuthProvider, clientMetadataDocument } from "../../src/mcp/index.ts";
+import { clientMetadataDocument } from "../../src/mcp/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { expireAccessToken } from "../support/credentials.ts";
 import { useIdp } from "../support/idp.ts";
@@ -354,13 +354,7 @@ test("[MCP-client-cimd-url-hostile] agentAuthProvider refuses a bad clientMetada
     "not a url",
   ]) {
     assert.throws(
-      () =>
-        agentAuthProvider({
-          serverUrl: "https://mcp.example/mcp",
-          store: new MemoryCredentialStore(),
-          subject: "alice",
-          clientMetadataUrl,
-        }),
+      () => providerFor("https://mcp.example/mcp", { clientMetadataUrl }),
       (error: unknown) => findCode(error)?.code === "client_metadata_invalid",
       clientMetadataUrl,
     );

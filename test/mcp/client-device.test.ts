@@ -7,7 +7,6 @@
 
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
-import { agentAuthProvider } from "../../src/mcp/index.ts";
 import type { DevicePrompt } from "../../src/oauth/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { useIdp } from "../support/idp.ts";
@@ -172,10 +171,7 @@ for (const [name, options, code] of [
 test("[MCP-client-device-hostile] an unknown signInMethod is refused at construction, typed", () => {
   assert.throws(
     () =>
-      agentAuthProvider({
-        serverUrl: "https://mcp.example/mcp",
-        store: new MemoryCredentialStore(),
-        subject: "alice",
+      providerFor("https://mcp.example/mcp", {
         signInMethod: "carrier-pigeon" as "device",
         onDeviceCode: async () => {},
       }),
