@@ -21,11 +21,12 @@ Signs in to an MCP server the way the MCP authorization spec says: an unauthenti
 401, whose WWW-Authenticate names its protected resource metadata (RFC 9728), which names the authorization server;
 then a browser sign-in with PKCE S256 and the server's URL as the RFC 8707 resource, and the tokens are stored
 encrypted in the vault (the one 'agentauth login' uses; PostgreSQL with --database-url). The authorization URL is
-printed on stderr: open it in a browser; the sign-in comes back to a loopback port. Without --client-id the client
-registers itself with the authorization server (RFC 7591) once, and the registration is kept in the vault for the
-next sign-in ('agentauth mcp logout' keeps it; 'agentauth vault delete <id>' removes it). Finally the new token is shown to the server once, to
-check that it is accepted. Nothing is opened for you (as with 'agentauth login'): the URL is printed, so it works
-over SSH too. Ctrl-C cancels (exit 130).
+printed on stderr, nothing is opened for you: open it in a browser on this machine, since the sign-in comes back
+to a port on 127.0.0.1 here. Over SSH, or with no browser, use --device. Without --client-id the client registers
+itself with the authorization server (RFC 7591) once, and the registration is kept in the vault for the next
+sign-in ('agentauth mcp logout' keeps it; 'agentauth vault delete <id>' forgets it). Finally the new token is shown
+to the server once, to check that it is accepted, and the output names the subject a program passes to
+agentAuthProvider to use it. Ctrl-C cancels (exit 130).
 
   --subject S     the vault subject to store the credential under (default, as 'agentauth login': the account's
                   id from the ID token when the server sends one, else "default")

@@ -19,6 +19,7 @@ import type { CredentialRecord } from "../../vault/types.ts";
 import type { CliIo } from "../io.ts";
 import { EXIT } from "../io.ts";
 import { describeSystemError } from "../system-errors.ts";
+import { withHint } from "./mcp-hints.ts";
 import { credentialView } from "./mcp-status.ts";
 
 /** What went wrong talking to the MCP server itself (not its authorization server). */
@@ -48,7 +49,13 @@ export async function mcpLogin(io: CliIo, options: McpLoginOptions): Promise<num
   const shown = peerText(canonicalUri, { max: 300 });
   const probe = await initializeRequest(options.serverUrl);
   if (probe.status !== 401) throw notAChallenge(probe, shown);
-  const hints = readUnauthorized(probe.headers.get("www-authenticate"), options.serverUrl);
+  const challenge = probe.headers.get("www-authenticate");
+  let hints: ReturnType<typeof readUnauthorized>;
+  try {
+    hints = readUnauthorized(challenge, options.serverUrl);
+  } catch (error) {
+    throw withHint(error, challenge, canonicalUri);
+  }
   const store = openVault({ env: io.env });
   let spinner: ReturnType<typeof startSpinner> | undefined;
   try {
@@ -80,6 +87,8 @@ export async function mcpLogin(io: CliIo, options: McpLoginOptions): Promise<num
         clientName: "agentauth CLI",
         timeoutMs: SIGN_IN_TIMEOUT_MS,
       });
+    } catch (error) {
+      throw withHint(error, challenge, canonicalUri);
     } finally {
       spinner?.stop();
     }

@@ -4,13 +4,13 @@
  * the vault holds for it, signing out (RFC 7009), and an example protected server to try it on.
  */
 
-import { parseArgs } from "node:util";
 import { peerText } from "../../core/display.ts";
 import { canonicalMcpServerUrl, McpServerUrlError } from "../../mcp/client/index.ts";
 import { isLoopback } from "../../oauth/index.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 import { parseInteger } from "./idp.ts";
+import { parseMcpArgs } from "./mcp-args.ts";
 import { URL_RULE } from "./mcp-help.ts";
 import { mcpLogin } from "./mcp-login.ts";
 import { mcpLogout, mcpStatus } from "./mcp-status.ts";
@@ -20,17 +20,12 @@ export { MCP_HELP, MCP_USAGE } from "./mcp-help.ts";
 export async function mcpCommand(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === "example-server") return exampleServer(rest, io);
-  const { values, positionals } = parseArgs({
-    args: rest,
-    options: {
-      subject: { type: "string" },
-      json: { type: "boolean", default: false },
-      scope: { type: "string" },
-      "client-id": { type: "string" },
-      device: { type: "boolean" },
-    },
-    strict: true,
-    allowPositionals: true,
+  const { values, positionals } = parseMcpArgs(`mcp ${sub ?? ""}`, rest, {
+    subject: { type: "string" },
+    json: { type: "boolean", default: false },
+    scope: { type: "string" },
+    "client-id": { type: "string" },
+    device: { type: "boolean" },
   });
   for (const flag of ["scope", "client-id", "device"] as const) {
     if (sub !== "login" && values[flag] !== undefined) {
@@ -52,7 +47,7 @@ export async function mcpCommand(argv: string[], io: CliIo): Promise<number> {
       return mcpLogin(io, {
         serverUrl,
         subject,
-        scope: nonEmpty(values.scope, "--scope"),
+        scope: loginScope(values.scope),
         clientId: nonEmpty(values["client-id"], "--client-id"),
         device: values.device === true,
         json,
@@ -77,7 +72,9 @@ export function mcpServerUrl(input: string): URL {
     return canonicalMcpServerUrl(input);
   } catch (error) {
     if (!(error instanceof McpServerUrlError)) throw error;
-    const hint = error.code === "invalid_server_url" ? ` ${URL_RULE}` : "";
+    // The rule's example, unless the message already gives one.
+    const hint =
+      error.code === "invalid_server_url" && !error.message.includes("e.g.") ? ` ${URL_RULE}` : "";
     throw new UsageError(`${lowerFirst(error.message)}${hint}`, undefined, error.code);
   }
 }
@@ -93,6 +90,13 @@ function nonEmpty(value: string | undefined, flag: string): string | undefined {
   return value.trim();
 }
 
+/** --scope for login: the same RFC 6749 scope names as example-server's, so a stray quote never reaches the URL. */
+function loginScope(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.trim() === "") throw new UsageError("--scope needs a value");
+  return scopeList(value, "--scope", []).join(" ");
+}
+
 function scopeList(value: string | undefined, flag: string, fallback: string[]): string[] {
   if (value === undefined) return fallback;
   const scopes = value.split(/\s+/).filter((s) => s !== "");
@@ -104,18 +108,13 @@ function scopeList(value: string | undefined, flag: string, fallback: string[]):
 }
 
 async function exampleServer(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: {
-      issuer: { type: "string" },
-      port: { type: "string", default: "0" },
-      scope: { type: "string" },
-      "step-up-scope": { type: "string" },
-      // The ready line is JSON anyway; the flag makes a failure to start JSON too.
-      json: { type: "boolean", default: false },
-    },
-    strict: true,
-    allowPositionals: true,
+  const { values, positionals } = parseMcpArgs("mcp example-server", argv, {
+    issuer: { type: "string" },
+    port: { type: "string", default: "0" },
+    scope: { type: "string" },
+    "step-up-scope": { type: "string" },
+    // The ready line is JSON anyway; the flag makes a failure to start JSON too.
+    json: { type: "boolean", default: false },
   });
   if (positionals.length > 0) throw new UsageError("mcp example-server takes no arguments");
   if (values.issuer === undefined) {
