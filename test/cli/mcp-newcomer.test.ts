@@ -84,3 +84,18 @@ test("[CLI-mcp-newcomer-input] a --scope that is not RFC 6749 scope names and a 
   assert.equal(bare.code, 2, bare.stderr);
   assert.equal(bare.stderr.split("e.g. https://mcp.example.com/mcp").length - 1, 1, bare.stderr);
 });
+
+test("[CLI-mcp-newcomer-subject] status and logout for a --subject the vault holds nothing for keep the subject in what they say and in the login command they suggest", async () => {
+  const home = env();
+  const status = await runCli(["mcp", "status", server.url, "--subject", "bob"], home);
+  assert.equal(status.code, 3, status.stderr);
+  assert.ok(
+    status.stdout.includes(`Run 'agentauth mcp login ${server.url} --subject bob'`),
+    status.stdout,
+  );
+  const spaced = await runCli(["mcp", "status", server.url, "--subject", "bob smith"], home);
+  assert.ok(spaced.stdout.includes(`--subject 'bob smith'`), spaced.stdout);
+  const logout = await runCli(["mcp", "logout", server.url, "--subject", "bob"], home);
+  assert.equal(logout.code, 0, logout.stderr);
+  assert.match(logout.stdout, /^Not signed in to \S+ as bob; nothing to sign out of\.\n$/);
+});

@@ -83,13 +83,30 @@ export async function mcpStatus(io: CliIo, options: McpStatusOptions): Promise<n
   } else if (views.length === 0) {
     io.stdout(
       `Not signed in to ${shown}${options.subject ? ` as ${peerText(options.subject)}` : ""}: the vault holds ` +
-        `nothing for it. Run 'agentauth mcp login ${shown}'.\n`,
+        `nothing for it. Run 'agentauth mcp login ${shown}${subjectFlag(options.subject)}'.\n`,
     );
   } else {
     for (const v of views) io.stdout(describe(shown, v));
-    if (!signedIn) io.stdout(`Run 'agentauth mcp login ${shown}' to sign in again.\n`);
+    if (!signedIn) {
+      io.stdout(
+        `Run 'agentauth mcp login ${shown}${subjectFlag(options.subject)}' to sign in again.\n`,
+      );
+    }
   }
   return signedIn ? EXIT.ok : EXIT.loginRequired;
+}
+
+/**
+ * The `--subject` to repeat in a suggested login, so the new sign-in lands where this command looked: without it
+ * the login would store under the default subject and this command would still find nothing. Quoted for a shell
+ * when it is more than plain characters.
+ */
+function subjectFlag(subject: string | undefined): string {
+  if (subject === undefined) return "";
+  const text = peerText(subject, { max: 100 });
+  return /^[A-Za-z0-9._@:+=-]+$/.test(text)
+    ? ` --subject ${text}`
+    : ` --subject '${text.replaceAll("'", `'\\''`)}'`;
 }
 
 function describe(shown: string, v: CredentialView): string {
@@ -140,7 +157,8 @@ export async function mcpLogout(io: CliIo, options: McpStatusOptions): Promise<n
       `${JSON.stringify(failures.length > 0 ? { ...line, error: { code: "revocation_failed", message: failures.join(" ") } } : line)}\n`,
     );
   } else if (results.length === 0) {
-    io.stdout(`Not signed in to ${shown}; nothing to sign out of.\n`);
+    const as = options.subject ? ` as ${peerText(options.subject)}` : "";
+    io.stdout(`Not signed in to ${shown}${as}; nothing to sign out of.\n`);
   } else {
     for (const r of results) {
       if (r.revoked)
