@@ -66,9 +66,18 @@ export interface TokenVerifier {
   verifyToken(token: Secret, requiredScopes?: string[]): Promise<VerifiedToken>;
 }
 
+/**
+ * How often, at most, a token signed with a key we do not hold makes us fetch the JWKS again. oauth4webapi alone
+ * refetches for an unknown `kid` only once its copy is 60 s old, so after a key rotation (or a restarted
+ * `agentauth idp serve`, whose keys live in memory) valid new tokens were refused for up to a minute. Small enough
+ * that the first token after a rotation is accepted; large enough that a peer sending random `kid`s cannot make us
+ * hammer the authorization server (one fetch per this many seconds).
+ */
+export const JWKS_REFETCH_COOLDOWN_SECONDS = 5;
+
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
-  const jwksCache: oauth.JWKSCacheInput = {};
   let as: AuthorizationServer | undefined;
+  const keySet = jwksKeySet();
   const fail = (code: string, message: string, error?: BearerErrorCode, scope?: string[]) =>
     new TokenVerificationError(
       code,
@@ -92,7 +101,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
             as,
             token,
             options.audience,
-            jwksCache,
+            keySet,
             options.clockToleranceSeconds ?? 5,
             fail,
           );
@@ -132,23 +141,103 @@ type Fail = (
   scope?: string[],
 ) => TokenVerificationError;
 
+/** One generation of the key set: the server object oauth4webapi keys its own cache by, and our cache input. */
+interface KeySetGeneration {
+  server: AuthorizationServer;
+  cache: oauth.JWKSCacheInput;
+}
+
+/**
+ * The verifier's JWKS state, refetched early when a token names a key we do not hold (see
+ * JWKS_REFETCH_COOLDOWN_SECONDS). oauth4webapi reads our `jwksCache` input only when its own module-level cache
+ * has no entry for the server object, so a refetch starts a new generation: an empty cache input and a copy of the
+ * server object, which the library has never seen. One refetch at a time; verifications that arrive meanwhile
+ * wait for it rather than fetch too.
+ */
+interface JwksKeySet {
+  generation?: KeySetGeneration;
+  refreshing?: Promise<void>;
+  /** performance.now() of the last early refetch. */
+  lastRefetchAt: number;
+}
+
+function jwksKeySet(): JwksKeySet {
+  return { lastRefetchAt: Number.NEGATIVE_INFINITY };
+}
+
+async function validateJwt(
+  as: AuthorizationServer,
+  token: Secret,
+  audience: string,
+  keySet: JwksKeySet,
+  tolerance: number,
+): Promise<oauth.JWTAccessTokenClaims> {
+  const validate = (generation: KeySetGeneration) =>
+    oauth.validateJwtAccessToken(
+      generation.server,
+      new Request(audience, { headers: { authorization: `Bearer ${token.reveal()}` } }),
+      audience,
+      {
+        [oauth.jwksCache]: generation.cache,
+        [oauth.clockTolerance]: tolerance,
+        [oauth.allowInsecureRequests]: as.jwks_uri ? isLoopback(new URL(as.jwks_uri)) : false,
+        signal: AbortSignal.timeout(10_000),
+      },
+    );
+  if (keySet.refreshing) await keySet.refreshing;
+  // The first generation uses the discovered object itself, as before: verifiers of one issuer share its key set.
+  keySet.generation ??= { server: as, cache: {} };
+  const current = keySet.generation;
+  const fetchedBefore = current.cache.uat;
+  try {
+    return await validate(current);
+  } catch (error) {
+    if (!isUnknownKey(error)) throw error;
+    // The key set changed while we validated (another verification refetched it, or this one fetched it): try the
+    // current one once, without fetching.
+    if (keySet.generation !== current || current.cache.uat !== fetchedBefore) {
+      if (keySet.refreshing) await keySet.refreshing;
+      return validate(keySet.generation);
+    }
+    if (performance.now() - keySet.lastRefetchAt < JWKS_REFETCH_COOLDOWN_SECONDS * 1000)
+      throw error;
+    keySet.lastRefetchAt = performance.now();
+    const next: KeySetGeneration = { server: { ...current.server }, cache: {} };
+    keySet.generation = next;
+    const attempt = validate(next);
+    const refreshing = attempt.then(
+      () => undefined,
+      () => undefined,
+    );
+    keySet.refreshing = refreshing;
+    void refreshing.then(() => {
+      if (keySet.refreshing === refreshing) keySet.refreshing = undefined;
+    });
+    return attempt;
+  }
+}
+
+/** No key of the JWKS matches the token's header (`kid`, `alg`): the one failure a fresher key set can cure. */
+function isUnknownKey(error: unknown): boolean {
+  if (!(error instanceof oauth.OperationProcessingError) || error.code !== oauth.KEY_SELECTION) {
+    return false;
+  }
+  // KEY_SELECTION also covers "several keys match and the token has no kid"; only zero candidates is unknown.
+  const candidates = (error.cause as { candidates?: unknown } | undefined)?.candidates;
+  return Array.isArray(candidates) && candidates.length === 0;
+}
+
 async function viaJwt(
   as: AuthorizationServer,
   token: Secret,
   audience: string,
-  cache: oauth.JWKSCacheInput,
+  keySet: JwksKeySet,
   tolerance: number,
   fail: Fail,
 ) {
-  const request = new Request(audience, { headers: { authorization: `Bearer ${token.reveal()}` } });
   let claims: oauth.JWTAccessTokenClaims;
   try {
-    claims = await oauth.validateJwtAccessToken(as, request, audience, {
-      [oauth.jwksCache]: cache,
-      [oauth.clockTolerance]: tolerance,
-      [oauth.allowInsecureRequests]: as.jwks_uri ? isLoopback(new URL(as.jwks_uri)) : false,
-      signal: AbortSignal.timeout(10_000),
-    });
+    claims = await validateJwt(as, token, audience, keySet, tolerance);
   } catch (error) {
     throw fail("invalid_token", describeJwtFailure(error), "invalid_token");
   }
