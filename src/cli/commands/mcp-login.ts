@@ -253,11 +253,8 @@ function refused(
   const retry =
     answer?.status === 403
       ? `sign in again asking for what it needs: agentauth mcp login ${shown} --scope '…'`
-      : // A restarted `agentauth idp serve` signs with new keys; a verifier refetches unknown keys only once its
-        // key cache is a minute old (oauth4webapi), so the first login after a restart can land here.
-        "check that the server trusts that authorization server; if the authorization server was just restarted " +
-        "or changed its signing keys, the server fetches the new ones within a minute: run " +
-        `'agentauth mcp login ${shown}' again then`;
+      : // Not "wait for new signing keys": an agentauth verifier refetches the JWKS for an unknown key at once.
+        "check that the server trusts that authorization server";
   return new McpLoginError(
     "mcp_token_refused",
     `Signed in at ${peerText(record.issuer)} (vault id ${record.id}), but the MCP server at ${shown} refused the new ` +
