@@ -16,6 +16,12 @@ import * as rap from "./commands/rap.ts";
 import { TOKEN_HELP, TOKEN_USAGE, tokenCommand, tokenExitFor } from "./commands/token.ts";
 import * as vault from "./commands/vault.ts";
 import {
+  isParseArgsError,
+  UnknownOptionError,
+  unknownFlagOf,
+  unknownOptionMessage,
+} from "./flags.ts";
+import {
   type Area,
   commandWords,
   helpExport,
@@ -118,7 +124,8 @@ export async function main(argv: string[], baseIo: CliIo = processIo()): Promise
     // Details only on request (AGENTAUTH_LOG_LEVEL=debug), as the hint printed by reportError promises.
     createLogger().debug("cli.error", { error });
     const forHelp = area ? [area.name, helpFor(area, words).key].join(" ").trim() : undefined;
-    return reportError(io, asUsageError(error), { command: forHelp, json, ...area?.report });
+    const reported = asUsageError(error, forHelp ?? command, json, ours);
+    return reportError(io, reported, { command: forHelp, json, ...area?.report });
   }
 }
 
@@ -207,13 +214,22 @@ function checkSubcommand(area: Area, ours: string[]): void {
   }
 }
 
-/** node:util parseArgs throws TypeErrors with ERR_PARSE_ARGS_* codes for unknown or malformed flags. */
-function asUsageError(error: unknown): unknown {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS")) {
-    return new UsageError((error as Error).message);
-  }
-  return error;
+/**
+ * node:util parseArgs throws TypeErrors with ERR_PARSE_ARGS_* codes for unknown or malformed flags. An unknown one
+ * (from `parseFlags`, or node's own from a parser that does not use it) is said the same way for every command:
+ * the flag, the command, the closest option, its options, and under --json its --help too (the text output prints
+ * that hint on its own line).
+ */
+function asUsageError(error: unknown, command: string, json: boolean, argv: string[]): unknown {
+  let unknown: { flag: string; options: readonly string[] } | undefined;
+  if (error instanceof UnknownOptionError) unknown = error;
+  else if (isParseArgsError(error, "ERR_PARSE_ARGS_UNKNOWN_OPTION")) {
+    unknown = { flag: unknownFlagOf(error as Error, argv), options: [] };
+  } else if (isParseArgsError(error)) return new UsageError((error as Error).message);
+  else return error;
+  const help = json ? `. Run 'agentauth ${command} --help' for usage.` : "";
+  const message = unknownOptionMessage(unknown.flag, unknown.options, command);
+  return new UsageError(`${message}${help}`, undefined, "unknown_option");
 }
 
 function printHelp(io: CliIo, words: string[]): number {

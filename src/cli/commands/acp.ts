@@ -4,7 +4,6 @@
  * and everything it started, then exit 130.
  */
 
-import { parseArgs } from "node:util";
 import { runExampleAgent } from "../../acp/agent/index.ts";
 import {
   type AcpAuthClient,
@@ -18,6 +17,7 @@ import {
   type UrlPrompt,
 } from "../../acp/client/index.ts";
 import { type Secret, secret } from "../../core/secret.ts";
+import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { ACP_HELP } from "./acp-help.ts";
 import { agentName, signedInAs, statusJson, statusText, textLinks } from "./acp-output.ts";
@@ -54,7 +54,7 @@ async function exampleAgentCommand(
   _agent: string[],
   io: CliIo,
 ): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args: options,
     options: {
       issuer: { type: "string", default: io.env.AGENTAUTH_ISSUER ?? "http://127.0.0.1:4444" },
@@ -102,7 +102,7 @@ const COMMON = {
 } as const;
 
 async function statusCommand(options: string[], agent: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({ args: options, options: COMMON, strict: true });
+  const { values } = parseFlags({ args: options, options: COMMON, strict: true });
   const session = { protocol: protocolOf(values.protocol), json: values.json };
   return withAgent(agent, io, session, async ({ client, name, signal }) => {
     const status = await client.status({ signal });
@@ -132,7 +132,7 @@ async function loginCommand(options: string[], agent: string[], io: CliIo): Prom
         "--api-key-stdin, or type it when asked on a terminal",
     );
   }
-  const { values } = parseArgs({ args: options, options: LOGIN_OPTIONS, strict: true });
+  const { values } = parseFlags({ args: options, options: LOGIN_OPTIONS, strict: true });
   const timeoutMs = timeoutOf(values.timeout);
   const keyFromEnv = values["api-key-env"];
   if (keyFromEnv !== undefined && values["api-key-stdin"]) {
@@ -220,7 +220,7 @@ function reportLogin(io: CliIo, name: string, outcome: LoginOutcome, json: boole
 }
 
 async function logoutCommand(options: string[], agent: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({ args: options, options: COMMON, strict: true });
+  const { values } = parseFlags({ args: options, options: COMMON, strict: true });
   const session = { protocol: protocolOf(values.protocol), json: values.json };
   return withAgent(agent, io, session, async ({ client, name, signal }) => {
     const status = await client.logout({ signal });

@@ -3,7 +3,6 @@
  * and calls `connectAhpHost` (src/ahp/client). Tokens are never printed; URLs and codes go to stderr.
  */
 
-import { parseArgs } from "node:util";
 import {
   type AhpClient,
   type AuthenticationOutcome,
@@ -18,6 +17,7 @@ import { Secret } from "../../core/secret.ts";
 import { type Spinner, startSpinner } from "../../core/spinner.ts";
 import type { DevicePrompt } from "../../oauth/index.ts";
 import { openVault } from "../../vault/index.ts";
+import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 
@@ -55,7 +55,7 @@ export async function ahpClientCommand(argv: string[], io: CliIo): Promise<numbe
 }
 
 async function statusCommand(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args: argv,
     options: COMMON,
     allowPositionals: true,
@@ -88,7 +88,7 @@ async function statusCommand(argv: string[], io: CliIo): Promise<number> {
 }
 
 async function loginCommand(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args: argv,
     options: {
       ...COMMON,

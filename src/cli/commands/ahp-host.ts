@@ -1,8 +1,8 @@
 /** `agentauth ahp host serve --example --issuer URL [--port N]`: the example AHP host, with the ready-line convention. */
 
-import { parseArgs } from "node:util";
 import { startExampleHost } from "../../ahp/host/index.ts";
 import { createLogger } from "../../core/log.ts";
+import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 import { parseInteger } from "./idp.ts";
@@ -16,7 +16,7 @@ export const AHP_HOST_USAGE = `agentauth ahp host serve --example --issuer URL [
 export async function ahpHostCommand(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub !== "serve") throw new UsageError(`unknown ahp host command '${sub ?? ""}'`);
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args: rest,
     options: {
       example: { type: "boolean", default: false },

@@ -1,10 +1,10 @@
 /** `agentauth console`: the local web page over the vault (docs/console.md). Flags in, startConsole, Ctrl-C closes. */
 
-import { parseArgs } from "node:util";
 import { type ConnectTarget, startConsole } from "../../console/index.ts";
 import { createLogger } from "../../core/log.ts";
 import { resolveProvider } from "../../providers/index.ts";
 import { openVault } from "../../vault/index.ts";
+import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 import { parseInteger } from "./idp.ts";
@@ -30,7 +30,7 @@ const CONSOLE_FULL_HELP = `agentauth console [options]
 export const CONSOLE_HELP: Record<string, string> = { "": CONSOLE_FULL_HELP };
 
 export async function consoleCommand(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args: argv,
     options: {
       port: { type: "string", default: "0" },

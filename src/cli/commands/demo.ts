@@ -5,11 +5,11 @@
  */
 
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { createLogger, type Logger } from "../../core/log.ts";
 import { defaultDemoDir } from "../../demo/data-folder.ts";
 import { progressText, readyLine, summaryText } from "../../demo/progress.ts";
 import { startDemo } from "../../demo/start.ts";
+import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { parseInteger } from "./idp.ts";
 
@@ -42,7 +42,7 @@ export const DEMO_HELP: Record<string, string> = {
 };
 
 export async function demoCommand(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args: argv,
     options: {
       "data-dir": { type: "string" },

@@ -1,8 +1,8 @@
 /** `agentauth idp serve`: the embedded authorization server, with the ready-line convention every server follows. */
 
-import { parseArgs } from "node:util";
 import { createLogger } from "../../core/log.ts";
 import { startIdp } from "../../idp/index.ts";
+import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 
@@ -30,7 +30,7 @@ export const IDP_HELP: Record<string, string> = { "": IDP_USAGE, serve: SERVE_HE
 export async function idpCommand(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub !== "serve") throw new UsageError(`unknown idp command '${sub ?? ""}'`);
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args: rest,
     options: {
       port: { type: "string", default: "0" },

@@ -1,8 +1,8 @@
 /** `agentauth login`: a device or browser login at any OAuth server or at a provider preset, stored in the vault. */
 
-import { parseArgs } from "node:util";
 import { Secret } from "../../core/secret.ts";
 import { DEFAULT_LOGIN_SCOPE, type OAuthClient } from "../../oauth/index.ts";
+import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { printAccount, runLogin } from "./login-run.ts";
 import { clientSecretFrom, providerFromFlags, refuseSecretOnArgv } from "./provider-flags.ts";
@@ -55,7 +55,7 @@ agentauth login --provider NAME --client-id ID [options]
 
 export async function loginCommand(argv: string[], io: CliIo): Promise<number> {
   refuseSecretOnArgv(argv);
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args: argv,
     options: {
       issuer: { type: "string" },

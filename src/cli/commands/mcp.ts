@@ -7,10 +7,10 @@
 import { peerText } from "../../core/display.ts";
 import { canonicalMcpServerUrl, McpServerUrlError } from "../../mcp/client/index.ts";
 import { isLoopback } from "../../oauth/index.ts";
+import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 import { parseInteger } from "./idp.ts";
-import { parseMcpArgs } from "./mcp-args.ts";
 import { URL_RULE } from "./mcp-help.ts";
 import { mcpLogin } from "./mcp-login.ts";
 import { mcpLogout, mcpStatus } from "./mcp-status.ts";
@@ -20,12 +20,17 @@ export { MCP_HELP, MCP_USAGE } from "./mcp-help.ts";
 export async function mcpCommand(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === "example-server") return exampleServer(rest, io);
-  const { values, positionals } = parseMcpArgs(`mcp ${sub ?? ""}`, rest, {
-    subject: { type: "string" },
-    json: { type: "boolean", default: false },
-    scope: { type: "string" },
-    "client-id": { type: "string" },
-    device: { type: "boolean" },
+  const { values, positionals } = parseFlags({
+    args: rest,
+    options: {
+      subject: { type: "string" },
+      json: { type: "boolean", default: false },
+      scope: { type: "string" },
+      "client-id": { type: "string" },
+      device: { type: "boolean" },
+    },
+    strict: true,
+    allowPositionals: true,
   });
   for (const flag of ["scope", "client-id", "device"] as const) {
     if (sub !== "login" && values[flag] !== undefined) {
@@ -108,13 +113,18 @@ function scopeList(value: string | undefined, flag: string, fallback: string[]):
 }
 
 async function exampleServer(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseMcpArgs("mcp example-server", argv, {
-    issuer: { type: "string" },
-    port: { type: "string", default: "0" },
-    scope: { type: "string" },
-    "step-up-scope": { type: "string" },
-    // The ready line is JSON anyway; the flag makes a failure to start JSON too.
-    json: { type: "boolean", default: false },
+  const { values, positionals } = parseFlags({
+    args: argv,
+    options: {
+      issuer: { type: "string" },
+      port: { type: "string", default: "0" },
+      scope: { type: "string" },
+      "step-up-scope": { type: "string" },
+      // The ready line is JSON anyway; the flag makes a failure to start JSON too.
+      json: { type: "boolean", default: false },
+    },
+    strict: true,
+    allowPositionals: true,
   });
   if (positionals.length > 0) throw new UsageError("mcp example-server takes no arguments");
   if (values.issuer === undefined) {

@@ -1,7 +1,7 @@
 /** `agentauth providers`: the provider presets, their flows, and what to register with each (the catalog as data). */
 
-import { parseArgs } from "node:util";
 import { PRESETS, type PresetEntry } from "../../providers/index.ts";
+import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 
 export const PROVIDERS_USAGE = `agentauth providers [--json]            the provider presets: flows, what to register, refresh, revocation`;
@@ -35,7 +35,7 @@ export interface PresetListing {
 }
 
 export async function providersCommand(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args: argv,
     options: { json: { type: "boolean", default: false } },
     strict: true,

@@ -1,8 +1,8 @@
 /** `agentauth rap inspect <base URL>`: fetches and validates a toolset, and shows which operations need which provider. */
 
-import { parseArgs } from "node:util";
 import { escapeUnseenInJson, peerText, peerUrl } from "../../core/display.ts";
 import { fetchToolset, ToolsetDiscoveryError } from "../../rap/runtime/index.ts";
+import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { TOOL_AUTH, type ToolAuthScheme, toolAuth } from "./rap-tool-auth.ts";
 
@@ -21,7 +21,7 @@ export const INSPECT_HELP = `agentauth rap inspect <tool base URL> [--json] [--t
     agentauth rap inspect http://127.0.0.1:8700`;
 
 export async function inspectCommand(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args: argv,
     options: {
       json: { type: "boolean", default: false },

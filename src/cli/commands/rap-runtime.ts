@@ -11,7 +11,6 @@ import { writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { peerText, peerUrl } from "../../core/display.ts";
 import { AgentAuthError } from "../../core/errors.ts";
 import { ensureHome } from "../../core/home.ts";
@@ -19,6 +18,7 @@ import { createLogger } from "../../core/log.ts";
 import { DATABASE_URL_ENV, databaseUrlFromEnv } from "../../db/index.ts";
 import { DEFAULT_INVOCATION_SECRET_FILE } from "../../rap/invocation-auth.ts";
 import { createRuntime, DB_FILE, KEY_FILE, type RapRuntime } from "../../rap/runtime/index.ts";
+import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 import { parseInteger } from "./idp.ts";
@@ -65,7 +65,7 @@ export class RuntimeServeError extends AgentAuthError {
 }
 
 export async function runtimeServeCommand(argv: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args: argv,
     options: {
       toolset: { type: "string", multiple: true, default: [] },

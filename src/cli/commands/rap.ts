@@ -1,7 +1,6 @@
 /** `agentauth rap tool serve | runtime serve | inspect`: the RAP halves as long-running commands, and a toolset viewer. */
 
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { peerText } from "../../core/display.ts";
 import { AgentAuthError } from "../../core/errors.ts";
 import { agentauthHome } from "../../core/home.ts";
@@ -15,6 +14,7 @@ import {
 } from "../../rap/invocation-auth.ts";
 import { openPostgresToolState, type ToolStateStore } from "../../rap/tool/index.ts";
 import { loadKeyring, openVault } from "../../vault/index.ts";
+import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 import { parseInteger } from "./idp.ts";
@@ -67,7 +67,7 @@ export async function rapCommand(argv: string[], io: CliIo): Promise<number> {
 }
 
 async function toolServe(argv: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args: argv,
     options: {
       example: { type: "boolean", default: false },

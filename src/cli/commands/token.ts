@@ -4,7 +4,6 @@
  * like `gh auth token`; distinct exit codes tell "sign in again" (3) from "try again later" (4).
  */
 
-import { parseArgs } from "node:util";
 import { peerText } from "../../core/display.ts";
 import { AgentAuthError } from "../../core/errors.ts";
 import {
@@ -18,6 +17,7 @@ import {
 import { presetNamed, resolveProvider } from "../../providers/index.ts";
 import { openExistingVault } from "../../vault/index.ts";
 import type { CredentialRecord } from "../../vault/types.ts";
+import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { idsAsPositionals } from "./vault-ids.ts";
 
@@ -46,7 +46,7 @@ Example: curl -H "Authorization: Bearer $(agentauth token Qm9iLWlk3x)" https://a
 };
 
 export async function tokenCommand(argv: string[], io: CliIo): Promise<number> {
-  const { positionals } = parseArgs({
+  const { positionals } = parseFlags({
     args: idsAsPositionals(argv),
     options: { json: { type: "boolean", default: false } },
     strict: true,

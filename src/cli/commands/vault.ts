@@ -1,6 +1,5 @@
 /** `agentauth vault list|revoke|delete`: what is stored (never a secret), and how to get rid of it. */
 
-import { parseArgs } from "node:util";
 import type { AgentAuthError } from "../../core/errors.ts";
 import { agentauthHome } from "../../core/home.ts";
 import { peerText } from "../../core/index.ts";
@@ -14,6 +13,7 @@ import {
   vaultDbPath,
 } from "../../vault/index.ts";
 import type { CredentialListing, CredentialRecord } from "../../vault/types.ts";
+import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { formatJson, formatTable } from "./vault-format.ts";
 import { idsAsPositionals } from "./vault-ids.ts";
@@ -70,7 +70,7 @@ Example: agentauth vault delete Qm9iLWlk3x
 
 export async function vaultCommand(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args: idsAsPositionals(rest),
     options: { json: { type: "boolean", default: false } },
     strict: true,
