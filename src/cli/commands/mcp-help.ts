@@ -3,7 +3,7 @@
 export const MCP_USAGE = `agentauth mcp login <server-url> [--subject S] [--scope S] [--client-id ID] [--device] [--json]
 agentauth mcp status <server-url> [--subject S] [--json]
 agentauth mcp logout <server-url> [--subject S] [--json]
-agentauth mcp example-server --issuer URL [--port N] [--scope S] [--step-up-scope S] [--json]
+agentauth mcp example-server --issuer URL [--port N] [--scope S] [--step-up-scope S] [--issuer-wait S] [--json]
   Signs in to an OAuth-protected MCP server and keeps its tokens in the vault, shows and revokes them, and runs an
   example protected MCP server.`;
 
@@ -75,12 +75,16 @@ it serves its RFC 9728 metadata, answers 401 with a Bearer challenge, and accept
 for its URL. Tools: whoami (the verified subject and scopes) and publish (needs --step-up-scope too: a client with
 only the base scope gets 403 insufficient_scope and can step up). Prints one JSON line when ready,
 {"event":"ready","url":"http://127.0.0.1:PORT/mcp","issuer":…,"scopes":[…],"stepUpScope":…}, and exits on SIGTERM
-(0) or Ctrl-C (130). Needs the optional dependency: npm install @modelcontextprotocol/server.
+(0) or Ctrl-C (130). Needs the optional dependency: npm install @modelcontextprotocol/server. It says ready only
+once the --issuer serves authorization server metadata (RFC 8414) with its keys: an issuer that does not answer,
+or is not an authorization server, ends it with exit 1 (issuer_unreachable, issuer_not_authorization_server).
 
   --issuer URL          the authorization server (https, or http on loopback), e.g. 'agentauth idp serve'
   --port N              port on 127.0.0.1 (default 0: a free one)
   --scope S             scopes every call needs (default "read")
   --step-up-scope S     the extra scope the publish tool needs (default "write")
+  --issuer-wait S       how long to wait for an issuer that refuses connections, e.g. one starting alongside
+                        (default 30 seconds; 0 checks once)
   --json                errors as JSON on stdout too
 
   Example:

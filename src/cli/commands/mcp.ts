@@ -11,6 +11,7 @@ import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 import { parseInteger } from "./idp.ts";
+import { checkExampleIssuer } from "./mcp-example-issuer.ts";
 import { URL_RULE } from "./mcp-help.ts";
 import { mcpLogin } from "./mcp-login.ts";
 import { mcpLogout, mcpStatus } from "./mcp-status.ts";
@@ -120,6 +121,7 @@ async function exampleServer(argv: string[], io: CliIo): Promise<number> {
       port: { type: "string", default: "0" },
       scope: { type: "string" },
       "step-up-scope": { type: "string" },
+      "issuer-wait": { type: "string", default: "30" },
       // The ready line is JSON anyway; the flag makes a failure to start JSON too.
       json: { type: "boolean", default: false },
     },
@@ -148,13 +150,19 @@ async function exampleServer(argv: string[], io: CliIo): Promise<number> {
   const port = parseInteger(values.port, "--port", 0, 65535);
   const scopes = scopeList(values.scope, "--scope", ["read"]);
   const [stepUpScope] = scopeList(values["step-up-scope"], "--step-up-scope", ["write"]);
-  // Loaded only here, so `agentauth` runs without the optional MCP SDK for every other command.
+  const waitSeconds = parseInteger(values["issuer-wait"], "--issuer-wait", 0, 600);
+  // Loaded only here, so `agentauth` runs without the optional MCP SDK for every other command; loaded before the
+  // issuer check, so a missing SDK is said at once rather than after waiting for the issuer.
+  const { loadMcpServerSdk } = await import("../../mcp/sdk.ts");
+  const sdk = await loadMcpServerSdk("The example MCP server");
+  await checkExampleIssuer(values.issuer, { waitSeconds, notice: io.stderr });
   const { startExampleMcpServer } = await import("../../mcp/server/example-server.ts");
   const server = await startExampleMcpServer({
     issuer: values.issuer,
     port,
     scopes,
     stepUpScope,
+    loadSdk: async () => sdk,
   });
   // Listen for the end before saying ready: whoever reads the ready line may stop us at once.
   const terminated = untilTerminated();
