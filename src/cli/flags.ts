@@ -12,13 +12,16 @@ import { UsageError } from "./io.ts";
 /** The longest flag name shown: enough for any real one, and a 10 KB one cannot flood the terminal. */
 const SHOWN_MAX = 40;
 
-/** A flag the command does not have. `flag` is already safe to print; `options` are the command's own flags. */
+/**
+ * A flag the command does not have. `flag` is already safe to print; `options` are the command's own flags. Its
+ * --json code is `usage`, like every other mistake in how a command was called (scripts already match on it).
+ */
 export class UnknownOptionError extends UsageError {
   readonly flag: string;
   readonly options: readonly string[];
 
   constructor(flag: string, options: readonly string[]) {
-    super(unknownOptionMessage(flag, options), undefined, "unknown_option");
+    super(unknownOptionMessage(flag, options));
     this.flag = flag;
     this.options = options;
   }

@@ -229,7 +229,7 @@ function asUsageError(error: unknown, command: string, json: boolean, argv: stri
   else return error;
   const help = json ? `. Run 'agentauth ${command} --help' for usage.` : "";
   const message = unknownOptionMessage(unknown.flag, unknown.options, command);
-  return new UsageError(`${message}${help}`, undefined, "unknown_option");
+  return new UsageError(`${message}${help}`);
 }
 
 function printHelp(io: CliIo, words: string[]): number {

@@ -180,7 +180,7 @@ test("[CLI-json-errors] with --json a usage error is JSON on stdout, exit 2, not
   assert.equal(result.code, 2);
   assert.equal(result.stderr, "");
   const parsed = JSON.parse(result.stdout);
-  assert.equal(parsed.error.code, "unknown_option");
+  assert.equal(parsed.error.code, "usage");
   assert.match(parsed.error.message, /--bogus/);
   assert.deepEqual(Object.keys(parsed), ["error"]);
 });

@@ -67,7 +67,7 @@ function assertPrintable(text: string): void {
 
 for (const c of COMMANDS) {
   const name = `agentauth ${c.args.join(" ")}`;
-  test(`[CLI-unknown-flag] ${name} --bogus: exit 2, names the flag, the options and '${c.help} --help'; --json gives code unknown_option`, {
+  test(`[CLI-unknown-flag] ${name} --bogus: exit 2, names the flag, the options and '${c.help} --help'; --json gives the usage code`, {
     timeout: 60_000,
   }, async () => {
     const text = await run(c, "--bogus");
@@ -82,7 +82,7 @@ for (const c of COMMANDS) {
     const json = await run(c, "--bogus", true);
     assert.equal(json.code, 2);
     const error = jsonError(c, json);
-    assert.equal(error.code, "unknown_option");
+    assert.equal(error.code, "usage");
     assert.ok(error.message.includes("'--bogus'"), error.message);
     assert.ok(error.message.includes(`agentauth ${c.help} --help`), error.message);
   });
@@ -121,7 +121,7 @@ for (const { c, typed, meant } of TYPOS) {
     assert.ok(!text.stderr.includes("http://x"), "the value given with = is not echoed");
     if (meant === "--json") return; // `--json` is the meant flag, not given: no JSON variant to run
     const error = jsonError(c, await run(c, typed, true));
-    assert.equal(error.code, "unknown_option");
+    assert.equal(error.code, "usage");
     assert.ok(error.message.includes(`did you mean ${meant}?`), error.message);
   });
 }
@@ -144,7 +144,7 @@ test("[CLI-unknown-flag] hostile flag names (terminal escapes, control character
     assert.doesNotMatch(text.stderr, /[\u202e\u200b]/u);
     assert.ok(text.stderr.length < 600, `bounded: ${text.stderr.length} characters`);
     const error = jsonError(c, await run(c, flag, true));
-    assert.equal(error.code, "unknown_option");
+    assert.equal(error.code, "usage");
     assertPrintable(error.message);
     assert.ok(error.message.length < 600, `bounded: ${error.message.length} characters`);
   }
