@@ -65,6 +65,11 @@ test("[CLI-mcp-example-server-issuer] an issuer that answers but is not an autho
   assert.match(text.stderr, /\[issuer_not_authorization_server\]\n$/);
   assert.match(text.stderr, /not an OAuth authorization server/);
   assert.doesNotMatch(text.stderr, /waiting/, "a server that answers is not waited for");
+  assert.equal(
+    text.stderr.split("path included").length - 1,
+    1,
+    `the advice is said once: ${text.stderr}`,
+  );
 
   const json = await runCli(["mcp", "example-server", "--issuer", notAnAsUrl, "--json"], env());
   assert.equal(json.code, 1);

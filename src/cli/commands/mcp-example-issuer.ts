@@ -87,9 +87,14 @@ function notAnAuthorizationServer(
 ): ExampleIssuerError {
   return new ExampleIssuerError(
     "issuer_not_authorization_server",
-    `${issuer} is not an OAuth authorization server the example server can use: ${why.replace(/\.$/, "")}. ` +
+    `${issuer} is not an OAuth authorization server the example server can use: ${reason(why)}. ` +
       "--issuer must be the authorization server's issuer URL exactly, path included (e.g. the one " +
       "'agentauth idp serve' prints). The example server was not started.",
     { cause },
   );
+}
+
+/** Discovery's own advice ("Check the issuer URL: …") is what the message says next: said once. */
+function reason(why: string): string {
+  return why.replace(/\s*Check the issuer URL:[\s\S]*$/, "").replace(/\.$/, "");
 }
