@@ -7,6 +7,7 @@
  */
 
 import { peerText } from "../../../core/display.ts";
+import { displayMcpServerUrl } from "../../../mcp/client/index.ts";
 import type { CredentialSummary } from "../../../vault/types.ts";
 import { AGENTAUTH_META } from "../../wire.ts";
 import type { ProbeResult } from "./probe.ts";
@@ -74,15 +75,7 @@ export function mcpServerAccount(
   }
   const asked = tracked.probe.state === "needs_sign_in" ? scopeTokens(tracked.probe.scopes) : [];
   if (record?.status === "login_required") {
-    return {
-      ...base,
-      state: "needs_sign_in",
-      scopes: scopeTokens(record.scopes),
-      error: {
-        code: "login_required",
-        message: `The sign-in to the MCP server “${server.name}” has expired; the agent asks again when it next uses it.`,
-      },
-    };
+    return expiredSignIn(base, record.scopes, "when it next uses it");
   }
   if (tracked.lastError) {
     const declined = ["sign_in_declined", "sign_in_cancelled"].includes(tracked.lastError.code);
@@ -120,18 +113,27 @@ export function storedServerAccount(record: CredentialSummary): McpServerAccount
   const path = url.pathname === "/" ? "" : url.pathname;
   const base = {
     name: peerText(`${url.host}${path}`, { max: 100 }),
-    url: peerText(`${url.origin}${url.pathname}${url.search ? "?…" : ""}`, { max: 300 }),
+    url: peerText(displayMcpServerUrl(url), { max: 300 }),
   };
   if (record.status === "active") {
     return { ...base, state: "signed_in", scopes: scopeTokens(record.scopes) };
   }
+  return expiredSignIn(base, record.scopes, "when a session uses it");
+}
+
+/** A server whose stored sign-in the authorization server no longer honours (the refresh token was refused). */
+function expiredSignIn(
+  base: Pick<McpServerAccount, "name" | "url" | "transport">,
+  scopes: readonly unknown[],
+  when: string,
+): McpServerAccount {
   return {
     ...base,
     state: "needs_sign_in",
-    scopes: scopeTokens(record.scopes),
+    scopes: scopeTokens(scopes),
     error: {
       code: "login_required",
-      message: `The sign-in to the MCP server “${base.name}” has expired; the agent asks again when a session uses it.`,
+      message: `The sign-in to the MCP server “${base.name}” has expired; the agent asks again ${when}.`,
     },
   };
 }
