@@ -213,14 +213,17 @@ function clientOf(
   if (/[\u0000-\u001f\u007f]/.test(clientId)) return;
   if (record.status !== "active" || tokens.tokenType !== TOKEN_TYPE) return;
   if (record.provider?.name !== PROVIDER_NAME) return;
-  const confidential = metadata.token_endpoint_auth_method !== "none";
-  if (confidential !== (tokens.clientSecret !== undefined)) return;
+  // The method the server registered (RFC 7591 §3.2.1: its answer wins over what was asked), stored beside it.
+  const method = record.provider.options?.auth_method ?? metadata.token_endpoint_auth_method;
+  if (method !== "none" && method !== "client_secret_basic" && method !== "client_secret_post")
+    return;
+  if ((method !== "none") !== (tokens.clientSecret !== undefined)) return;
   if (record.expiresAt !== undefined && record.expiresAt <= Date.now()) return;
   const uri = record.provider.options?.registration_client_uri;
   return {
     clientId,
     clientSecret: tokens.clientSecret,
-    authMethod: metadata.token_endpoint_auth_method,
+    authMethod: method,
     registrationAccessToken: tokens.accessToken,
     registrationClientUri: typeof uri === "string" ? uri : undefined,
     clientSecretExpiresAt: record.expiresAt,
@@ -286,7 +289,8 @@ function recordFor(
   metadata: RegistrationMetadata,
   client: RegisteredClient,
 ): CredentialInput {
-  const options: Record<string, string> = { auth_method: metadata.token_endpoint_auth_method };
+  const method = client.authMethod ?? metadata.token_endpoint_auth_method;
+  const options: Record<string, string> = { auth_method: method };
   if (client.registrationClientUri) options.registration_client_uri = client.registrationClientUri;
   return {
     ...key,
@@ -295,7 +299,7 @@ function recordFor(
     tokens: {
       tokenType: TOKEN_TYPE,
       // A public client keeps no secret even if the server sent one: the record must read back as it was written.
-      ...(client.clientSecret && metadata.token_endpoint_auth_method !== "none"
+      ...(client.clientSecret && method !== "none"
         ? { clientSecret: client.clientSecret }
         : {}),
       ...(client.registrationAccessToken ? { accessToken: client.registrationAccessToken } : {}),

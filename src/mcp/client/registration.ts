@@ -68,7 +68,7 @@ export async function clientForServer(
         " Register a client there and pass it with clientFor.",
     );
   }
-  const metadata = registrationMetadata(options, method);
+  const metadata = registrationMetadata(options, method, as);
   if (options.store) {
     // Read from the vault at each sign-in (sign-ins are rare), not cached here: the store checks that the server
     // still knows the client, and another process may have replaced it.
@@ -90,10 +90,15 @@ export async function clientForServer(
   return { client: await registration, kind: "dynamic" };
 }
 
-/** What agentauth registers as for a sign-in method: a native public client on the loopback redirect (RFC 8252). */
+/**
+ * What agentauth registers as for a sign-in method: a native client on the loopback redirect (RFC 8252), public
+ * (PKCE, no secret) unless the server lists token endpoint methods without `none`: then the confidential method it
+ * lists, basic before post, since asking for a method the server does not take only earns a refusal.
+ */
 export function registrationMetadata(
   options: Pick<RegistrationOptions, "clientName">,
   method: SignInMethod,
+  as?: Pick<AuthorizationServer, "token_endpoint_auth_methods_supported">,
 ): RegistrationMetadata {
   return {
     client_name: options.clientName ?? "agentauth MCP client",
@@ -105,8 +110,21 @@ export function registrationMetadata(
       ...(method === "device" ? [DEVICE_CODE_GRANT] : []),
     ],
     response_types: ["code"],
-    token_endpoint_auth_method: "none",
+    token_endpoint_auth_method: registrationAuthMethod(as?.token_endpoint_auth_methods_supported),
   };
+}
+
+/**
+ * RFC 8414 §2 says an absent list means `client_secret_basic`, but servers that register MCP clients dynamically
+ * take public clients as a rule, and a native client's secret protects nothing (RFC 8252 §8.5): absent → `none`.
+ */
+export function registrationAuthMethod(
+  supported: readonly string[] | undefined,
+): RegistrationMetadata["token_endpoint_auth_method"] {
+  if (!supported || supported.length === 0 || supported.includes("none")) return "none";
+  if (supported.includes("client_secret_basic")) return "client_secret_basic";
+  if (supported.includes("client_secret_post")) return "client_secret_post";
+  return "none";
 }
 
 /**
@@ -124,7 +142,7 @@ export async function forgetDynamicClient(
     await forgetRegistration(
       options.store,
       as.issuer,
-      registrationMetadata(options, method),
+      registrationMetadata(options, method, as),
       clientId,
     );
   }
