@@ -17,10 +17,15 @@ export interface EmulatorOptions {
 }
 
 /** Which incoming requests start an emulated browser: authorization requests and pre-filled device codes. */
-export function shouldEmulate(req: IncomingMessage, url: URL): boolean {
+export function shouldEmulate(
+  req: IncomingMessage,
+  url: URL,
+  authorizationPath = "/auth",
+): boolean {
   if (req.method !== "GET") return false;
   return (
-    url.pathname === "/auth" || (url.pathname === "/device" && url.searchParams.has("user_code"))
+    url.pathname === authorizationPath ||
+    (url.pathname === "/device" && url.searchParams.has("user_code"))
   );
 }
 

@@ -46,6 +46,13 @@ export const SUPPORTED_SCOPES = [
 /** Scopes a resource server (RFC 8707 resource indicator) may be granted; the OIDC ones stay with the issuer. */
 export const RESOURCE_SCOPES = ["read", "write", "admin"];
 
+/** oidc-provider endpoint paths to change (its `routes` configuration). */
+export interface IdpRoutes {
+  authorization?: string;
+  registration?: string;
+  token?: string;
+}
+
 export interface IdpConfigOptions {
   /** The first signs; all are published in the JWKS. */
   signingKeys: JWK[];
@@ -64,6 +71,7 @@ export interface IdpConfigOptions {
   dynamicRegistration?: boolean;
   /** Advertise `client_id_metadata_document_supported` (the adapter resolves client_id URLs). Default false. */
   clientIdMetadataDocuments?: boolean;
+  routes?: IdpRoutes;
 }
 
 export function buildConfiguration(options: IdpConfigOptions): Configuration {
@@ -79,6 +87,7 @@ export function buildConfiguration(options: IdpConfigOptions): Configuration {
       ...(options.clients ?? []),
     ],
     jwks: { keys: options.signingKeys },
+    ...(options.routes ? { routes: { ...options.routes } } : {}),
     // oidc-provider's own defaults for this object, plus CIMD when on (its built-in CIMD feature stays off: see
     // client-metadata-documents.ts for why the adapter resolves client_id URLs instead).
     discovery: {

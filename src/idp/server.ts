@@ -13,7 +13,7 @@ import {
   clientMetadataDocumentResolver,
   withClientMetadataDocuments,
 } from "./client-metadata-documents.ts";
-import { buildConfiguration, resourceTtls } from "./config.ts";
+import { buildConfiguration, type IdpRoutes, resourceTtls } from "./config.ts";
 import {
   generateKeys,
   loadOrCreateKeys,
@@ -21,6 +21,7 @@ import {
   type StateWriter,
   stateWriter,
 } from "./data-dir.ts";
+import { defaultScope } from "./default-scope.ts";
 import { devicePolling } from "./device-polling.ts";
 import { interactionRoutes } from "./interactions.ts";
 import { MemoryStorage, memoryAdapterFactory } from "./memory-adapter.ts";
@@ -70,6 +71,16 @@ export interface IdpOptions {
   dynamicRegistration?: boolean;
   /** The login page lists the demo accounts and their passwords. Default false; demos and `idp serve` say true. */
   showDemoAccounts?: boolean;
+  /**
+   * Requests this handler takes (it returns true) never reach the authorization server: an MCP server of the
+   * 2025-03-26 revision lives on its authorization server's origin. Tests and demos.
+   */
+  beside?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /**
+   * Endpoint paths other than oidc-provider's (`/auth`, `/token`, `/reg`), e.g. MCP 2025-03-26's defaults
+   * `{ authorization: "/authorize", registration: "/register" }`.
+   */
+  routes?: IdpRoutes;
   logger?: Logger;
 }
 
@@ -163,6 +174,7 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
         : memoryAdapterFactory(storage),
       clientIdMetadataDocuments: options.clientIdMetadataDocuments !== undefined,
       dynamicRegistration: options.dynamicRegistration,
+      routes: options.routes,
     }),
   );
 
@@ -190,6 +202,7 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
     onSlowDown: () => stats.slowDowns++,
   });
   provider.use(polling.middleware);
+  provider.use(defaultScope(options.routes?.authorization ?? "/auth"));
   provider.use(
     interactionRoutes(provider, {
       autoApproveAs: options.autoApproveAs,
@@ -206,7 +219,12 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
       res.writeHead(400, { "content-type": "text/plain" }).end("bad request target");
       return;
     }
-    if (options.autoApproveAs && shouldEmulate(req, url) && !isMarked(req, marker)) {
+    if (options.beside?.(req, res)) return;
+    if (
+      options.autoApproveAs &&
+      shouldEmulate(req, url, options.routes?.authorization) &&
+      !isMarked(req, marker)
+    ) {
       emulateBrowser({ origin: issuer, markerHeader: MARKER_HEADER, marker }, url, res).catch(
         (error) => {
           logger.error("idp.auto_approve_failed", { error });

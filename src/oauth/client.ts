@@ -21,8 +21,29 @@ export function clientParts(client: OAuthClient): { client: oauth.Client; auth: 
   return {
     client: metadata,
     auth:
-      method === "client_secret_post"
-        ? oauth.ClientSecretPost(secret)
-        : oauth.ClientSecretBasic(secret),
+      method === "client_secret_post" ? oauth.ClientSecretPost(secret) : clientSecretBasic(secret),
   };
+}
+
+/**
+ * RFC 6749 §2.3.1 HTTP Basic, encoding only what must be encoded. The RFC form-urlencodes the id and the secret
+ * before Base64; oauth4webapi also encodes `-`, `_`, `.`, `~` (HTML 4.01's reading), which servers that decode
+ * accept and servers comparing the credentials raw refuse (`pre-registered-client` arrives as
+ * `pre%2Dregistered%2Dclient`). Leaving RFC 3986's unreserved characters as they are satisfies both: a decoder
+ * leaves them unchanged, and everything a decoder would alter (`%`, `+`, a space, the `:` separator) is encoded.
+ */
+export function clientSecretBasic(secret: string): oauth.ClientAuth {
+  return (_as, client, _body, headers) => {
+    const credentials = `${basicEncode(client.client_id)}:${basicEncode(secret)}`;
+    headers.set("authorization", `Basic ${Buffer.from(credentials, "utf8").toString("base64")}`);
+  };
+}
+
+function basicEncode(value: string): string {
+  return value.replace(/[^A-Za-z0-9\-._~]+/g, (run) =>
+    encodeURIComponent(run).replace(
+      /[!'()*]/g,
+      (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+    ),
+  );
 }

@@ -28,8 +28,10 @@ import { credentialFromTokens, type TokenSet } from "./tokens.ts";
 export const DEFAULT_LOGIN_SCOPE = "openid profile email offline_access";
 
 export interface LoginOptions {
-  /** A discoverable authorization server (RFC 8414 / OIDC); or give `provider` instead. */
+  /** A discoverable authorization server (RFC 8414 / OIDC); or give `provider` (or `as`) instead. */
   issuer?: string;
+  /** Metadata the caller already discovered and checked (the MCP client's, which may be a 2025-03-26 default). */
+  as?: AuthorizationServer;
   /** A provider preset (`github({ clientId })`, `slack(...)`, `generic(...)`) from `agentauth/providers`. */
   provider?: Provider;
   /** Required with `issuer`; a provider carries its own. */
@@ -62,8 +64,10 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
   const log = options.logger ?? silentLogger;
   const { provider } = options;
   const client = provider?.client ?? options.client;
-  if (!client || (!provider && !options.issuer)) {
-    throw new TypeError("login() needs either a provider, or an issuer and a client");
+  if (!client || (!provider && !options.issuer && !options.as)) {
+    throw new TypeError(
+      "login() needs either a provider, or an issuer (or its metadata) and a client",
+    );
   }
   if (
     provider &&
@@ -76,7 +80,8 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
   }
   const as = provider
     ? await provider.server(options.discovery)
-    : await discoverAuthorizationServer(options.issuer as string, options.discovery);
+    : (options.as ??
+      (await discoverAuthorizationServer(options.issuer as string, options.discovery)));
   const scope = options.scope ?? (provider ? provider.defaultScope : DEFAULT_LOGIN_SCOPE);
   // A provider without RFC 8707 support gets no `resource` (Entra refuses it); the record is still keyed by it.
   const sends = provider?.resourceIndicators !== false;

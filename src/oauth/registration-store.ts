@@ -299,9 +299,7 @@ function recordFor(
     tokens: {
       tokenType: TOKEN_TYPE,
       // A public client keeps no secret even if the server sent one: the record must read back as it was written.
-      ...(client.clientSecret && method !== "none"
-        ? { clientSecret: client.clientSecret }
-        : {}),
+      ...(client.clientSecret && method !== "none" ? { clientSecret: client.clientSecret } : {}),
       ...(client.registrationAccessToken ? { accessToken: client.registrationAccessToken } : {}),
     },
     expiresAt: client.clientSecretExpiresAt,

@@ -327,7 +327,8 @@ test("[CLI-mcp-login-no-metadata] a 401 that leads to no usable metadata (none p
   });
   const none = await runCli(["mcp", "login", `${server.origin}/mcp`, "--json"], env());
   assert.equal(none.code, 1);
-  assert.equal(jsonError(none).code, "metadata_invalid");
+  // No metadata anywhere: the 2025-03-26 fallback (its default /register) was tried too, and the code says none was found.
+  assert.equal(jsonError(none).code, "metadata_not_found");
   assert.ok(
     server.requests.some((r) => r.path === "/.well-known/oauth-protected-resource/mcp"),
     "the path-aware well-known URL was tried",

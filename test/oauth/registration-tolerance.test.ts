@@ -24,9 +24,9 @@ const DEVICE_METADATA = {
   client_name: "tolerance test app",
   application_type: "native",
   grant_types: ["urn:ietf:params:oauth:grant-type:device_code", "refresh_token"],
-  response_types: [],
-  redirect_uris: [],
-} as const;
+  response_types: [] as string[],
+  redirect_uris: [] as string[],
+};
 
 /** The device flow with the auto-approving server playing the person: proves the client authenticates. */
 async function signsIn(client: Awaited<ReturnType<typeof registerClient>>) {

@@ -1,5 +1,13 @@
 /** The MCP client side: an official-SDK `AuthProvider` on agentauth's OAuth engine and vault. */
 export { readUnauthorized, type UnauthorizedHints } from "./challenge.ts";
+export {
+  assertEndpointsOnIssuer,
+  coveringResource,
+  discoverMcpAuthorization,
+  discoverServerMetadata,
+  type McpAuthorizationTarget,
+  type McpDiscoveryOptions,
+} from "./discovery.ts";
 export { McpAuthError } from "./errors.ts";
 export {
   type ClientMetadataDocument,
@@ -21,5 +29,5 @@ export {
   McpServerUrlError,
   type McpServerUrlOptions,
 } from "./server-url.ts";
-export { discoverServerMetadata, scopesFor } from "./sign-in.ts";
+export { scopesFor } from "./sign-in.ts";
 export { scopeUnion } from "./step-up.ts";

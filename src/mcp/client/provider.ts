@@ -21,11 +21,12 @@ import {
 } from "../../oauth/index.ts";
 import type { CredentialKey, CredentialStore } from "../../vault/index.ts";
 import { readUnauthorized, type UnauthorizedHints } from "./challenge.ts";
+import { discoverMcpAuthorization, type McpDiscoveryOptions } from "./discovery.ts";
 import { McpAuthError } from "./errors.ts";
 import { checkClientIdUrl } from "./metadata-document.ts";
 import type { SignInMethod } from "./registration.ts";
 import { canonicalMcpServerUrl, displayMcpServerUrl, McpServerUrlError } from "./server-url.ts";
-import { authorizationServerOf, discoverServerMetadata, signInToMcpServer } from "./sign-in.ts";
+import { signInToMcpServer } from "./sign-in.ts";
 import { addsScopes, DEFAULT_MAX_STEP_UPS, scopeUnion } from "./step-up.ts";
 
 /** The SDK declares `UnauthorizedContext` but does not export it (2.4.0): take it from `AuthProvider`. */
@@ -63,6 +64,13 @@ export interface AgentAuthProviderOptions {
   allowInsecureClientMetadataUrl?: boolean;
   clientName?: string;
   discovery?: DiscoveryOptions;
+  /**
+   * Authorization servers (issuers) allowed to keep their endpoints on another origin than the issuer, or `true` for
+   * any. Default none: an authorization server learnt from the MCP server whose authorization, token or device
+   * endpoint is elsewhere is refused (`endpoint_off_issuer`), since that is how a hostile server captures a sign-in
+   * at a real one (RFC 9700 §4.4). Give it only for servers you trust (Google, Amazon Cognito need it).
+   */
+  crossOriginEndpoints?: McpDiscoveryOptions["crossOriginEndpoints"];
   /** How long a sign-in may wait for the person. Default 5 minutes. */
   signInTimeoutMs?: number;
   /**
@@ -154,6 +162,9 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
   const refresher = options.refresher ?? new TokenRefresher({ store: options.store });
   const registrations = new Map<string, Promise<OAuthClient>>();
   let issuer = options.issuer;
+  // The RFC 8707 resource tokens are kept under: the server's URL until its metadata names a covering resource
+  // (a root document names the origin); learnt with the issuer at each 401.
+  let resource = canonicalUri;
   // The version of the record whose token was last handed out: a 401 is taken to be about that version.
   let handedVersion: number | undefined;
   // One forced refresh per stale version, shared by every request that saw it.
@@ -165,12 +176,12 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
   // Responses to requests that carried no token (seen through `fetch`): their 401 says nothing about a stored one.
   const bare = new WeakSet<Response>();
   let stepUps = 0;
-  let issuerCheck: Promise<string> | undefined;
+  let issuerCheck: Promise<{ issuer: string; resource: string }> | undefined;
 
   const keyOf = (iss: string): CredentialKey => ({
     subject: options.subject,
     issuer: iss,
-    resource: canonicalUri,
+    resource,
   });
 
   async function token(): Promise<string | undefined> {
@@ -240,11 +251,13 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
       registrations,
       clientName: options.clientName,
       discovery: options.discovery,
+      crossOriginEndpoints: options.crossOriginEndpoints,
       timeoutMs: options.signInTimeoutMs ?? 300_000,
       signal: options.signInSignal?.(),
     })
       .then((record) => {
         issuer = record.issuer;
+        resource = record.resource;
       })
       .finally(() => {
         signingIn = undefined;
@@ -268,26 +281,26 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
   }
 
   /**
-   * The authorization server the MCP server names now. Credentials and registrations are keyed by issuer, so a
-   * server that moved to another authorization server leads to a new sign-in (and registration) there (MCP
-   * 2026-07-28; RFC 6749 §2.2). Concurrent 401s share one discovery. When the issuer is known and discovery fails,
-   * the known one is kept: a flaky metadata endpoint must not sign the user out.
+   * The authorization server the MCP server names now, and the resource it covers. Credentials and registrations are
+   * keyed by issuer, so a server that moved to another authorization server leads to a new sign-in (and
+   * registration) there (MCP 2026-07-28; RFC 6749 §2.2). Concurrent 401s share one discovery. When the issuer is
+   * known and discovery fails, the known one is kept: a flaky metadata endpoint must not sign the user out.
    */
-  function currentIssuer(hints: UnauthorizedHints): Promise<string> {
+  function currentAuthority(
+    hints: UnauthorizedHints,
+  ): Promise<{ issuer: string; resource: string }> {
     issuerCheck ??= (async () => {
-      let prm: Awaited<ReturnType<typeof discoverServerMetadata>>;
       try {
-        // Read afresh (a private, empty cache): a 401 is the moment a moved server shows it.
-        prm = await discoverServerMetadata(canonicalUri, hints, {
+        // The protected resource metadata is read afresh (never cached): a 401 is the moment a moved server shows it.
+        const target = await discoverMcpAuthorization(canonicalUri, hints, {
           ...options.discovery,
-          cache: new MetadataCache(),
+          crossOriginEndpoints: options.crossOriginEndpoints,
         });
+        return { issuer: target.as.issuer, resource: target.resource };
       } catch (error) {
-        if (issuer) return issuer;
+        if (issuer) return { issuer, resource };
         throw error;
       }
-      if (issuer && prm.authorization_servers?.[0] === issuer) return issuer;
-      return (await authorizationServerOf(prm, canonicalUri, options.discovery)).issuer;
     })().finally(() => {
       issuerCheck = undefined;
     });
@@ -296,7 +309,7 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
 
   async function onUnauthorized(ctx: UnauthorizedContext): Promise<void> {
     const hints = readUnauthorized(ctx.response.headers.get("www-authenticate"), ctx.serverUrl);
-    issuer = await currentIssuer(hints);
+    ({ issuer, resource } = await currentAuthority(hints));
     const seen = answered.get(ctx.response) ?? handedVersion;
     const stored = await options.store.get(keyOf(issuer));
     // A request sent without a token (the issuer was not known yet): its 401 only named the issuer, so a stored
@@ -316,7 +329,7 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
       return signIn(hints);
     }
     try {
-      await refreshAfter401(issuer, seen ?? stored.version);
+      await refreshAfter401(issuer as string, seen ?? stored.version);
     } catch (error) {
       if (error instanceof LoginRequiredError) return signIn(hints);
       throw error;

@@ -1,8 +1,8 @@
 /**
- * Sign-in to an MCP server's authorization server (MCP authorization 2026-07-28): RFC 9728 protected-resource
- * discovery (the 401's `resource_metadata`, else the path-aware well-known URL, else the root one), RFC 8414/OIDC
- * discovery with exact issuer match, PKCE S256 required, `resource` = the server's canonical URI on every leg, RFC
- * 9207 `iss` checked before the code is redeemed (the engine's completeAuthorization), `offline_access` when listed.
+ * Sign-in to an MCP server's authorization server (MCP authorization 2026-07-28): discovery.ts finds and checks the
+ * resource and the authorization server (RFC 9728, RFC 8414/OIDC with exact issuer, PKCE S256, endpoints on the
+ * issuer's origin, the 2025-03-26 fallback); `resource` = that resource on every leg, RFC 9207 `iss` checked before
+ * the code is redeemed (the engine's completeAuthorization), `offline_access` when listed.
  * Registration in the spec's order (registration.ts). The person is reached through the host: the authorization URL
  * (`onAuthorizationUrl`) or, for hosts without a browser, the device flow's code (`onDeviceCode`, RFC 8628, with
  * `resource` on the device authorization and token requests).
@@ -10,21 +10,24 @@
 
 import {
   type AuthorizationServer,
-  assertPkceS256,
   CancelledError,
   type DevicePrompt,
-  type DiscoveryOptions,
-  discoverAuthorizationServer,
-  discoverProtectedResource,
   isReservedSubject,
   login,
   MetadataCache,
   type OAuthClient,
   type ProtectedResourceMetadata,
   RESERVED_SUBJECT_PREFIX,
+  TokenEndpointError,
 } from "../../oauth/index.ts";
 import type { CredentialRecord, CredentialStore } from "../../vault/index.ts";
 import type { UnauthorizedHints } from "./challenge.ts";
+import {
+  assertVerificationOnIssuer,
+  discoverMcpAuthorization,
+  type McpAuthorizationTarget,
+  type McpDiscoveryOptions,
+} from "./discovery.ts";
 import { McpAuthError } from "./errors.ts";
 import {
   clientForServer,
@@ -35,6 +38,8 @@ import {
 import { displayMcpServerUrl } from "./server-url.ts";
 
 export interface SignInOptions extends RegistrationOptions {
+  /** Authorization servers allowed to keep endpoints off their issuer's origin (discovery.ts). Default none. */
+  crossOriginEndpoints?: McpDiscoveryOptions["crossOriginEndpoints"];
   canonicalUri: string;
   /** The vault subject; undefined lets the engine pick it as `login()` does (the ID token's sub, else "default"). */
   subject?: string;
@@ -51,58 +56,17 @@ export interface SignInOptions extends RegistrationOptions {
   signal?: AbortSignal;
 }
 
-/** RFC 9728 §3 + MCP: the challenge's URL first, then path-aware well-known, then the root well-known URL. */
-export async function discoverServerMetadata(
-  canonicalUri: string,
-  hints: UnauthorizedHints,
-  discovery: DiscoveryOptions = {},
-): Promise<ProtectedResourceMetadata> {
-  if (hints.resourceMetadataUrl) {
-    return discoverProtectedResource(canonicalUri, {
-      ...discovery,
-      resourceMetadataUrl: hints.resourceMetadataUrl,
-    });
-  }
-  try {
-    return await discoverProtectedResource(canonicalUri, discovery);
-  } catch (pathAware) {
-    const root = new URL("/.well-known/oauth-protected-resource", canonicalUri);
-    try {
-      return await discoverProtectedResource(canonicalUri, {
-        ...discovery,
-        resourceMetadataUrl: root,
-      });
-    } catch {
-      throw pathAware;
-    }
-  }
-}
-
-/** The authorization server the metadata names (the first one: MCP lets the client choose). */
-export async function authorizationServerOf(
-  prm: ProtectedResourceMetadata,
-  canonicalUri: string,
-  discovery?: DiscoveryOptions,
-): Promise<AuthorizationServer> {
-  const issuer = prm.authorization_servers?.[0];
-  if (!issuer) {
-    throw new McpAuthError(
-      "no_authorization_server",
-      `The MCP server ${displayMcpServerUrl(canonicalUri)} names no authorization server in its protected resource metadata; it cannot be signed in to.`,
-    );
-  }
-  const as = await discoverAuthorizationServer(issuer, discovery);
-  assertPkceS256(as);
-  return as;
-}
-
-/** Scopes to ask for: the challenge's, else the metadata's, plus `offline_access` when the server lists it. */
+/**
+ * Scopes to ask for (MCP 2026-07-28 "Scope Selection Strategy"): the challenge's, else the metadata's
+ * `scopes_supported`, else none (the `scope` parameter is then left out), plus `offline_access` when the
+ * authorization server lists it.
+ */
 export function scopesFor(
   hints: UnauthorizedHints,
-  prm: ProtectedResourceMetadata,
+  prm: ProtectedResourceMetadata | undefined,
   as: AuthorizationServer,
 ): string {
-  const scopes = new Set(hints.scope ?? prm.scopes_supported ?? []);
+  const scopes = new Set(hints.scope ?? prm?.scopes_supported ?? []);
   if (as.scopes_supported?.includes("offline_access")) scopes.add("offline_access");
   return [...scopes].join(" ");
 }
@@ -116,15 +80,36 @@ export async function signInToMcpServer(options: SignInOptions): Promise<Credent
     );
   }
   // Read afresh: a sign-in follows a 401, and the server may have moved to another authorization server.
-  const prm = await discoverServerMetadata(canonicalUri, hints, {
+  const target = await discoverMcpAuthorization(canonicalUri, hints, {
     ...discovery,
     cache: new MetadataCache(),
+    crossOriginEndpoints: options.crossOriginEndpoints,
   });
-  const as = await authorizationServerOf(prm, canonicalUri, discovery);
+  try {
+    return await signInAt(options, target);
+  } catch (error) {
+    // Nothing said this server has OAuth endpoints: when one is missing, say that rather than how it answered.
+    const missing =
+      error instanceof TokenEndpointError &&
+      (error.status === 404 || error.status === 405 || error.code === "invalid_response");
+    if (!target.defaultEndpoints || !missing) throw error;
+    throw new McpAuthError(
+      "metadata_not_found",
+      `The MCP server ${displayMcpServerUrl(canonicalUri)} publishes no OAuth metadata (no RFC 9728 protected resource metadata, no RFC 8414 metadata at its origin), and signing in at the 2025-03-26 default endpoints (/authorize, /token, /register) failed too. Check the server's URL, or ask its operator how to sign in.`,
+      { cause: error },
+    );
+  }
+}
+
+async function signInAt(
+  options: SignInOptions,
+  target: McpAuthorizationTarget,
+): Promise<CredentialRecord> {
+  const { as } = target;
   const method = signInMethodFor(options, as);
   const { client, kind } = await clientForServer(options, as, method);
   try {
-    return await signInAs(options, prm, as, method, client);
+    return await signInAs(options, target, method, client);
   } catch (error) {
     // A stored registration the server no longer knows (its storage was reset, the client was deleted) fails at
     // the device authorization or token endpoint: forget it and register once again. At the authorization endpoint
@@ -134,26 +119,28 @@ export async function signInToMcpServer(options: SignInOptions): Promise<Credent
       throw error;
     await forgetDynamicClient(options, as, method, client.clientId);
     const again = await clientForServer(options, as, method);
-    return signInAs(options, prm, as, method, again.client);
+    return signInAs(options, target, method, again.client);
   }
 }
 
 async function signInAs(
   options: SignInOptions,
-  prm: ProtectedResourceMetadata,
-  as: AuthorizationServer,
+  target: McpAuthorizationTarget,
   method: SignInMethod,
   client: OAuthClient,
 ): Promise<CredentialRecord> {
-  const { canonicalUri, hints, discovery } = options;
+  const { canonicalUri, hints } = options;
+  const { as } = target;
   const common = {
-    issuer: as.issuer,
+    // The checked metadata itself, not the issuer to discover again: a 2025-03-26 server's default endpoints
+    // exist nowhere else, and what was checked is what is used.
+    as,
     client,
     store: options.store,
-    scope: scopesFor(hints, prm, as),
-    resource: canonicalUri,
+    // "" (not undefined, which would mean login()'s default OIDC scopes) leaves `scope` out of the requests.
+    scope: scopesFor(hints, target.prm, as),
+    resource: target.resource,
     subject: options.subject,
-    discovery,
   };
   if (method === "device") {
     const onDeviceCode = options.onDeviceCode as NonNullable<SignInOptions["onDeviceCode"]>;
@@ -164,7 +151,24 @@ async function signInAs(
         ...common,
         flow: "device",
         signal: options.signal ? AbortSignal.any([timeout, options.signal]) : timeout,
-        onDevicePrompt: (prompt) => onDeviceCode(prompt),
+        onDevicePrompt: (prompt) => {
+          // The person types the code only on the authorization server's own origin (RFC 8628 §5.4).
+          assertVerificationOnIssuer(
+            as,
+            prompt.verificationUri,
+            canonicalUri,
+            options.crossOriginEndpoints,
+          );
+          if (prompt.verificationUriComplete) {
+            assertVerificationOnIssuer(
+              as,
+              prompt.verificationUriComplete,
+              canonicalUri,
+              options.crossOriginEndpoints,
+            );
+          }
+          return onDeviceCode(prompt);
+        },
       });
     } catch (error) {
       if (!(error instanceof CancelledError && timeout.aborted && !options.signal?.aborted))

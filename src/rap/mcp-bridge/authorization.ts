@@ -4,15 +4,14 @@
  * names (RFC 8414 / OIDC discovery, exact issuer match, PKCE S256 required), and the tool's client there: the
  * operator's pre-registered one, else RFC 7591 dynamic registration with the TOOL's own redirect URI (its OAuth
  * callback endpoint). The result is an `OAuthProviderConfig` for the tool kit, with `resource` = the MCP server's
- * canonical URI, so the authorization request, the code exchange and every refresh name it (RFC 8707).
+ * canonical URI (or the covering resource its metadata names), so the authorization request, the code exchange and
+ * every refresh name it (RFC 8707).
  */
 
-import { discoverServerMetadata, scopesFor } from "../../mcp/client/index.ts";
+import { discoverMcpAuthorization, scopesFor } from "../../mcp/client/index.ts";
 import {
   type AuthorizationServer,
-  assertPkceS256,
   type DiscoveryOptions,
-  discoverAuthorizationServer,
   type OAuthClient,
   type ProtectedResourceMetadata,
   type RegistrationMetadata,
@@ -48,6 +47,8 @@ export interface McpAuthorization {
 export interface DiscoveredMcpServer {
   prm: ProtectedResourceMetadata;
   as: AuthorizationServer;
+  /** The RFC 8707 resource the metadata names: the server's URL, or its origin or a path prefix of it. */
+  resource: string;
 }
 
 export async function discoverMcpServer(
@@ -55,12 +56,11 @@ export async function discoverMcpServer(
   discovery?: DiscoveryOptions,
 ): Promise<DiscoveredMcpServer> {
   try {
-    const prm = await discoverServerMetadata(canonicalUri, {}, discovery);
-    const issuer = prm.authorization_servers?.[0];
-    if (!issuer) throw new Error("the protected resource metadata names no authorization server");
-    const as = await discoverAuthorizationServer(issuer, discovery);
-    assertPkceS256(as);
-    return { prm, as };
+    // The MCP client's discovery and checks (exact issuer, PKCE S256, endpoints on the issuer's origin); a server
+    // without RFC 9728 metadata is not bridged: the tool kit finds the authorization server by its issuer.
+    const target = await discoverMcpAuthorization(canonicalUri, {}, discovery);
+    if (!target.prm) throw new Error("the MCP server publishes no protected resource metadata");
+    return { prm: target.prm, as: target.as, resource: target.resource };
   } catch (error) {
     throw new McpBridgeError(
       "mcp_discovery_failed",
@@ -75,7 +75,7 @@ export async function discoverMcpServer(
  * after the tool list was read, so a bridge that cannot start leaves no registration behind).
  */
 export async function mcpProvider(
-  { prm, as }: DiscoveredMcpServer,
+  { prm, as, resource }: DiscoveredMcpServer,
   options: McpAuthorizationOptions,
 ): Promise<McpAuthorization> {
   const { canonicalUri, discovery } = options;
@@ -122,7 +122,7 @@ export async function mcpProvider(
       issuer: as.issuer,
       client,
       scope: options.scope ?? (scopesFor({}, prm, as) || undefined),
-      resource: canonicalUri,
+      resource,
       displayName: options.displayName,
     },
     registered,

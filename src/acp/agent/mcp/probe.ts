@@ -57,10 +57,17 @@ export async function probeMcpServer(
     }
     if (response.status !== 401) return { state: "not_required" };
     const hints = readUnauthorized(response.headers.get("www-authenticate"), url);
-    const prm = await discoverServerMetadata(server.url, hints, {
-      cache: new MetadataCache(),
-      signal,
-    });
+    let prm: Awaited<ReturnType<typeof discoverServerMetadata>>;
+    try {
+      prm = await discoverServerMetadata(server.url, hints, { cache: new MetadataCache(), signal });
+    } catch (error) {
+      // No metadata anywhere and none named: a 2025-03-26 server, signed in to at its own origin (discovery.ts).
+      const code = (error as { code?: unknown }).code;
+      if (code === "metadata_not_found" && !hints.resourceMetadataUrl) {
+        return { state: "needs_sign_in", scopes: hints.scope ?? [] };
+      }
+      throw error;
+    }
     if (!prm.authorization_servers?.[0]) {
       return failed(
         new McpServerAuthError(
