@@ -11,6 +11,8 @@ import { type RequestPolicy, requestOptions, sleep } from "./http.ts";
 import { type TokenSet, toTokenSet } from "./tokens.ts";
 
 export interface DevicePrompt {
+  /** The authorization server asking: name its host to the person (RFC 8628 §5.4), so a page elsewhere stands out. */
+  issuer: string;
   verificationUri: string;
   verificationUriComplete?: string;
   userCode: string;
@@ -68,6 +70,7 @@ export async function deviceLogin(options: DeviceLoginOptions): Promise<TokenSet
     throw toOAuthError(error, "device authorization request");
   }
   await options.onPrompt({
+    issuer: as.issuer,
     verificationUri: device.verification_uri,
     verificationUriComplete: device.verification_uri_complete,
     userCode: device.user_code,

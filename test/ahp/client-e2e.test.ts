@@ -107,7 +107,7 @@ test(
     assert.equal(visited.size, 1, stderr);
     assert.match(
       stderr,
-      /To sign in for Alpha API \(https:\/\/alpha\.example\.test\/\) and Beta API, open/,
+      /To sign in for Alpha API \(https:\/\/alpha\.example\.test\/\) and Beta API \(authorization server 127\.0\.0\.1:\d+\), open/,
     );
     assert.doesNotMatch(stdout + stderr, /eyJ[\w-]+\.[\w-]+\./, "no JWT on any stream");
 

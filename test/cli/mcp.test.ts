@@ -256,6 +256,11 @@ test("[CLI-mcp-login-device] --device signs in with the device flow (RFC 8628): 
   const userCode = new URL(complete).searchParams.get("user_code");
   assert.ok(login.output().stderr.includes(`and enter the code\n\n  ${userCode}\n`));
   assert.ok(!login.output().stderr.includes("Open this URL in your browser"), "no browser flow");
+  // RFC 8628 §5.4: the prompt names the authorization server's host.
+  assert.match(
+    login.output().stderr,
+    /To sign in to .* \(authorization server 127\.0\.0\.1:\d+\), open/,
+  );
   await (await fetch(complete)).arrayBuffer();
   const result = await login.exited;
   assert.equal(result.code, 0, result.stderr);

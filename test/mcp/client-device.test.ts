@@ -66,9 +66,11 @@ test("[MCP-client-device] a host with only onDeviceCode signs in with the device
   assert.equal(someone.prompts.length, 1);
   const prompt = someone.prompts[0];
   assert.ok(prompt);
-  // What the person needs, and nothing more: the device code stays inside the engine.
+  // What the person needs (and which authorization server asks, RFC 8628 §5.4), and nothing more: the device code
+  // stays inside the engine.
   assert.deepEqual(Object.keys(prompt).sort(), [
     "expiresInSeconds",
+    "issuer",
     "userCode",
     "verificationUri",
     "verificationUriComplete",

@@ -20,6 +20,8 @@ export interface RewritingProxy {
 export async function rewritingProxy(
   target: string,
   rewrites: Record<string, JsonRewrite>,
+  /** Rewrites a redirect's `Location` (to play a server that sends no RFC 9207 `iss`, say). */
+  location?: (url: URL) => URL,
 ): Promise<RewritingProxy> {
   const upstream = new URL(target);
   const state: RewritingProxy = { origin: "", paths: [], close: async () => {} };
@@ -49,6 +51,7 @@ export async function rewritingProxy(
       if (!["content-length", "content-encoding", "transfer-encoding"].includes(name))
         out[name] = value;
     });
+    if (location && out.location) out.location = location(new URL(out.location, upstream)).href;
     res.writeHead(answer.status, out).end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -215,10 +215,13 @@ function showDevicePrompt(io: CliIo, prompt: DevicePrompt, what: string): void {
   const uri = peerUrl(prompt.verificationUri);
   const complete = peerUrl(prompt.verificationUriComplete);
   const code = peerText(prompt.userCode, { max: 64 });
+  // RFC 8628 §5.4: name the authorization server, so a page on another host stands out.
+  const host = URL.parse(prompt.issuer)?.host;
+  const at = host ? ` (authorization server ${peerText(host, { max: 200 })})` : "";
   io.stderr(
     (uri
-      ? `To sign in for ${what}, open\n\n  ${uri}\n\nand enter the code\n\n  ${code}\n\n`
-      : `To sign in for ${what}, the authorization server sent an unusable verification URL; enter the code\n\n  ${code}\n\nat its device sign-in page.\n`) +
+      ? `To sign in for ${what}${at}, open\n\n  ${uri}\n\nand enter the code\n\n  ${code}\n\n`
+      : `To sign in for ${what}${at}, the authorization server sent an unusable verification URL; enter the code\n\n  ${code}\n\nat its device sign-in page.\n`) +
       (complete ? `(or open ${complete} directly)\n` : "") +
       `The code expires in ${minutes} minute${minutes === 1 ? "" : "s"}.\n`,
   );

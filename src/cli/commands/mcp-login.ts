@@ -135,8 +135,10 @@ function showDevicePrompt(io: CliIo, shown: string, prompt: DevicePrompt): void 
   }
   const complete = peerUrl(prompt.verificationUriComplete);
   const minutes = Math.round(prompt.expiresInSeconds / 60);
+  // RFC 8628 §5.4: name the authorization server, so a page on another host stands out.
+  const host = URL.parse(prompt.issuer)?.host;
   io.stderr(
-    `To sign in to ${shown}, open\n\n  ${uri}\n\nand enter the code\n\n  ${peerText(prompt.userCode, { max: 64 })}\n\n` +
+    `To sign in to ${shown}${host ? ` (authorization server ${peerText(host, { max: 200 })})` : ""}, open\n\n  ${uri}\n\nand enter the code\n\n  ${peerText(prompt.userCode, { max: 64 })}\n\n` +
       (complete ? `(or open ${complete} directly)\n` : "") +
       `The code expires in ${minutes} minute${minutes === 1 ? "" : "s"}.\n`,
   );
