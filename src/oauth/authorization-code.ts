@@ -7,6 +7,7 @@ import * as oauth from "oauth4webapi";
 import { Secret } from "../core/secret.ts";
 import { clientParts, type OAuthClient } from "./client.ts";
 import { type AuthorizationServer, assertPkceS256 } from "./discovery.ts";
+import { type DpopHandle, withDpopNonce } from "./dpop.ts";
 import { AuthorizationResponseError, quote, toOAuthError } from "./errors.ts";
 import { type RequestPolicy, requestOptions } from "./http.ts";
 import type { PendingStore } from "./pending.ts";
@@ -103,6 +104,8 @@ export interface CompleteAuthorizationOptions extends RequestPolicy {
   /** The full redirect the browser landed on, or its query parameters. */
   callback: URL | URLSearchParams;
   pending: PendingStore<PendingAuthorization>;
+  /** Ask for DPoP-bound tokens (RFC 9449 §5), proving this key at the token endpoint. */
+  dpop?: DpopHandle;
 }
 
 /**
@@ -129,21 +132,24 @@ export async function completeAuthorization(
     throw authResponseFailure(error);
   }
   try {
-    const response = await oauth.authorizationCodeGrantRequest(
-      as,
-      client,
-      auth,
-      validated,
-      pending.redirectUri,
-      pending.codeVerifier.reveal(),
-      {
-        ...requestOptions(as.token_endpoint ?? as.issuer, options, as),
-        additionalParameters: pending.resource ? { resource: pending.resource } : undefined,
-      },
-    );
-    const tokens = await oauth.processAuthorizationCodeResponse(as, client, response, {
-      expectedNonce: pending.nonce ?? oauth.expectNoNonce,
-      requireIdToken: pending.nonce !== undefined,
+    const tokens = await withDpopNonce(options.dpop, async () => {
+      const response = await oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        auth,
+        validated,
+        pending.redirectUri,
+        pending.codeVerifier.reveal(),
+        {
+          ...requestOptions(as.token_endpoint ?? as.issuer, options, as),
+          additionalParameters: pending.resource ? { resource: pending.resource } : undefined,
+          DPoP: options.dpop,
+        },
+      );
+      return oauth.processAuthorizationCodeResponse(as, client, response, {
+        expectedNonce: pending.nonce ?? oauth.expectNoNonce,
+        requireIdToken: pending.nonce !== undefined,
+      });
     });
     return toTokenSet(tokens, pending.scope);
   } catch (error) {

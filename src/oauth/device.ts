@@ -6,6 +6,7 @@
 import * as oauth from "oauth4webapi";
 import { clientParts, type OAuthClient } from "./client.ts";
 import type { AuthorizationServer } from "./discovery.ts";
+import { type DpopHandle, withDpopNonce } from "./dpop.ts";
 import { CancelledError, DeviceFlowError, toOAuthError } from "./errors.ts";
 import { type RequestPolicy, requestOptions, sleep } from "./http.ts";
 import { type TokenSet, toTokenSet } from "./tokens.ts";
@@ -33,6 +34,8 @@ export interface DeviceLoginOptions extends RequestPolicy {
   onPrompt(prompt: DevicePrompt): void | Promise<void>;
   /** Called after each poll, for spinners and tests. */
   onPoll?(event: { result: "pending" | "slow_down"; intervalSeconds: number }): void;
+  /** Ask for DPoP-bound tokens (RFC 9449 §5), proving this key at the token endpoint. */
+  dpop?: DpopHandle;
 }
 
 /** RFC 8628 §3.2: when the server gives no interval, clients MUST use 5 seconds. */
@@ -88,11 +91,15 @@ export async function deviceLogin(options: DeviceLoginOptions): Promise<TokenSet
     }
     if (Date.now() >= deadline) throw expired();
     try {
-      const response = await oauth.deviceCodeGrantRequest(as, client, auth, device.device_code, {
-        ...requestOptions(tokenEndpoint, options, as),
-        additionalParameters: options.resource ? { resource: options.resource } : undefined,
+      const tokens = await withDpopNonce(options.dpop, async () => {
+        const response = await oauth.deviceCodeGrantRequest(as, client, auth, device.device_code, {
+          ...requestOptions(tokenEndpoint, options, as),
+          additionalParameters: options.resource ? { resource: options.resource } : undefined,
+          DPoP: options.dpop,
+        });
+        return oauth.processDeviceCodeResponse(as, client, response);
       });
-      return toTokenSet(await oauth.processDeviceCodeResponse(as, client, response), options.scope);
+      return toTokenSet(tokens, options.scope);
     } catch (error) {
       if (error instanceof oauth.ResponseBodyError) {
         if (error.error === "authorization_pending") {

@@ -24,7 +24,13 @@ export {
   findBearerChallenge,
   parseWwwAuthenticate,
 } from "./challenge.ts";
-export { clientParts, type OAuthClient } from "./client.ts";
+export {
+  type ClientAuthMethod,
+  clientParts,
+  clientSecretBasic,
+  type OAuthClient,
+} from "./client.ts";
+export { type ClientCredentialsOptions, clientCredentialsGrant } from "./client-credentials.ts";
 export { type DeviceLoginOptions, type DevicePrompt, deviceLogin } from "./device.ts";
 export {
   type AuthorizationServer,
@@ -38,6 +44,14 @@ export {
   type ProtectedResourceMetadata,
   pkceUndocumented,
 } from "./discovery.ts";
+export {
+  DPOP_ALGORITHM,
+  type DpopHandle,
+  dpopHandle,
+  generateDpopKey,
+  supportsDpop,
+  withDpopNonce,
+} from "./dpop.ts";
 export {
   AuthorizationResponseError,
   CancelledError,
@@ -56,6 +70,7 @@ export {
   requestOptions,
   serverFetch,
 } from "./http.ts";
+export { JWT_BEARER_GRANT, type JwtBearerOptions, jwtBearerGrant } from "./jwt-bearer.ts";
 export {
   DEFAULT_LOGIN_SCOPE,
   type LoginOptions,
@@ -118,6 +133,14 @@ export {
   revokeTokens,
 } from "./revoke.ts";
 export { clientOf, providerOf } from "./stored-provider.ts";
+export {
+  type ExchangedToken,
+  ID_JAG_TOKEN_TYPE,
+  ID_TOKEN_TYPE,
+  TOKEN_EXCHANGE_GRANT,
+  type TokenExchangeOptions,
+  tokenExchange,
+} from "./token-exchange.ts";
 export { accountFromClaims, credentialFromTokens, type TokenSet, toTokenSet } from "./tokens.ts";
 export {
   createTokenVerifier,

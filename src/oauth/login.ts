@@ -5,6 +5,7 @@
 
 import { AgentAuthError } from "../core/errors.ts";
 import { type Logger, silentLogger } from "../core/log.ts";
+import type { Secret } from "../core/secret.ts";
 import type { AccountInfo, CredentialRecord, CredentialStore } from "../vault/types.ts";
 import {
   completeAuthorization,
@@ -18,6 +19,7 @@ import {
   type DiscoveryOptions,
   discoverAuthorizationServer,
 } from "./discovery.ts";
+import { dpopHandle, generateDpopKey } from "./dpop.ts";
 import { DeviceFlowError, LoginRequiredError } from "./errors.ts";
 import type { RequestPolicy } from "./http.ts";
 import { listenOnLoopback } from "./loopback.ts";
@@ -58,6 +60,8 @@ export interface LoginOptions {
   timeoutMs?: number;
   discovery?: DiscoveryOptions;
   logger?: Logger;
+  /** Ask for DPoP-bound tokens (RFC 9449) with a new key, kept sealed with them when the server binds them. */
+  dpop?: boolean;
 }
 
 export async function login(options: LoginOptions): Promise<CredentialRecord> {
@@ -86,9 +90,12 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
   // A provider without RFC 8707 support gets no `resource` (Entra refuses it); the record is still keyed by it.
   const sends = provider?.resourceIndicators !== false;
   const resource = sends ? options.resource : undefined;
+  const dpopKey = options.dpop ? await generateDpopKey() : undefined;
+  const dpop = dpopKey ? await dpopHandle(dpopKey) : undefined;
   let tokens: TokenSet;
   if (options.flow === "device") {
     tokens = await deviceLogin({
+      dpop,
       as,
       client,
       scope,
@@ -123,7 +130,13 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
       });
       callback.catch(() => {});
       await options.openUrl?.(started.url);
-      tokens = await completeAuthorization({ as, client, callback: await callback, pending });
+      tokens = await completeAuthorization({
+        as,
+        client,
+        callback: await callback,
+        pending,
+        dpop,
+      });
     } finally {
       await listener.close();
     }
@@ -137,6 +150,7 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
     resource: options.resource,
     store: options.store,
     log,
+    dpopKey,
   });
   log.info("oauth.login", {
     issuer: record.issuer,
@@ -162,6 +176,8 @@ export async function storeSignIn(options: {
   resource?: string;
   store: CredentialStore;
   log: Logger;
+  /** The DPoP key the tokens were asked for with (kept only when the server bound them, RFC 9449 §5). */
+  dpopKey?: Secret;
 }): Promise<CredentialRecord> {
   const { tokens, as, client, provider, log } = options;
   let account = provider ? await readAccount(provider, tokens, log) : undefined;
@@ -186,7 +202,7 @@ export async function storeSignIn(options: {
       resource: options.resource ?? "",
       clientId: client.clientId,
     },
-    { provider: provider?.ref, clientSecret: client.clientSecret },
+    { provider: provider?.ref, clientSecret: client.clientSecret, dpopKey: options.dpopKey },
   );
   if (account) input.account = mergeAccount(input.account, account);
   return options.store.put(input);

@@ -20,6 +20,7 @@ import type {
 } from "../vault/types.ts";
 import { clientParts, type OAuthClient } from "./client.ts";
 import { type DiscoveryOptions, discoverAuthorizationServer } from "./discovery.ts";
+import { dpopHandle, withDpopNonce } from "./dpop.ts";
 import { DiscoveryError, LoginRequiredError, TokenEndpointError, toOAuthError } from "./errors.ts";
 import { requestOptions, sleep } from "./http.ts";
 import type { ProviderResolver } from "./provider.ts";
@@ -290,17 +291,22 @@ export class TokenRefresher {
       resource = undefined;
     }
     const { client, auth } = clientParts(provider?.client ?? clientOf(record, given));
-    const request = await oauth.refreshTokenGrantRequest(
-      as,
-      client,
-      auth,
-      (record.tokens.refreshToken as Secret).reveal(),
-      {
-        ...requestOptions(as.token_endpoint ?? as.issuer, {}, as),
-        additionalParameters: resource ? { resource } : undefined,
-      },
-    );
-    return oauth.processRefreshTokenResponse(as, client, request);
+    // RFC 9449 §5: tokens bound to a key are refreshed with a proof of that key, or a public client's refresh fails.
+    const dpop = record.tokens.dpopKey ? await dpopHandle(record.tokens.dpopKey) : undefined;
+    return withDpopNonce(dpop, async () => {
+      const request = await oauth.refreshTokenGrantRequest(
+        as,
+        client,
+        auth,
+        (record.tokens.refreshToken as Secret).reveal(),
+        {
+          ...requestOptions(as.token_endpoint ?? as.issuer, {}, as),
+          additionalParameters: resource ? { resource } : undefined,
+          DPoP: dpop,
+        },
+      );
+      return oauth.processRefreshTokenResponse(as, client, request);
+    });
   }
 
   async #refresh(
@@ -351,6 +357,8 @@ export class TokenRefresher {
         idToken: secret(response.id_token) ?? record.tokens.idToken,
         tokenType: response.token_type,
         ...(record.tokens.clientSecret ? { clientSecret: record.tokens.clientSecret } : {}),
+        // The new tokens are bound to the key the refresh proved (RFC 9449 §5).
+        ...(record.tokens.dpopKey ? { dpopKey: record.tokens.dpopKey } : {}),
       },
       expiresAt: expiresAtOf(response),
       scopes: scopesOf(response, record.scopes),

@@ -90,7 +90,7 @@ function withoutTokens(value: unknown, depth = 0): unknown {
 export function credentialFromTokens(
   tokens: TokenSet,
   key: { subject: string; issuer: string; resource: string; clientId: string },
-  registration: { provider?: ProviderRef; clientSecret?: Secret } = {},
+  registration: { provider?: ProviderRef; clientSecret?: Secret; dpopKey?: Secret } = {},
 ): CredentialInput {
   return {
     ...key,
@@ -101,6 +101,10 @@ export function credentialFromTokens(
       idToken: tokens.idToken,
       tokenType: tokens.tokenType,
       ...(registration.clientSecret ? { clientSecret: registration.clientSecret } : {}),
+      // Kept only when the server bound the tokens to it (`token_type` DPoP, RFC 9449 §5).
+      ...(registration.dpopKey && tokens.tokenType.toLowerCase() === "dpop"
+        ? { dpopKey: registration.dpopKey }
+        : {}),
     },
     expiresAt: tokens.expiresAt,
     scopes: tokens.scopes,

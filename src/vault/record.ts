@@ -77,7 +77,13 @@ export function validateInput(input: CredentialInput): void {
   }
   const tokens = input.tokens;
   if (typeof tokens !== "object" || tokens === null) fail("tokens must be an object");
-  for (const field of ["accessToken", "refreshToken", "idToken", "clientSecret"] as const) {
+  for (const field of [
+    "accessToken",
+    "refreshToken",
+    "idToken",
+    "clientSecret",
+    "dpopKey",
+  ] as const) {
     const value = tokens[field];
     // A plain string here would be stored fine but printed in the clear by whoever holds the record.
     if (value !== undefined && !(value instanceof Secret)) fail(`tokens.${field} must be a Secret`);
@@ -150,6 +156,7 @@ export function cleanTokens(tokens: CredentialTokens): CredentialTokens {
   if (tokens.idToken) out.idToken = tokens.idToken;
   if (tokens.tokenType !== undefined) out.tokenType = tokens.tokenType;
   if (tokens.clientSecret) out.clientSecret = tokens.clientSecret;
+  if (tokens.dpopKey) out.dpopKey = tokens.dpopKey;
   return out;
 }
 

@@ -28,6 +28,7 @@ interface Payload {
   idToken?: string;
   tokenType?: string;
   clientSecret?: string;
+  dpopKey?: string;
 }
 
 /** What the AEAD binds the sealed tokens to: the record key, and its provider reference when it has one. */
@@ -41,6 +42,7 @@ export function sealTokens(keyring: Keyring, key: SealKey, tokens: CredentialTok
     idToken: tokens.idToken?.reveal(),
     tokenType: tokens.tokenType,
     clientSecret: tokens.clientSecret?.reveal(),
+    dpopKey: tokens.dpopKey?.reveal(),
   };
   const nonce = randomBytes(NONCE_BYTES);
   const cipher = createCipheriv("aes-256-gcm", cek, nonce, { authTagLength: TAG_BYTES });
@@ -134,6 +136,7 @@ function parsePayload(plaintext: string, corrupt: (why: string) => Error): Crede
     "idToken",
     "tokenType",
     "clientSecret",
+    "dpopKey",
   ] as const) {
     const value = p[field];
     if (value === undefined) continue;

@@ -23,6 +23,11 @@ export interface CredentialTokens {
    * later refresh, revocation or `agentauth token` needs no flags.
    */
   clientSecret?: Secret;
+  /**
+   * The RFC 9449 DPoP private key (a JWK, as JSON) the access and refresh tokens are bound to: sealed like a token,
+   * since whoever holds it can use them.
+   */
+  dpopKey?: Secret;
 }
 
 /**
