@@ -95,6 +95,11 @@ export interface OAuthProviderConfig {
 export interface PendingCallAuthorization {
   authorization: PendingAuthorization;
   call: PendingCall;
+  /**
+   * Hex SHA-256 of the cookie Continue gives the consenting browser (browser-binding.ts): the redirect is refused
+   * from any browser that does not send it. Absent only in entries written before it existed, which are refused.
+   */
+  browser?: string;
 }
 
 /** Everything needed to run the call again once the person has authorized. */

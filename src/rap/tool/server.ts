@@ -17,7 +17,12 @@ import { hostRefusal, InvocationGate, loopbackHosts, signedHosts } from "./guard
 import { json } from "./http-reply.ts";
 import { createIntake } from "./intake.ts";
 import { secureCallbackUrl } from "./invocation.ts";
-import { ConsentLinks, createOAuthEndpoints, OAUTH_START_PATH } from "./oauth-endpoints.ts";
+import {
+  ConsentLinks,
+  createOAuthEndpoints,
+  OAUTH_CALLBACK_PATH,
+  OAUTH_START_PATH,
+} from "./oauth-endpoints.ts";
 import { ProviderAuth } from "./oauth-flow.ts";
 import type { ToolServerOptions } from "./options.ts";
 import { OutboxPump } from "./outbox-pump.ts";
@@ -30,8 +35,7 @@ import type { ConsentStore } from "./state.ts";
 import { buildToolset, compileOperations } from "./toolset.ts";
 import { WorkQueue } from "./work-queue.ts";
 
-export { INVOKE_PATH };
-export const OAUTH_CALLBACK_PATH = "/oauth/callback";
+export { INVOKE_PATH, OAUTH_CALLBACK_PATH };
 export const DEFAULT_AUTHORIZATION_TIMEOUT_MS = 10 * 60_000;
 
 export interface ToolServer {
@@ -147,7 +151,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
       : undefined,
     stopped: stopping.signal,
     // auth_url leads to the tool's consent page first (issue 8 §1.2), not straight to the provider.
-    consentLink: async (call, provider, authorizationUrl) => {
+    consentLink: async (call, provider, authorizationUrl, browserSecret) => {
       const described = auth?.describe(provider);
       const id = await consents.create({
         toolName: options.toolset.name,
@@ -165,6 +169,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
         userId: call.spec.userId ?? "",
         authorizationUrl,
         state: authorizationUrl.searchParams.get("state") ?? "",
+        browserBinding: browserSecret,
         groupId: call.spec.groupId,
         id: call.spec.id,
         attempt: call.attempt,
@@ -257,7 +262,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
         if (allow("POST")) await cancel(req, res, false);
         return;
       case OAUTH_CALLBACK_PATH:
-        if (endpoints && url && allow("GET")) return endpoints.redirect(url, res);
+        if (endpoints && url && allow("GET")) return endpoints.redirect(req, url, res);
         break;
       case OAUTH_START_PATH:
         if (endpoints && url && allow("GET,POST")) {
