@@ -28,6 +28,7 @@ import type { ToolServerOptions } from "./options.ts";
 import { OutboxPump } from "./outbox-pump.ts";
 import { PendingAuthorizations } from "./pending-calls.ts";
 import { toolProviders } from "./providers.ts";
+import { memoryReplayLedger } from "./replay-ledger.ts";
 import { createRetryPool, DEFAULT_MAX_PENDING_DELIVERIES } from "./retry-pool.ts";
 import { CallRunner } from "./runner.ts";
 import { createRuntimeRequests, INVOKE_PATH } from "./runtime-requests.ts";
@@ -202,7 +203,17 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
       })
     : undefined;
   const callbackUrlAllowed = options.callbackUrlAllowed ?? secureCallbackUrl;
-  const gate = options.invocationAuth ? new InvocationGate(options.invocationAuth) : undefined;
+  // Accepted HMAC signatures: durable where the tool's state is (issue 20 §1.3), else this process's memory.
+  const replay = options.replay ?? state?.replay ?? memoryReplayLedger();
+  if (options.invocationAuth?.scheme === "hmac-sha256" && !replay.durable) {
+    logger.warn("rap.tool.replay_in_memory", {
+      why: "a signed request captured before a restart, or sent to another instance, would be accepted again there",
+      fix: "pass `replay: openSqliteReplayLedger(path)` or a shared `state`",
+    });
+  }
+  const gate = options.invocationAuth
+    ? new InvocationGate(options.invocationAuth, replay, logger)
+    : undefined;
   // Set by listen() on loopback; `allowedHosts` alone turns the check on for any other server.
   let hosts: Set<string> | undefined = options.allowedHosts
     ? new Set(options.allowedHosts.map((h) => h.toLowerCase()))
