@@ -168,7 +168,7 @@ export class PostgresLeases {
    */
   async #takeFromHung(db: Database, session: Session, name: string, key: string): Promise<boolean> {
     const row = (await db.query(LEASE_SQL.get, [name, this.#now()]))[0];
-    if (!row || row.live !== false || typeof row.holder_pid !== "number") return false;
+    if (row?.live !== false || typeof row.holder_pid !== "number") return false;
     let terminated: Record<string, unknown>[];
     try {
       terminated = await db.query(LEASE_SQL.terminateHolder, [key, row.holder_pid]);
