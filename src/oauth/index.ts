@@ -118,6 +118,7 @@ export {
   revokeTokens,
 } from "./revoke.ts";
 export { clientOf, providerOf } from "./stored-provider.ts";
+export { assertUsableSubject, ReservedSubjectError } from "./subject.ts";
 export { accountFromClaims, credentialFromTokens, type TokenSet, toTokenSet } from "./tokens.ts";
 export {
   createTokenVerifier,
