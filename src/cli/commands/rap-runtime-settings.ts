@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { AgentAuthError } from "../../core/errors.ts";
 import { writeSecretFileSync } from "../../core/secret-file.ts";
+import { jsonLine } from "../io.ts";
 
 export const RuntimeSettingsSchema = z.object({
   port: z.number().int().min(1).max(65535).optional(),
@@ -57,7 +58,7 @@ export function readSettings(path: string): RuntimeSettings {
 /** Owner-only, written to a temporary file and renamed: a crash mid-write never leaves half a file. */
 export function writeSettings(path: string, settings: RuntimeSettings): void {
   try {
-    writeSecretFileSync(path, `${JSON.stringify(settings)}\n`);
+    writeSecretFileSync(path, jsonLine(settings));
   } catch (error) {
     throw new RuntimeSettingsError(
       "rap_runtime_settings_io",

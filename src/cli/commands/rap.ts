@@ -22,7 +22,7 @@ import {
 } from "../../rap/tool/index.ts";
 import { loadKeyring, openVault } from "../../vault/index.ts";
 import { parseFlags } from "../flags.ts";
-import { type CliIo, EXIT, UsageError } from "../io.ts";
+import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 import { parseInteger } from "./idp.ts";
 import { INSPECT_HELP, inspectCommand } from "./rap-inspect.ts";
@@ -151,7 +151,7 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
   // Listen for the end before saying ready: whoever reads the ready line may stop us at once.
   const terminated = untilTerminated();
   io.stdout(
-    `${JSON.stringify({
+    jsonLine({
       event: "ready",
       url: tool.url,
       api: tool.api.url,
@@ -161,7 +161,7 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
       ...(invocationAuth?.scheme === "hmac-sha256"
         ? { replayLedger: state ? state.label : replay?.label }
         : {}),
-    })}\n`,
+    }),
   );
   await terminated;
   await tool.close();
