@@ -8,6 +8,7 @@
 import { type Logger, silentLogger } from "../core/log.ts";
 import {
   type AuthorizationServer,
+  assertUsableSubject,
   completeAuthorization,
   DEFAULT_LOGIN_SCOPE,
   discoverAuthorizationServer,
@@ -73,6 +74,8 @@ export class Connector {
 
   /** The authorization URL for `targetId`; the page opens it. `binding`: the starting browser's Connect cookie. */
   async start(targetId: string, binding: string, subject?: string): Promise<URL> {
+    // agentauth's own namespace, refused as `login` and the MCP client refuse it (a 400 invalid_subject).
+    assertUsableSubject(subject);
     const target = this.#target(targetId);
     const { as, client, provider } = await this.#reach(target);
     const sends = provider?.resourceIndicators !== false;

@@ -21,6 +21,7 @@ import { CONSOLE_CLIENT_ID, EXAMPLE_TOOL_CLIENT_ID, startIdp } from "../idp/inde
 import { startExampleTool } from "../rap/example/index.ts";
 import { DEFAULT_INVOCATION_SECRET_FILE, loadInvocationSecret } from "../rap/invocation-auth.ts";
 import { createRuntime, DB_FILE, type RapRuntime } from "../rap/runtime/index.ts";
+import { DEFAULT_REPLAY_LEDGER_FILE, openSqliteReplayLedger } from "../rap/tool/index.ts";
 import { openVault } from "../vault/index.ts";
 import type { CredentialStore } from "../vault/types.ts";
 import { prepareDataFolder } from "./data-folder.ts";
@@ -156,8 +157,9 @@ async function startOnce(options: DemoOptions): Promise<RunningDemo> {
     );
     closers.push({ step: "vault", close: () => store.close() });
 
-    // HMAC invocation auth (what `rap tool serve` defaults to), one secret file shared by the tool and the runtime.
-    const { tool, invocationAuth } = await step(
+    // HMAC invocation auth (what `rap tool serve` defaults to), one secret file shared by the tool and the runtime,
+    // and the tool's replay ledger in the folder too (a restarted demo still refuses a replayed invocation).
+    const { tool, invocationAuth, replay } = await step(
       "tool",
       async () => {
         const invocationAuth = {
@@ -166,20 +168,33 @@ async function startOnce(options: DemoOptions): Promise<RunningDemo> {
             create: true,
           }),
         };
-        const tool = await startExampleTool({
-          issuer: idp.issuer,
-          store,
-          port: ports.tool,
-          apiPort: ports.api,
-          clientId: EXAMPLE_TOOL_CLIENT_ID,
-          invocationAuth,
-          logger: logger.child({ component: "rap-tool" }),
-        });
-        return { tool, invocationAuth };
+        const replay = openSqliteReplayLedger(join(dataDir, DEFAULT_REPLAY_LEDGER_FILE));
+        try {
+          const tool = await startExampleTool({
+            issuer: idp.issuer,
+            store,
+            port: ports.tool,
+            apiPort: ports.api,
+            clientId: EXAMPLE_TOOL_CLIENT_ID,
+            invocationAuth,
+            replay,
+            logger: logger.child({ component: "rap-tool" }),
+          });
+          return { tool, invocationAuth, replay };
+        } catch (error) {
+          await replay.close();
+          throw error;
+        }
       },
       (value) => value.tool.url,
     );
-    closers.push({ step: "tool", close: () => tool.close() });
+    closers.push({
+      step: "tool",
+      close: async () => {
+        await tool.close();
+        await replay.close();
+      },
+    });
 
     const board = new PendingBoard();
     const activity = new ActivityLog();

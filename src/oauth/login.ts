@@ -25,6 +25,7 @@ import type { RequestPolicy } from "./http.ts";
 import { listenOnLoopback } from "./loopback.ts";
 import { MemoryPendingStore } from "./pending.ts";
 import type { Provider, ProviderAccount } from "./provider.ts";
+import { assertUsableSubject } from "./subject.ts";
 import { credentialFromTokens, type TokenSet } from "./tokens.ts";
 
 export const DEFAULT_LOGIN_SCOPE = "openid profile email offline_access";
@@ -73,6 +74,8 @@ export async function login(options: LoginOptions): Promise<CredentialRecord> {
       "login() needs either a provider, or an issuer (or its metadata) and a client",
     );
   }
+  // Before anything is sent: nobody should sign in only to be told the subject cannot be used.
+  assertUsableSubject(options.subject);
   if (
     provider &&
     !provider.flows.includes(options.flow === "device" ? "device" : "authorization_code")
@@ -180,6 +183,7 @@ export async function storeSignIn(options: {
   dpopKey?: Secret;
 }): Promise<CredentialRecord> {
   const { tokens, as, client, provider, log } = options;
+  assertUsableSubject(options.subject);
   let account = provider ? await readAccount(provider, tokens, log) : undefined;
   // Without an ID token the account API is the only source of a stable subject: one retry (a rate limit or a
   // blip), then refuse rather than file the credential under "default", where another account's login would

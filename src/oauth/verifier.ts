@@ -52,7 +52,10 @@ export interface TokenVerifierOptions {
   realm?: string;
   /** The RFC 9728 metadata URL, sent in every challenge (§5.1). */
   resourceMetadataUrl?: string;
-  /** Seconds of leeway for `exp`/`iat`/`nbf` (clock drift between us and the issuer). Default 5. */
+  /**
+   * Seconds of leeway for `exp`/`iat`/`nbf` (clock drift between us and the issuer). Default 5. A token whose `iat`
+   * is later than now plus this is refused (`invalid_token`), from a JWT or an introspection answer.
+   */
   clockToleranceSeconds?: number;
   discovery?: DiscoveryOptions;
 }
@@ -94,17 +97,18 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
 
   const verifyToken = async (token: Secret, requiredScopes = options.requiredScopes ?? []) => {
     as ??= await discoverAuthorizationServer(options.issuer, options.discovery);
+    const tolerance = options.clockToleranceSeconds ?? 5;
     const verified =
       options.method?.kind === "introspection"
-        ? await viaIntrospection(as, options.method.client, token, options.audience, fail)
-        : await viaJwt(
+        ? await viaIntrospection(
             as,
+            options.method.client,
             token,
             options.audience,
-            keySet,
-            options.clockToleranceSeconds ?? 5,
+            tolerance,
             fail,
-          );
+          )
+        : await viaJwt(as, token, options.audience, keySet, tolerance, fail);
     const missing = requiredScopes.filter((s) => !verified.scopes.includes(s));
     if (missing.length > 0) {
       throw fail(
@@ -241,6 +245,9 @@ async function viaJwt(
   } catch (error) {
     throw fail("invalid_token", describeJwtFailure(error), "invalid_token");
   }
+  // oauth4webapi requires `iat` but only checks `exp` and `nbf` against the clock.
+  if (issuedInFuture(claims.iat, tolerance))
+    throw fail("invalid_token", FUTURE_IAT, "invalid_token");
   return {
     subject: claims.sub,
     clientId: claims.client_id,
@@ -255,6 +262,7 @@ async function viaIntrospection(
   client: OAuthClient,
   token: Secret,
   audience: string,
+  tolerance: number,
   fail: Fail,
 ) {
   const result = await introspectToken({ as, client, token, tokenTypeHint: "access_token" });
@@ -271,6 +279,9 @@ async function viaIntrospection(
   if (typeof result.exp === "number" && result.exp * 1000 <= Date.now()) {
     throw fail("invalid_token", "The access token has expired.", "invalid_token");
   }
+  // RFC 7662 §2.2 makes `iat` optional; when given, it is held to the same rule as a JWT's.
+  if (issuedInFuture(result.iat, tolerance))
+    throw fail("invalid_token", FUTURE_IAT, "invalid_token");
   return {
     subject: result.sub,
     clientId: result.client_id,
@@ -278,6 +289,23 @@ async function viaIntrospection(
     expiresAt: typeof result.exp === "number" ? result.exp * 1000 : undefined,
     claims: { ...result },
   };
+}
+
+const FUTURE_IAT =
+  "The access token was issued in the future (its iat is later than the allowed clock skew); check the clocks of this server and of the authorization server.";
+
+/**
+ * Pure: is `iat` (seconds) later than now plus the clock skew we allow? Such a token was minted by an issuer whose
+ * clock is wrong, or ahead of time to be used later; either way it is not the fresh token it claims to be
+ * (RFC 9068 §4: validate `iat` like the other time claims; issue 20 §1.8). Absent or not a number: nothing to judge
+ * (a JWT without `iat` is already refused by oauth4webapi).
+ */
+export function issuedInFuture(
+  iat: unknown,
+  toleranceSeconds: number,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): boolean {
+  return typeof iat === "number" && Number.isFinite(iat) && iat > nowSeconds + toleranceSeconds;
 }
 
 /** Short, token-free reasons; the full validation error stays out of responses. */

@@ -117,26 +117,58 @@ export function invocationAuthHeaders(
   return { [TIMESTAMP_HEADER]: timestamp, [SIGNATURE_HEADER]: `${SIGNATURE_VERSION}=${signature}` };
 }
 
+/** What the tool side checks: the request as received. `now` is in milliseconds. */
+export interface SignedRequest {
+  method: string;
+  /**
+   * The host the request was sent to, as the tool knows itself; several when more than one name is its own
+   * (the tool server passes the request's Host when it is one of its names, and its public host: see signedHosts).
+   */
+  host: string | readonly string[];
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: Uint8Array;
+  now?: number;
+}
+
+/** An HMAC signature that verified and is fresh: what a replay cache or ledger must remember. */
+export interface AcceptedSignature {
+  /** Lower-case hex HMAC: unique per (timestamp, method, host, path, body). */
+  signature: string;
+  /** The request's `x-rap-timestamp` (unix seconds). */
+  timestamp: number;
+  /** The tool's clock when it checked (unix seconds). */
+  nowSeconds: number;
+  /** How long a signature stays acceptable either side of its timestamp. */
+  windowSeconds: number;
+}
+
 /**
  * The tool side's check: pure apart from the replay cache it is given. `now` is in milliseconds. Every comparison
  * with the secret (or a value derived from it) is constant-time.
  */
 export function verifyInvocationAuth(
   auth: InvocationAuth,
-  request: {
-    method: string;
-    /**
-     * The host the request was sent to, as the tool knows itself; several when more than one name is its own
-     * (the tool server passes the request's Host when it is one of its names, and its public host: see signedHosts).
-     */
-    host: string | readonly string[];
-    path: string;
-    headers: Record<string, string | string[] | undefined>;
-    body: Uint8Array;
-    now?: number;
-  },
+  request: SignedRequest,
   seen: ReplayCache,
 ): { ok: true } | { ok: false; reason: InvocationAuthFailure } {
+  const verdict = verifyInvocationSignature(auth, request);
+  if (!verdict.ok || verdict.accepted === undefined) return verdict.ok ? { ok: true } : verdict;
+  const { signature, timestamp, nowSeconds, windowSeconds } = verdict.accepted;
+  const outcome = seen.remember(signature, timestamp, nowSeconds, windowSeconds);
+  return outcome === "ok" ? { ok: true } : fail(outcome);
+}
+
+/**
+ * The check without the replay part, pure: the credentials verify and, for HMAC, the timestamp is inside the window.
+ * An accepted HMAC request comes back with its signature (`accepted`), which the caller must then record in its
+ * replay cache or ledger (a durable one survives restarts and is shared by instances: src/rap/tool/replay-ledger.ts)
+ * and refuse when already recorded. Bearer requests carry no signature: nothing to record.
+ */
+export function verifyInvocationSignature(
+  auth: InvocationAuth,
+  request: SignedRequest,
+): { ok: true; accepted?: AcceptedSignature } | { ok: false; reason: InvocationAuthFailure } {
   if (auth.scheme === "bearer") return verifyBearer(auth.secret, request.headers.authorization);
   const timestampHeader = request.headers[TIMESTAMP_HEADER];
   const signatureHeader = request.headers[SIGNATURE_HEADER];
@@ -163,8 +195,7 @@ export function verifyInvocationAuth(
   const nowSeconds = Math.floor((request.now ?? Date.now()) / 1000);
   const timestamp = Number(timestampHeader);
   if (Math.abs(nowSeconds - timestamp) > windowSeconds) return fail("stale");
-  const outcome = seen.remember(given, timestamp, nowSeconds, windowSeconds);
-  return outcome === "ok" ? { ok: true } : fail(outcome);
+  return { ok: true, accepted: { signature: given, timestamp, nowSeconds, windowSeconds } };
 }
 
 /** The `WWW-Authenticate` challenge naming the scheme a tool expects (RFC 9110 §11.6.1). */

@@ -2,7 +2,8 @@
  * Vault leases on PostgreSQL: each held lease is a session-level advisory lock on a connection of its own, so a
  * holder that dies (kill -9, a crashed machine, a dropped network) loses the lock when the server drops its
  * connection, at once and without waiting for a TTL. The `vault_leases` row beside the lock says who holds it,
- * until when (the TTL, by the store's clock), which backend holds the lock, and the holder's note.
+ * until when (the TTL, written and compared by the database's clock, so instances with skewed clocks agree), which
+ * backend holds the lock, and the holder's note.
  *
  * acquire(name, owner, ttl), serialised per name within a store:
  *  - held by this store for `owner`: the row's expiry is extended (on the holder's own session, so a session the
@@ -40,14 +41,20 @@ interface Held {
 
 export class PostgresLeases {
   readonly #db: () => Promise<Database>;
-  readonly #now: () => number;
+  /** The lease clock: undefined for the database's (see LEASE_SQL); a function only in tests that move time. */
+  readonly #clock: (() => number) | undefined;
   readonly #held = new Map<string, Held>();
   readonly #queues = new Map<string, Promise<unknown>>();
   #closing = false;
 
-  constructor(db: () => Promise<Database>, now: () => number) {
+  constructor(db: () => Promise<Database>, clock?: () => number) {
     this.#db = db;
-    this.#now = now;
+    this.#clock = clock;
+  }
+
+  /** The lease clock's reading to pass to LEASE_SQL: null means the database's own clock. */
+  #now(): number | null {
+    return this.#clock ? this.#clock() : null;
   }
 
   acquire(name: string, owner: string, ttlMs: number): Promise<boolean> {
@@ -72,7 +79,7 @@ export class PostgresLeases {
 
   async get(name: string): Promise<LeaseInfo | undefined> {
     const db = await this.#db();
-    const row = (await db.query(LEASE_SQL.get, [name]))[0];
+    const row = (await db.query(LEASE_SQL.get, [name, this.#now()]))[0];
     if (!row) return undefined;
     const lease: LeaseInfo = { owner: String(row.owner), expiresAt: Number(row.expires_at) };
     if (typeof row.note === "string") lease.note = row.note;
@@ -108,19 +115,18 @@ export class PostgresLeases {
   async #acquire(name: string, owner: string, ttlMs: number): Promise<boolean> {
     if (this.#closing) return false;
     const db = await this.#db();
-    const now = this.#now();
-    const expiresAt = now + ttlMs;
     const mine = this.#held.get(name);
     if (mine) {
       try {
         if (mine.owner !== owner) {
-          const row = (await mine.session.query(LEASE_SQL.get, [name]))[0];
-          if (row && Number(row.expires_at) > now) return false;
+          const row = (await mine.session.query(LEASE_SQL.get, [name, this.#now()]))[0];
+          if (row?.live === true) return false;
         }
         const rows = await mine.session.query(LEASE_SQL.extend, [
           name,
           owner,
-          expiresAt,
+          this.#now(),
+          ttlMs,
           mine.session.backendPid,
         ]);
         if (rows.length === 1) {
@@ -133,27 +139,20 @@ export class PostgresLeases {
       this.#held.delete(name);
       mine.session.release(true);
     }
-    return this.#take(db, name, owner, expiresAt, now);
+    return this.#take(db, name, owner, ttlMs);
   }
 
-  async #take(
-    db: Database,
-    name: string,
-    owner: string,
-    expiresAt: number,
-    now: number,
-  ): Promise<boolean> {
+  async #take(db: Database, name: string, owner: string, ttlMs: number): Promise<boolean> {
     const key = advisoryKey(LOCK_NAMESPACE, name);
     const session = await db.session();
     let locked = false;
     try {
-      locked =
-        (await tryLock(session, key)) || (await this.#takeFromHung(db, session, name, key, now));
+      locked = (await tryLock(session, key)) || (await this.#takeFromHung(db, session, name, key));
       if (!locked) {
         session.release();
         return false;
       }
-      await session.query(LEASE_SQL.claim, [name, owner, expiresAt, session.backendPid]);
+      await session.query(LEASE_SQL.claim, [name, owner, this.#now(), ttlMs, session.backendPid]);
       this.#held.set(name, { session, owner, key });
       return true;
     } catch (error) {
@@ -163,16 +162,13 @@ export class PostgresLeases {
     }
   }
 
-  /** The holder is another connection: if its row says its TTL passed, end that connection and retry the lock. */
-  async #takeFromHung(
-    db: Database,
-    session: Session,
-    name: string,
-    key: string,
-    now: number,
-  ): Promise<boolean> {
-    const row = (await db.query(LEASE_SQL.get, [name]))[0];
-    if (!row || Number(row.expires_at) > now || typeof row.holder_pid !== "number") return false;
+  /**
+   * The holder is another connection: if its row says its TTL passed (by the database's clock, the one it was written
+   * with), end that connection and retry the lock.
+   */
+  async #takeFromHung(db: Database, session: Session, name: string, key: string): Promise<boolean> {
+    const row = (await db.query(LEASE_SQL.get, [name, this.#now()]))[0];
+    if (row?.live !== false || typeof row.holder_pid !== "number") return false;
     let terminated: Record<string, unknown>[];
     try {
       terminated = await db.query(LEASE_SQL.terminateHolder, [key, row.holder_pid]);

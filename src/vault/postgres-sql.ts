@@ -35,15 +35,27 @@ export const PG_SQL = {
     WHERE subject = $1 AND issuer = $2 AND resource = $3`,
 } as const;
 
+/**
+ * Lease expiry is written and compared by one clock for every instance: the database's (milliseconds since the epoch,
+ * `clock_timestamp()`), unless a statement is given a clock of its own (`$n` not null: tests that move time by hand).
+ * An instance whose clock ran ahead used to find a live holder's lease expired, end its session and refresh with the
+ * same refresh token, which trips rotation reuse detection (issue 20 §1.4).
+ */
+const CLOCK = (param: string) =>
+  `COALESCE(${param}::bigint, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)`;
+
 export const LEASE_SQL = {
-  get: "SELECT owner, expires_at, note, holder_pid FROM vault_leases WHERE name = $1",
+  // `live`: the lease has not expired by the lease clock ($2).
+  get: `SELECT owner, expires_at, note, holder_pid, expires_at > ${CLOCK("$2")} AS live
+    FROM vault_leases WHERE name = $1`,
   // Taking the advisory lock makes us the holder; the note a dead predecessor left stays (the refresher reads it).
-  claim: `INSERT INTO vault_leases (name, owner, expires_at, holder_pid) VALUES ($1, $2, $3, $4)
+  claim: `INSERT INTO vault_leases (name, owner, expires_at, holder_pid)
+    VALUES ($1, $2, ${CLOCK("$3")} + $4::bigint, $5)
     ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at,
       holder_pid = excluded.holder_pid`,
   // Run on the holder's own session: fails if the server dropped it, and matches only while the row is still ours.
-  extend: `UPDATE vault_leases SET owner = $2, expires_at = $3 WHERE name = $1 AND holder_pid = $4
-    RETURNING owner`,
+  extend: `UPDATE vault_leases SET owner = $2, expires_at = ${CLOCK("$3")} + $4::bigint
+    WHERE name = $1 AND holder_pid = $5 RETURNING owner`,
   release: "DELETE FROM vault_leases WHERE name = $1 AND owner = $2",
   setNote:
     "UPDATE vault_leases SET note = $3 WHERE name = $1 AND owner = $2 AND holder_pid = $4 RETURNING name",

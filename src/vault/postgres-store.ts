@@ -47,8 +47,13 @@ export interface PostgresCredentialStoreOptions {
   keyring: Keyring | (() => Keyring);
   /** Called once when a row names a key id the keyring lacks (another instance rotated first). */
   reloadKeyring?: () => Keyring;
-  /** The clock for timestamps and lease expiry; tests pass a fake one. */
+  /** The clock for record timestamps; tests pass a fake one. Lease expiry is the database's clock (see `leaseClock`). */
   now?: () => number;
+  /**
+   * Tests only: judge lease expiry by this clock instead of the database's. Every instance sharing the database
+   * must then use the same one; in production the database's clock is the one all instances agree on.
+   */
+  leaseClock?: () => number;
   /** Connections for reads and writes (default 10). */
   poolSize?: number;
   /** Connections for held leases: one per credential being refreshed at once in this process (default 16). */
@@ -86,7 +91,7 @@ export class PostgresCredentialStore implements CredentialStore {
       ...(options.poolSize ? { poolSize: options.poolSize } : {}),
       ...(options.sessionPoolSize ? { sessionPoolSize: options.sessionPoolSize } : {}),
     };
-    this.#leases = new PostgresLeases(() => this.#db(), this.#now);
+    this.#leases = new PostgresLeases(() => this.#db(), options.leaseClock);
   }
 
   /** Same as `location`: what SQLite callers know as the vault's path. */

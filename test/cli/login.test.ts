@@ -159,3 +159,38 @@ test("[CLI-home] a login writes only under AGENTAUTH_HOME: an owner-only folder,
   assert.equal(statSync(join(home, "vault.key")).mode & 0o777, 0o600);
   assert.deepEqual(readdirSync(decoy), []);
 });
+
+test("[CLI-login-reserved-subject] --subject in agentauth's reserved namespace is refused (invalid_subject) before any sign-in starts; nothing is stored", {
+  timeout: 60_000,
+}, async () => {
+  const home = tempDir();
+  const env = { AGENTAUTH_HOME: home };
+  for (const flow of ["--device", "--browser"]) {
+    const login = startCli(
+      [
+        "login",
+        "--issuer",
+        idp.issuer,
+        flow,
+        "--subject",
+        "agentauth:client:https://x.example/",
+        "--json",
+      ],
+      env,
+    );
+    // Either it ends at once, or it shows a sign-in link (the failure: it started a sign-in for that subject).
+    const started = login.waitFor("stderr", /http:\/\/127\.0\.0\.1:\d+\/(device|auth)/).then(
+      () => "started",
+      () => "ended",
+    );
+    const outcome = await Promise.race([login.exited.then(() => "ended"), started]);
+    if (outcome === "started") login.kill("SIGKILL");
+    assert.equal(outcome, "ended", `${flow}: a sign-in was started for a reserved subject`);
+    const result = await login.exited;
+    assert.equal(result.code, 1, result.stderr);
+    const error = JSON.parse(result.stdout).error as { code: string; message: string };
+    assert.equal(error.code, "invalid_subject");
+    assert.match(error.message, /agentauth's own vault records; choose another subject/);
+  }
+  assert.deepEqual((await vaultList(env)).rows, []);
+});

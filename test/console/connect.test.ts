@@ -189,6 +189,31 @@ test("[CONSOLE-connect-hostile] unknown target, bad fields, and callbacks withou
   await store.close();
 });
 
+test("[CONSOLE-connect-reserved-subject] a subject in agentauth's reserved namespace (agentauth:client:…, the client-registration subject) is refused with 400 invalid_subject before any authorization URL, as login and the MCP code refuse it; nothing is stored", async () => {
+  const { store, signedIn } = await setUp();
+  for (const subject of [
+    "agentauth:client:https://mcp.example.com/",
+    "agentauth:client-registration",
+    "agentauth:",
+  ]) {
+    const answer = await postJson(signedIn, "/api/connect", { target: "demo-idp", subject });
+    assert.equal(answer.status, 400, `${subject}: ${JSON.stringify(answer.json)}`);
+    const error = answer.json.error as { code: string; message: string };
+    assert.equal(error.code, "invalid_subject", subject);
+    assert.match(error.message, /agentauth's own vault records; choose another subject/);
+    assert.equal(answer.json.authorizationUrl, undefined);
+    assert.equal(answer.headers.get("set-cookie"), null, "no Connect started");
+  }
+  // Not reserved: an ordinary subject that merely mentions agentauth is fine.
+  const ok = await postJson(signedIn, "/api/connect", {
+    target: "demo-idp",
+    subject: "me-agentauth:x",
+  });
+  assert.equal(ok.status, 200, JSON.stringify(ok.json));
+  assert.deepEqual(await store.list(), []);
+  await store.close();
+});
+
 test("[CONSOLE-connect-binding] a callback is completed only in the browser that started the Connect (state bound to a cookie)", async () => {
   const { store, signedIn } = await setUp();
   const started = await postJson(signedIn, "/api/connect", { target: "demo-idp" });

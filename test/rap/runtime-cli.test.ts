@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -267,6 +267,26 @@ test("[RAP-runtime-cli-log-error-code] the log line for an unreachable toolset k
   );
   assert.equal(creds.code, 1);
   assert.ok(!creds.stderr.includes("hunter2"), creds.stderr);
+});
+
+test("[RAP-runtime-cli-secret-file-mode] an existing control-token file readable by others (0644) is replaced by an owner-only (0600) one holding the new token", async () => {
+  const home = tempDir();
+  const tool = await standInTool({
+    auth: await homeSecret(home),
+    tools: [{ name: "open", description: "", inputSchema: { type: "object" } }],
+  });
+  const tokenFile = join(home, "rap-runtime-control.token");
+  writeFileSync(tokenFile, "an-old-token");
+  chmodSync(tokenFile, 0o644);
+  const { cli, api, ready } = await serve(home, ["--toolset", tool.origin]);
+  assert.equal(ready.controlTokenFile, tokenFile);
+  assert.equal(statSync(tokenFile).mode & 0o777, 0o600, "the token file is owner-only");
+  const token = readFileSync(tokenFile, "utf8");
+  assert.notEqual(token, "an-old-token");
+  assert.match(token, /^[A-Za-z0-9_-]{43}$/);
+  assert.equal((await api("/tools")).status, 200, "the file holds the token the API accepts");
+  cli.kill("SIGTERM");
+  assert.equal((await cli.exited).code, 0);
 });
 
 test("[RAP-runtime-cli-control-bad-input] the control API answers 400 for unparseable targets and for arguments nested 100k levels, and keeps serving", async () => {

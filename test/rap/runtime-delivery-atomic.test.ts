@@ -21,7 +21,11 @@ import { echoTool, standInTool } from "../support/rap-tool-stand-in.ts";
 
 const PG = await testPostgres();
 
-/** Records of key "r-1" fail while `failing.on`; everything else passes through to the memory store. */
+/**
+ * Records of the tool's key "r-1" fail while `failing.on`; everything else passes through to the memory store. The
+ * store sees the key scoped to its call (`callDeliveryKey`), so it matches on the tool's part.
+ */
+const isR1 = (key: string | undefined) => key?.endsWith(',"r-1"]') === true;
 function flakyMemoryStore(failing: { on: boolean }): RuntimeStore {
   const inner: RuntimeStore = new MemoryRuntimeStore();
   const injected = () => new Error("injected: recording the delivery key failed");
@@ -31,14 +35,14 @@ function flakyMemoryStore(failing: { on: boolean }): RuntimeStore {
       if (typeof value !== "function") return value;
       if (name === "recordDelivery") {
         return (groupId: string, key: string, at: number) => {
-          if (failing.on && key === "r-1") return Promise.reject(injected());
+          if (failing.on && isR1(key)) return Promise.reject(injected());
           return target.recordDelivery(groupId, key, at);
         };
       }
       if (name === "transition") {
         // The fixed store records the key inside `transition`: failing there applies nothing (atomic).
         return (groupId: string, id: string, change: { deliveryKey?: string }) => {
-          if (failing.on && change.deliveryKey === "r-1") return Promise.reject(injected());
+          if (failing.on && isR1(change.deliveryKey)) return Promise.reject(injected());
           return target.transition(groupId, id, change as never);
         };
       }
@@ -106,7 +110,7 @@ test("[RAP-callback-key-atomic-sqlite] SQLite store: a tool_result whose key can
   await resultSurvivesKeyFailure(t, runtime, recorded, tool, async (on) => {
     side.exec(
       on
-        ? `CREATE TRIGGER fail_key BEFORE INSERT ON deliveries WHEN NEW.key = 'r-1'
+        ? `CREATE TRIGGER fail_key BEFORE INSERT ON deliveries WHEN NEW.key LIKE '%"r-1"]'
              BEGIN SELECT RAISE(ABORT, 'injected'); END`
         : "DROP TRIGGER fail_key",
     );
@@ -138,7 +142,7 @@ test("[PG-rap-callback-key-atomic] PostgreSQL store: a tool_result whose key can
   await side.connect();
   t.after(() => side.end());
   await side.query(`CREATE FUNCTION fail_key() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN IF NEW.key = 'r-1' THEN RAISE EXCEPTION 'injected'; END IF; RETURN NEW; END $$`);
+    BEGIN IF NEW.key LIKE '%"r-1"]' THEN RAISE EXCEPTION 'injected'; END IF; RETURN NEW; END $$`);
   await resultSurvivesKeyFailure(t, runtime, recorded, tool, async (on) => {
     await side.query(
       on
@@ -164,7 +168,7 @@ test("[RAP-callback-key-atomic-oauth] SQLite store: an oauth message whose key c
   const invocation = tool.invocation(id);
   const oauth = { type: "oauth", group_id: "g", id, auth_url: "https://idp.example/authorize?s=1" };
   const headers = { "idempotency-key": "o-1" };
-  side.exec(`CREATE TRIGGER fail_key BEFORE INSERT ON deliveries WHEN NEW.key = 'o-1'
+  side.exec(`CREATE TRIGGER fail_key BEFORE INSERT ON deliveries WHEN NEW.key LIKE '%"o-1"]'
     BEGIN SELECT RAISE(ABORT, 'injected'); END`);
   assert.equal((await tool.deliver(invocation, oauth, { headers })).status, 500);
   assert.equal((await runtime.getCall("g", id))?.status, "pending", "nothing applied");

@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type TestContext, test } from "node:test";
 import { redactDatabaseUrl } from "../../src/db/index.ts";
-import { PostgresRuntimeStore } from "../../src/rap/runtime/index.ts";
+import { callDeliveryKey, PostgresRuntimeStore } from "../../src/rap/runtime/index.ts";
 import { type CliProcess, startCli } from "../support/cli.ts";
 import { skipWithoutPostgres, testPostgres } from "../support/postgres.ts";
 import { echoTool, standInTool } from "../support/rap-tool-stand-in.ts";
@@ -144,7 +144,9 @@ async function checkApplied(
       assert.equal(call?.subscription, "ended", `${plan.groupId}: the final event ended it`);
       assert.deepEqual(await store.listViews(plan.groupId), { progress: plan.lastView });
       for (const message of plan.messages) {
-        assert.equal(await store.hasDelivery(plan.groupId, message.key), true, message.key);
+        // Recorded for the call whose capability the message came to (keys are per call, issue 20 §1.2).
+        const key = callDeliveryKey(plan.id, message.key);
+        assert.equal(await store.hasDelivery(plan.groupId, key), true, message.key);
       }
     }
   } finally {

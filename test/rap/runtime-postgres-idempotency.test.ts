@@ -345,3 +345,91 @@ test("[PG-rap-group-serial-across-instances] messages of one group_id arriving a
     log.map((l) => l.slice(2)),
   );
 });
+
+const echo2Tool = { ...echoTool, name: "echo2" };
+
+/**
+ * Two tools, one thread: each settles its own call with a `tool_result`, and both happen to use the same
+ * Idempotency-Key (a counter). Each must be applied; only a true retry (same call, same key) is a duplicate.
+ */
+async function twoToolsOneThread(
+  runtime: RapRuntime,
+  a: Awaited<ReturnType<typeof standInTool>>,
+  b: Awaited<ReturnType<typeof standInTool>>,
+): Promise<void> {
+  const first = await runtime.invoke({ groupId: "t", operation: "echo", arguments: { text: "1" } });
+  const second = await runtime.invoke({
+    groupId: "t",
+    operation: "echo2",
+    arguments: { text: "2" },
+  });
+  const key = { headers: { "idempotency-key": "1" } };
+  const result = (id: string, text: string) => ({ type: "tool_result", group_id: "t", id, text });
+  const fromA = await a.deliver(a.invocation(first.id), result(first.id, "from a"), key);
+  assert.deepEqual(fromA, { status: 200, body: { ok: true } });
+  const fromB = await b.deliver(b.invocation(second.id), result(second.id, "from b"), key);
+  assert.deepEqual(fromB, { status: 200, body: { ok: true } }, "not suppressed by tool a's key");
+  const settled = await runtime.waitForResult("t", second.id);
+  assert.equal(settled.result.text, "from b");
+  // A real retry of b's message (same call, same key) is still a duplicate.
+  const retry = await b.deliver(b.invocation(second.id), result(second.id, "from b"), key);
+  assert.deepEqual(retry, { status: 200, body: { ok: true, duplicate: true } });
+
+  // Two subscriptions in the thread, each counting its events' keys from 1: every event is applied once.
+  const subscribe = async (tool: typeof a, operation: string) => {
+    const { id } = await runtime.invoke({ groupId: "s", operation, arguments: { text: "x" } });
+    const started = await tool.deliver(tool.invocation(id), {
+      ...result(id, "subscribed"),
+      group_id: "s",
+      subscription: true,
+    });
+    assert.equal(started.status, 200);
+    return id;
+  };
+  const subA = await subscribe(a, "echo");
+  const subB = await subscribe(b, "echo2");
+  for (const n of [1, 2]) {
+    for (const [tool, id] of [
+      [a, subA],
+      [b, subB],
+    ] as const) {
+      const event = {
+        type: "subscription_event",
+        group_id: "s",
+        tool_call_id: id,
+        text: `${id}:${n}`,
+      };
+      const headers = { headers: { "idempotency-key": String(n) } };
+      assert.deepEqual(await tool.deliver(tool.invocation(id), event, headers), {
+        status: 200,
+        body: { ok: true },
+      });
+      assert.equal((await tool.deliver(tool.invocation(id), event, headers)).body.duplicate, true);
+    }
+  }
+  const texts = (await runtime.thread("s")).entries.map((e) => (e as { text: string }).text);
+  assert.deepEqual(texts, [`${subA}:1`, `${subB}:1`, `${subA}:2`, `${subB}:2`]);
+}
+
+test("[RAP-callback-idempotency-key-per-call] memory and sqlite: one tool's Idempotency-Key does not suppress another call's message in the same thread; a retry of the same call's message still does", async () => {
+  for (const sqlite of [false, true]) {
+    const a = await standInTool({ tools: [echoTool] });
+    const b = await standInTool({ tools: [echo2Tool] });
+    const { runtime } = await testRuntime({ toolsetUrls: [a.origin, b.origin], sqlite });
+    await twoToolsOneThread(runtime, a, b);
+  }
+});
+
+test("[RAP-callback-idempotency-key-per-call] postgres: the same, with the keys in PostgreSQL", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const a = await standInTool({ tools: [echoTool] });
+  const b = await standInTool({ tools: [echo2Tool] });
+  const runtime = await createRuntime({
+    toolsetUrls: [a.origin, b.origin],
+    databaseUrl: await PG.freshDatabase(),
+    secretKey: TEST_KEY,
+  });
+  t.after(() => runtime.close());
+  await runtime.listen();
+  await twoToolsOneThread(runtime, a, b);
+});

@@ -7,6 +7,13 @@ import {
   TokenRejectedError,
   type ToolServerOptions,
 } from "../../src/rap/tool/index.ts";
+import { CookieBrowser } from "../support/cookie-browser.ts";
+
+/**
+ * The person's browser, shared by a test file's sign-ins: Continue binds a sign-in to the browser that pressed it
+ * (a cookie the redirect must bring back), so the consent page, the provider and the redirect go through one jar.
+ */
+export const person = new CookieBrowser();
 
 /** The tool's OAuth client: public, PKCE, native so any loopback port matches (RFC 8252 §7.3). */
 export const RAP_TOOL_CLIENT = {
@@ -82,21 +89,23 @@ export function providers(idp: RunningIdp): ToolServerOptions["providers"] {
  * Opens an auth_url that leads to the tool's consent page (issue 8 §1.2) and presses a button as the person's browser
  * would (the page's cookie and hidden fields); returns the POST's response.
  */
-export async function consent(authUrl: string, action: "continue" | "cancel"): Promise<Response> {
-  const shown = await fetch(authUrl);
+export async function consent(
+  authUrl: string,
+  action: "continue" | "cancel",
+  browser: CookieBrowser = person,
+): Promise<Response> {
+  const shown = await browser.fetch(authUrl);
   const html = await shown.text();
   if (shown.status !== 200)
     throw new Error(`the consent page answered HTTP ${shown.status}: ${html}`);
   const field = (name: string) =>
     new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? "";
-  const cookie = (shown.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
   const actionPath = /<form method="post" action="([^"]*)"/.exec(html)?.[1] ?? "";
-  return fetch(new URL(actionPath, authUrl), {
+  return browser.fetch(new URL(actionPath, authUrl), {
     method: "POST",
     redirect: "manual",
     headers: {
       "content-type": "application/x-www-form-urlencoded",
-      cookie,
       origin: new URL(authUrl).origin,
     },
     body: new URLSearchParams({
@@ -107,9 +116,12 @@ export async function consent(authUrl: string, action: "continue" | "cancel"): P
   });
 }
 
-/** The provider's authorization URL behind an auth_url: the person pressed Continue on the consent page. */
-export async function providerUrl(authUrl: string): Promise<URL> {
-  const response = await consent(authUrl, "continue");
+/**
+ * The provider's authorization URL behind an auth_url: the person pressed Continue on the consent page (in `browser`,
+ * which then holds the cookie the redirect must bring back).
+ */
+export async function providerUrl(authUrl: string, browser: CookieBrowser = person): Promise<URL> {
+  const response = await consent(authUrl, "continue", browser);
   await response.arrayBuffer();
   const location = response.headers.get("location");
   if (response.status !== 303 || !location)
@@ -119,9 +131,12 @@ export async function providerUrl(authUrl: string): Promise<URL> {
 
 /**
  * Follows an auth_url as the person's browser would: the consent page (Continue), then the auto-approving server
- * redirects to the tool. A provider URL (from `providerUrl`) skips the consent step.
+ * redirects to the tool. A provider URL (from `providerUrl`, in the same browser) skips the consent step.
  */
-export async function authorize(authUrl: string): Promise<{
+export async function authorize(
+  authUrl: string,
+  browser: CookieBrowser = person,
+): Promise<{
   redirect: URL;
   status: number;
   page: string;
@@ -129,19 +144,19 @@ export async function authorize(authUrl: string): Promise<{
   let start = new URL(authUrl);
   if (start.pathname.endsWith("/oauth/start")) {
     // A link with nothing left to do shows its error page right there.
-    const shown = await fetch(authUrl);
+    const shown = await browser.fetch(authUrl);
     if (shown.status !== 200)
       return { redirect: start, status: shown.status, page: await shown.text() };
     await shown.arrayBuffer();
-    start = await providerUrl(authUrl);
+    start = await providerUrl(authUrl, browser);
   }
-  const first = await fetch(start, { redirect: "manual" });
+  const first = await browser.fetch(start, { redirect: "manual" });
   await first.arrayBuffer();
   const location = first.headers.get("location");
   if (!location)
     throw new Error(`the authorization server did not redirect (HTTP ${first.status})`);
   const redirect = new URL(location, start);
-  const landed = await fetch(redirect);
+  const landed = await browser.fetch(redirect);
   return { redirect, status: landed.status, page: await landed.text() };
 }
 

@@ -8,6 +8,7 @@ import { invocation, post, startTool } from "./tool-fixture.ts";
 import {
   authorize,
   oauthOperations,
+  person,
   providers,
   providerUrl,
   RAP_TOOL_CLIENT,
@@ -157,7 +158,7 @@ test("[RAP-oauth-state-csrf-forged] a forged or missing state is refused with a 
     "error=access_denied&state=",
     `state=${"a".repeat(5000)}`,
   ]) {
-    const response = await fetch(`${url}/oauth/callback?${query}`);
+    const response = await person.fetch(`${url}/oauth/callback?${query}`);
     assert.equal(response.status, 400, query);
     assert.match(response.headers.get("content-type") ?? "", /^text\/html/);
     assert.equal(response.headers.get("referrer-policy"), "no-referrer");
@@ -179,7 +180,7 @@ test("[RAP-oauth-state-replayed] replaying a used redirect is refused: no second
   const { redirect } = await authorize(String(first.auth_url));
   await sink.waitFor((m) => m.id === body.id && m.type === "tool_result");
   const before = { ...grants("authorization_code") };
-  const replay = await fetch(redirect);
+  const replay = await person.fetch(redirect);
   assert.equal(replay.status, 400);
   await replay.arrayBuffer();
   await tool.settled();
@@ -192,7 +193,7 @@ test("[RAP-oauth-denied] access_denied on the redirect (valid state) ends the ca
   const state = (await providerUrl(String(first.auth_url))).searchParams.get("state") ?? "";
   const before = { ...grants("authorization_code") };
   const query = new URLSearchParams({ error: "access_denied", state, iss: idp.issuer });
-  const response = await fetch(`${url}/oauth/callback?${query}`);
+  const response = await person.fetch(`${url}/oauth/callback?${query}`);
   assert.equal(response.status, 200);
   assert.match(await response.text(), /was not granted/);
   const result = await sink.waitFor((m) => m.id === body.id && m.type === "tool_result");
@@ -209,7 +210,7 @@ test("[RAP-oauth-exchange-failed] a valid state with a bogus code: the exchange 
   const state = (await providerUrl(String(first.auth_url))).searchParams.get("state") ?? "";
   const errorsBefore = grants("authorization_code").error;
   const query = new URLSearchParams({ code: "bogus-code", state, iss: idp.issuer });
-  const response = await fetch(`${url}/oauth/callback?${query}`);
+  const response = await person.fetch(`${url}/oauth/callback?${query}`);
   assert.equal(response.status, 400);
   assert.match(await response.text(), /did not complete/);
   const result = await sink.waitFor((m) => m.id === body.id && m.type === "tool_result");
@@ -228,7 +229,7 @@ test("[RAP-oauth-iss-mismatch] a redirect naming another issuer (mix-up) ends th
   const { body, first } = await call({ user_id: "u-kim" });
   const state = (await providerUrl(String(first.auth_url))).searchParams.get("state") ?? "";
   const query = new URLSearchParams({ code: "x", state, iss: "https://evil.example" });
-  const response = await fetch(`${url}/oauth/callback?${query}`);
+  const response = await person.fetch(`${url}/oauth/callback?${query}`);
   assert.equal(response.status, 400);
   await response.arrayBuffer();
   const result = await sink.waitFor((m) => m.id === body.id && m.type === "tool_result");

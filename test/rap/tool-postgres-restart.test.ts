@@ -13,7 +13,7 @@ import { skipWithoutPostgres, testPostgres } from "../support/postgres.ts";
 import { keyedSink } from "./fixtures/keyed-sink.ts";
 import { startInstance } from "./fixtures/tool-instances.ts";
 import { invocation, post } from "./tool-fixture.ts";
-import { providerUrl, RAP_TOOL_CLIENT } from "./tool-oauth-fixture.ts";
+import { person, providerUrl, RAP_TOOL_CLIENT } from "./tool-oauth-fixture.ts";
 
 const PG = await testPostgres();
 const idp = await useIdp({ clients: [RAP_TOOL_CLIENT] });
@@ -73,7 +73,7 @@ test("[PG-rap-tool-pending-survives-restart] instance A sends the oauth message 
   const redirect = await providerRedirect(toProvider);
   const code = redirect.searchParams.get("code") ?? "";
   assert.ok(code.length > 0);
-  const landed = await fetch(at(b.url, redirect));
+  const landed = await person.fetch(at(b.url, redirect));
   const page = await landed.text();
   assert.equal(landed.status, 200, `${page}\n${b.log()}`);
   const result = await sink.waitFor(
@@ -107,7 +107,7 @@ test("[PG-rap-tool-state-single-use] the same redirect at two instances at once:
 
   const answers = await Promise.all(
     [a, b].map(async (instance) => {
-      const response = await fetch(at(instance.url, redirect));
+      const response = await person.fetch(at(instance.url, redirect));
       return { status: response.status, page: await response.text() };
     }),
   );
@@ -117,12 +117,12 @@ test("[PG-rap-tool-state-single-use] the same redirect at two instances at once:
   assert.match(refused?.page ?? "", /not valid any more/);
   await sink.waitFor((d) => d.message.id === body.id && d.message.type === "tool_result");
 
-  const replay = await fetch(at(b.url, redirect));
+  const replay = await person.fetch(at(b.url, redirect));
   assert.equal(replay.status, 400, "a replayed state is refused");
   assert.match(await replay.text(), /not valid any more/);
   const forged = new URL(redirect);
   forged.searchParams.set("state", "x".repeat(43));
-  const forgedAnswer = await fetch(at(a.url, forged));
+  const forgedAnswer = await person.fetch(at(a.url, forged));
   assert.equal(forgedAnswer.status, 400, "a forged state is refused");
   await forgedAnswer.arrayBuffer();
   await new Promise((resolve) => setTimeout(resolve, 300));
@@ -196,13 +196,13 @@ test("[PG-rap-tool-pending-survives-restart] A is killed before the person opens
   // A load balancer sends the person's browser to B: the same path and query, another instance.
   const link = new URL(String(oauth.message.auth_url));
   const toProvider = await providerUrl(at(b.url, link).href);
-  const landed = await fetch(at(b.url, await providerRedirect(toProvider)));
+  const landed = await person.fetch(at(b.url, await providerRedirect(toProvider)));
   assert.equal(landed.status, 200, `${await landed.text()}\n${b.log()}`);
   const result = await sink.waitFor(
     (d) => d.message.id === body.id && d.message.type === "tool_result",
   );
   assert.match(String(result.message.text), /^signed in as alice/);
-  const replayed = await fetch(at(b.url, link));
+  const replayed = await person.fetch(at(b.url, link));
   assert.equal(replayed.status, 400, "the consent link was used once");
   await replayed.arrayBuffer();
 });

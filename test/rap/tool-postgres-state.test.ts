@@ -17,11 +17,18 @@ import {
   parseVaultKey,
 } from "../../src/vault/index.ts";
 import { closedPort } from "../support/closed-port.ts";
+import { CookieBrowser } from "../support/cookie-browser.ts";
 import { useIdp } from "../support/idp.ts";
 import { skipWithoutPostgres, testPostgres } from "../support/postgres.ts";
 import { keyedSink } from "./fixtures/keyed-sink.ts";
 import { invocation, post, startTool } from "./tool-fixture.ts";
-import { oauthOperations, providers, providerUrl, RAP_TOOL_CLIENT } from "./tool-oauth-fixture.ts";
+import {
+  oauthOperations,
+  person,
+  providers,
+  providerUrl,
+  RAP_TOOL_CLIENT,
+} from "./tool-oauth-fixture.ts";
 
 const PG = await testPostgres();
 
@@ -411,7 +418,9 @@ test("[PG-rap-tool-cancel-pending] a call cancelled while its person signs in (a
     await answer.arrayBuffer();
     const redirect = new URL(answer.headers.get("location") ?? "", toProvider);
     for (const instance of [a, b]) {
-      const landed = await fetch(new URL(`${redirect.pathname}${redirect.search}`, instance.url));
+      const landed = await person.fetch(
+        new URL(`${redirect.pathname}${redirect.search}`, instance.url),
+      );
       assert.equal(landed.status, 400, `${where}: ${await landed.text()}`);
     }
     await Promise.all([a.tool.settled(), b.tool.settled()]);
@@ -497,7 +506,7 @@ test("[PG-rap-tool-takeover-no-timeout] a sign-in started at A and finished at B
   const answer = await fetch(toProvider, { redirect: "manual" });
   await answer.arrayBuffer();
   const redirect = new URL(answer.headers.get("location") ?? "", toProvider);
-  const landed = await fetch(new URL(`${redirect.pathname}${redirect.search}`, b.url));
+  const landed = await person.fetch(new URL(`${redirect.pathname}${redirect.search}`, b.url));
   assert.equal(landed.status, 200, await landed.text());
   await sink.waitFor((d) => d.message.id === body.id && d.message.type === "tool_result");
   t.diagnostic(`signed in at B ${Date.now() - invoked} ms after the call reached A`);
@@ -509,6 +518,54 @@ test("[PG-rap-tool-takeover-no-timeout] a sign-in started at A and finished at B
   await a.tool.settled();
   const final = sink.accepted(String(body.id)).filter((d) => d.message.type === "tool_result");
   assert.equal(final.length, 1, JSON.stringify(final.map((d) => d.message.text)));
+});
+
+test("[RAP-consent-browser-binding] postgres: Continue at A binds the sign-in to that browser at every instance: another browser is refused at B before any exchange, nothing is stored, the call ends with an error", async (t) => {
+  if (skipWithoutPostgres(t, PG)) return;
+  const url = await PG.freshDatabase();
+  const ring = keyring();
+  const sink = await keyedSink();
+  const idp = await useIdp({ clients: [RAP_TOOL_CLIENT] });
+  const store = new MemoryCredentialStore();
+  const instances = [];
+  for (let i = 0; i < 2; i++) {
+    const state = await openPostgresToolState({ url, keyring: ring });
+    const running = await startTool({
+      operations: oauthOperations(idp),
+      providers: providers(idp),
+      store,
+      state,
+      outboxTuning: { pollMs: 20 },
+    });
+    t.after(async () => {
+      running.tool.shutdown();
+      await state.close();
+    });
+    instances.push(running);
+  }
+  const [a, b] = instances as [(typeof instances)[0], (typeof instances)[0]];
+  const body = invocation(sink.url, { operation: "whoami", arguments: {}, user_id: "u-mallory" });
+  assert.equal((await post(`${a.url}/invoke`, body)).status, 200);
+  const oauth = await sink.waitFor((d) => d.message.id === body.id);
+  // The attacker presses Continue at A in their own browser and sends the provider URL on.
+  const toProvider = await providerUrl(String(oauth.message.auth_url), new CookieBrowser());
+  const victim = new CookieBrowser();
+  const answer = await victim.fetch(toProvider, { redirect: "manual" });
+  await answer.arrayBuffer();
+  const redirect = new URL(answer.headers.get("location") ?? "", toProvider);
+  const codes = idp.stats.byGrant.authorization_code?.success ?? 0;
+  const landed = await victim.fetch(new URL(`${redirect.pathname}${redirect.search}`, b.url));
+  assert.equal(landed.status, 403, await landed.text());
+  const result = await sink.waitFor(
+    (d) => d.message.id === body.id && d.message.type === "tool_result",
+  );
+  assert.match(String(result.message.text), /^Error: .*another browser/);
+  assert.equal(idp.stats.byGrant.authorization_code?.success ?? 0, codes, "no code exchange");
+  assert.equal(
+    await store.get({ subject: "u-mallory", issuer: idp.issuer, resource: "" }),
+    undefined,
+  );
+  assert.ok(b.logs.some((line) => line.includes('"rap.oauth.browser_mismatch"')));
 });
 
 test("[PG-rap-tool-outbox-retry-after] a 503 with Retry-After: 60 reschedules the outbox message at least that far out, not at the short backoff", async (t) => {

@@ -18,7 +18,7 @@ import {
 import { testRuntime } from "../support/rap-runtime.ts";
 import { tempDir } from "../support/tmp.ts";
 import { startTool } from "./tool-fixture.ts";
-import { consent } from "./tool-oauth-fixture.ts";
+import { consent, person } from "./tool-oauth-fixture.ts";
 
 export interface Stand {
   tool: ToolServer;
@@ -106,7 +106,7 @@ export interface SignIn {
 
 /** Opens auth_url, presses Continue, lets the simulator approve (or deny), and lands on the tool's callback. */
 export async function signIn(authUrl: string): Promise<SignIn> {
-  const shown = await fetch(authUrl);
+  const shown = await person.fetch(authUrl);
   const consentPage = await shown.text();
   if (shown.status !== 200) throw new Error(`the consent page answered HTTP ${shown.status}`);
   const decided = await consent(authUrl, "continue");
@@ -114,12 +114,12 @@ export async function signIn(authUrl: string): Promise<SignIn> {
   const location = decided.headers.get("location");
   if (decided.status !== 303 || !location) throw new Error(`Continue answered ${decided.status}`);
   const providerUrl = new URL(location);
-  const approved = await fetch(providerUrl, { redirect: "manual" });
+  const approved = await person.fetch(providerUrl, { redirect: "manual" });
   await approved.arrayBuffer();
   const back = approved.headers.get("location");
   if (!back) throw new Error(`the provider did not redirect (HTTP ${approved.status})`);
   const callback = new URL(back, providerUrl);
-  const landed = await fetch(callback);
+  const landed = await person.fetch(callback);
   return { consentPage, providerUrl, callback, status: landed.status, page: await landed.text() };
 }
 

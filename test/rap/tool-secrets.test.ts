@@ -13,6 +13,7 @@ import {
   authorize,
   captureLogs,
   oauthOperations,
+  person,
   providers,
   providerUrl,
   RAP_TOOL_CLIENT,
@@ -118,12 +119,12 @@ test("[RAP-no-secret-leak] no token, code or verifier in any log line, callback,
   const third = await send({ operation: "whoami", user_id: "u-secret-2" });
   const oauth3 = await sink.waitFor((m) => m.id === third.id);
   const state3 = (await providerUrl(String(oauth3.auth_url))).searchParams.get("state") ?? "";
-  const bad = await fetch(
+  const bad = await person.fetch(
     `${url}/oauth/callback?${new URLSearchParams({ code: "bogus", state: state3, iss: idp.issuer })}`,
   );
   responses.push(await bad.text());
   await sink.waitFor((m) => m.id === third.id && m.type === "tool_result");
-  const replay = await fetch(landed.redirect);
+  const replay = await person.fetch(landed.redirect);
   responses.push(await replay.text());
   await tool.settled();
 

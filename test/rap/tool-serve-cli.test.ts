@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { Secret } from "../../src/core/secret.ts";
 import { invocationAuthHeaders } from "../../src/rap/invocation-auth.ts";
+import { callbackSink } from "../support/callback-sink.ts";
 import { type CliResult, runCli, startCli } from "../support/cli.ts";
 import { useIdp } from "../support/idp.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -107,6 +108,50 @@ test("[RAP-cli-tool-serve-hmac-default] HMAC by default: the secret file is crea
     !`${result.stdout}${result.stderr}`.includes(secret.reveal()),
     "the secret is never printed",
   );
+});
+
+test("[RAP-invocation-replay-durable] rap tool serve keeps accepted signatures in $AGENTAUTH_HOME/rap-tool-replay.db: a signed invocation replayed after a restart (same port) is refused, the operation does not run again", async () => {
+  const home = tempDir();
+  const sink = await callbackSink();
+  const serve = (port: string) =>
+    startCli(["rap", "tool", "serve", "--example", "--issuer", idp.issuer, "--port", port], {
+      AGENTAUTH_HOME: home,
+    });
+  const first = serve("0");
+  const ready = JSON.parse((await first.waitFor("stdout", /^\{.*"event":"ready".*\}$/m))[0]);
+  assert.equal(ready.replayLedger, join(home, "rap-tool-replay.db"));
+  assert.equal(statSync(ready.replayLedger).mode & 0o777, 0o600);
+  const secret = new Secret(readFileSync(join(home, "rap-invocation.secret"), "utf8").trim());
+  const body = JSON.stringify({
+    operation: "echo",
+    arguments: { text: "once" },
+    id: "c-replay",
+    call_id: null,
+    callback_url: sink.url,
+    group_id: "g",
+  });
+  const headers = {
+    "content-type": "application/json",
+    ...invocationAuthHeaders(
+      { scheme: "hmac-sha256", secret },
+      { method: "POST", host: new URL(ready.url).host, path: "/invoke", body },
+    ),
+  };
+  const invoke = (url: string) => fetch(`${url}/invoke`, { method: "POST", headers, body });
+  assert.equal((await invoke(ready.url)).status, 200);
+  await sink.waitFor((m) => m.id === "c-replay");
+  first.kill("SIGTERM");
+  assert.equal((await ends(first.exited, "rap tool serve")).code, 0);
+
+  const second = serve(new URL(ready.url).port);
+  const again = JSON.parse((await second.waitFor("stdout", /^\{.*"event":"ready".*\}$/m))[0]);
+  assert.equal(again.url, ready.url);
+  const replayed = await invoke(again.url);
+  assert.equal(replayed.status, 401);
+  assert.equal(((await replayed.json()) as { reason: string }).reason, "replayed");
+  second.kill("SIGTERM");
+  assert.equal((await ends(second.exited, "rap tool serve")).code, 0);
+  assert.equal(sink.forCall("c-replay").length, 1, "echo ran once");
 });
 
 test("[RAP-cli-tool-serve-none-warns] --invocation-auth none serves unauthenticated, with a loud warning", async () => {

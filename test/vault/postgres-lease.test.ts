@@ -89,22 +89,56 @@ test("[PG-vault-lease-hung-holder] a live holder past its TTL is taken over by e
   t.after(() => inTime.close());
   assert.equal(await inTime.acquireLease("refresh", "contender", 30_000), false, "inside the TTL");
 
-  // A contender whose clock reads two minutes later: the holder's 60 s lease has run out for it.
-  const later = openVault({ env: s.env, now: () => Date.now() + 120_000 });
-  t.after(() => later.close());
-  assert.equal(await later.acquireLease("refresh", "contender", 30_000), true);
-  const lease = await later.getLease("refresh");
+  // Two minutes pass by the database's clock, the one lease expiry is judged by ([PG-vault-lease-db-clock]): the
+  // holder's 60 s lease has run out while it hangs. (Moved on the row instead of waiting for a minute.)
+  const admin = new pg.Client({ connectionString: s.url });
+  await admin.connect();
+  t.after(() => admin.end());
+  await admin.query(
+    "UPDATE vault_leases SET expires_at = expires_at - 120000 WHERE name = 'refresh'",
+  );
+  assert.equal(await inTime.acquireLease("refresh", "contender", 30_000), true);
+  const lease = await inTime.getLease("refresh");
   assert.equal(lease?.owner, "contender");
   assert.equal(lease?.note, "hung-intent");
   assert.equal(holder.child.exitCode, null, "the hung process itself is left running");
   // Its session is gone: nothing the hung holder could still do holds the lock against us.
+  const locks = await admin.query(
+    "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted",
+  );
+  assert.equal(locks.rows[0].n, 1, "exactly one advisory lock: the new holder's");
+});
+
+test("[PG-vault-lease-db-clock] an instance whose clock runs two minutes ahead does not take a live holder's lease: expiry is written and compared by the database's clock", async (t) => {
+  const s = await scenario(t);
+  if (!s) return;
+  const holder = startWorker(t, ["hold-lease", "/nonexistent", "refresh", "60000"], s.env);
+  const { held, owner } = await holder.waitFor((line) => "held" in line);
+  assert.equal(held, true);
+  // A machine with a clock 120 s ahead: by its own clock the holder's 60 s lease ran out long ago.
+  const skewed = startWorker(
+    t,
+    ["try-lease-skewed", "/nonexistent", "refresh", "30000", "120000"],
+    s.env,
+  );
+  const answer = await skewed.waitFor((line) => "got" in line);
+  assert.equal(answer.got, false, "the skewed instance took a live holder's lease");
+  assert.equal((await skewed.exited).code, 0);
+  assert.equal((await s.vault.getLease("refresh"))?.owner, owner, "the holder still holds it");
+  assert.equal(holder.child.exitCode, null, "the holder is alive");
   const admin = new pg.Client({ connectionString: s.url });
   await admin.connect();
   t.after(() => admin.end());
   const locks = await admin.query(
     "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted",
   );
-  assert.equal(locks.rows[0].n, 1, "exactly one advisory lock: the new holder's");
+  assert.equal(locks.rows[0].n, 1, "the holder's session was not terminated");
+  // The expiry on the row is the database's time + TTL, whatever the writer's clock said.
+  const row = await admin.query(
+    "SELECT expires_at - (extract(epoch from clock_timestamp()) * 1000)::bigint AS left_ms FROM vault_leases",
+  );
+  const left = Number(row.rows[0].left_ms);
+  assert.ok(left > 0 && left <= 60_000, `the lease has ${left} ms left by the database's clock`);
 });
 
 test("[PG-vault-lease-multiprocess] across 3 processes, at most one holds the lease at a time", async (t) => {

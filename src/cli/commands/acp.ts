@@ -18,7 +18,7 @@ import {
 } from "../../acp/client/index.ts";
 import { type Secret, secret } from "../../core/secret.ts";
 import { parseFlags } from "../flags.ts";
-import { type CliIo, EXIT, UsageError } from "../io.ts";
+import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 import { ACP_HELP } from "./acp-help.ts";
 import { agentName, signedInAs, statusJson, statusText, textLinks } from "./acp-output.ts";
 import { askEnvVars, askLine, confirmCommand, readStdinSecret, stdinIsTty } from "./acp-prompts.ts";
@@ -106,7 +106,7 @@ async function statusCommand(options: string[], agent: string[], io: CliIo): Pro
   const session = { protocol: protocolOf(values.protocol), json: values.json };
   return withAgent(agent, io, session, async ({ client, name, signal }) => {
     const status = await client.status({ signal });
-    if (values.json) io.stdout(`${JSON.stringify(statusJson(client, status))}\n`);
+    if (values.json) io.stdout(jsonLine(statusJson(client, status)));
     else io.stdout(statusText(client, name, status));
     return EXIT.ok;
   });
@@ -162,9 +162,7 @@ async function loginCommand(options: string[], agent: string[], io: CliIo): Prom
       const before = await client.status({ signal });
       if (before.state === "authenticated") {
         if (values.json) {
-          io.stdout(
-            `${JSON.stringify({ ...statusJson(client, before), outcome: "already_signed_in" })}\n`,
-          );
+          io.stdout(jsonLine({ ...statusJson(client, before), outcome: "already_signed_in" }));
         } else {
           io.stdout(
             `Already signed in to ${name}${signedInAs(before)}; pass --force to sign in again.\n`,
@@ -196,7 +194,14 @@ function reportLogin(io: CliIo, name: string, outcome: LoginOutcome, json: boole
   const { method, status } = outcome;
   if (json) {
     io.stdout(
-      `${JSON.stringify({ outcome: outcome.outcome, method, state: status.state, accounts: status.accounts, source: status.source, ...(status.reason ? { reason: status.reason } : {}) })}\n`,
+      jsonLine({
+        outcome: outcome.outcome,
+        method,
+        state: status.state,
+        accounts: status.accounts,
+        source: status.source,
+        ...(status.reason ? { reason: status.reason } : {}),
+      }),
     );
   }
   if (outcome.outcome === "still_signed_out") {
@@ -224,7 +229,7 @@ async function logoutCommand(options: string[], agent: string[], io: CliIo): Pro
   const session = { protocol: protocolOf(values.protocol), json: values.json };
   return withAgent(agent, io, session, async ({ client, name, signal }) => {
     const status = await client.logout({ signal });
-    if (values.json) io.stdout(`${JSON.stringify(statusJson(client, status))}\n`);
+    if (values.json) io.stdout(jsonLine(statusJson(client, status)));
     else io.stdout(`Logged out of ${name}; state: ${status.state}.\n`);
     return EXIT.ok;
   });
@@ -321,9 +326,7 @@ async function withAgent(
         "The agent and everything it started were stopped.",
     );
     if (session.json) {
-      io.stdout(
-        `${JSON.stringify({ error: { code: cancelled.code, message: cancelled.message } })}\n`,
-      );
+      io.stdout(jsonLine({ error: { code: cancelled.code, message: cancelled.message } }));
     } else {
       io.stderr(`agentauth: ${cancelled.message} [${cancelled.code}]\n`);
     }

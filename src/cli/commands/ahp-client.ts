@@ -18,7 +18,7 @@ import { type Spinner, startSpinner } from "../../core/spinner.ts";
 import type { DevicePrompt } from "../../oauth/index.ts";
 import { openVault } from "../../vault/index.ts";
 import { parseFlags } from "../flags.ts";
-import { type CliIo, EXIT, UsageError } from "../io.ts";
+import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 
 export const AHP_CLIENT_USAGE = `agentauth ahp status [--json] [--protocol auto|official|seed] [--subject S] <ws-url>
@@ -73,7 +73,12 @@ async function statusCommand(argv: string[], io: CliIo): Promise<number> {
       const resources = await client.status();
       if (values.json) {
         io.stdout(
-          `${JSON.stringify({ url, dialect: client.dialect, protocolVersion: client.protocolVersion, resources })}\n`,
+          jsonLine({
+            url,
+            dialect: client.dialect,
+            protocolVersion: client.protocolVersion,
+            resources,
+          }),
         );
       } else {
         io.stdout(describeStatus(client, resources));
@@ -135,7 +140,7 @@ async function loginCommand(argv: string[], io: CliIo): Promise<number> {
           );
         },
       },
-      onRenewal: (event: RenewalEvent) => io.stdout(`${JSON.stringify(event)}\n`),
+      onRenewal: (event: RenewalEvent) => io.stdout(jsonLine(event)),
       onRenewalError: (error, resource) =>
         io.stderr(
           `agentauth: renewing ${peerText(resource) || "a resource"} failed: ${peerText(error.message, { max: 600 })}\n`,
@@ -229,7 +234,7 @@ function showDevicePrompt(io: CliIo, prompt: DevicePrompt, what: string): void {
 
 function printOutcome(io: CliIo, outcome: AuthenticationOutcome, json: boolean): void {
   if (json) {
-    io.stdout(`${JSON.stringify({ event: "authenticated", ...outcome })}\n`);
+    io.stdout(jsonLine({ event: "authenticated", ...outcome }));
     return;
   }
   const who = peerText(outcome.account.label ?? outcome.subject);

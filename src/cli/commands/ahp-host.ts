@@ -3,7 +3,7 @@
 import { startExampleHost } from "../../ahp/host/index.ts";
 import { createLogger } from "../../core/log.ts";
 import { parseFlags } from "../flags.ts";
-import { type CliIo, EXIT, UsageError } from "../io.ts";
+import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 import { parseInteger } from "./idp.ts";
 
@@ -37,7 +37,7 @@ export async function ahpHostCommand(argv: string[], io: CliIo): Promise<number>
   });
   // Listen for the end before saying ready: whoever reads the ready line may stop us at once.
   const terminated = untilTerminated();
-  io.stdout(`${JSON.stringify({ event: "ready", url: host.url })}\n`);
+  io.stdout(jsonLine({ event: "ready", url: host.url }));
   await terminated;
   await host.close();
   return EXIT.ok;

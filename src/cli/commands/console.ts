@@ -5,7 +5,7 @@ import { createLogger } from "../../core/log.ts";
 import { resolveProvider } from "../../providers/index.ts";
 import { openVault } from "../../vault/index.ts";
 import { parseFlags } from "../flags.ts";
-import { type CliIo, EXIT, UsageError } from "../io.ts";
+import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 import { parseInteger } from "./idp.ts";
 
@@ -56,9 +56,7 @@ export async function consoleCommand(argv: string[], io: CliIo): Promise<number>
     });
     const terminated = untilTerminated();
     if (values.json) {
-      io.stdout(
-        `${JSON.stringify({ event: "ready", url: running.url, loginUrl: running.loginUrl })}\n`,
-      );
+      io.stdout(jsonLine({ event: "ready", url: running.url, loginUrl: running.loginUrl }));
     } else {
       io.stdout(
         `agentauth console is running at ${running.url}\n` +

@@ -3,7 +3,7 @@
 import { createLogger } from "../../core/log.ts";
 import { startIdp } from "../../idp/index.ts";
 import { parseFlags } from "../flags.ts";
-import { type CliIo, EXIT, UsageError } from "../io.ts";
+import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 
 export const IDP_USAGE = `agentauth idp serve [--port N] [--auto-approve-as USER] [--access-token-ttl SECONDS] [--device-interval SECONDS]
@@ -56,7 +56,7 @@ export async function idpCommand(argv: string[], io: CliIo): Promise<number> {
   });
   // Listen for the end before saying ready: whoever reads the ready line may stop us at once.
   const terminated = untilTerminated();
-  io.stdout(`${JSON.stringify({ event: "ready", issuer: idp.issuer })}\n`);
+  io.stdout(jsonLine({ event: "ready", issuer: idp.issuer }));
   await terminated;
   await idp.close();
   return EXIT.ok;

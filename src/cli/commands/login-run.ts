@@ -11,6 +11,7 @@ import { presetNamed } from "../../providers/index.ts";
 import { openVault } from "../../vault/index.ts";
 import type { CredentialRecord } from "../../vault/types.ts";
 import type { CliIo } from "../io.ts";
+import { jsonLine } from "../io.ts";
 
 /** A discoverable server (`issuer` + `client`), or a provider preset that carries its own client. */
 export type RunLoginOptions = (
@@ -107,7 +108,7 @@ function visit(io: CliIo, url: string): void {
 export function printAccount(io: CliIo, record: CredentialRecord, json: boolean): void {
   if (json) {
     const { tokens: _tokens, ...safe } = record;
-    io.stdout(`${JSON.stringify(safe)}\n`);
+    io.stdout(jsonLine(safe));
     return;
   }
   // Names, handles and e-mail come from the ID token, userinfo or the provider's API: peer text.

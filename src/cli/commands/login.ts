@@ -37,7 +37,7 @@ agentauth login --provider NAME --client-id ID [options]
   --resource R        the RFC 8707 resource indicator the tokens are for (part of the vault key)
   --device            use the device flow (the default when the provider has one)
   --browser           use a browser and a loopback redirect instead
-  --subject S         the vault subject to store the credential under (default the account's id)
+  --subject S         the vault subject to store the credential under (default the account's id; not agentauth:…)
   --redirect-port N   browser flow: listen on this loopback port (default any free one), for providers that match
                       the registered redirect URI exactly (Atlassian): register http://127.0.0.1:N/callback
   --json              print the stored credential (never a token) as JSON on stdout; errors as JSON too

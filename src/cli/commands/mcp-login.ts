@@ -17,7 +17,7 @@ import { type DevicePrompt, findBearerChallenge, parseWwwAuthenticate } from "..
 import { openVault } from "../../vault/index.ts";
 import type { CredentialRecord } from "../../vault/types.ts";
 import type { CliIo } from "../io.ts";
-import { EXIT } from "../io.ts";
+import { EXIT, jsonLine, jsonText } from "../io.ts";
 import { describeSystemError } from "../system-errors.ts";
 import { withHint } from "./mcp-hints.ts";
 import { credentialView } from "./mcp-status.ts";
@@ -103,7 +103,7 @@ export async function mcpLogin(io: CliIo, options: McpLoginOptions): Promise<num
     const view = credentialView({ ...record, refreshToken: Boolean(record.tokens.refreshToken) });
     if (!answer?.ok) throw refused(answer, shown, record);
     if (options.json) {
-      io.stdout(`${JSON.stringify({ server: canonicalUri, signedIn: true, credential: view })}\n`);
+      io.stdout(jsonLine({ server: canonicalUri, signedIn: true, credential: view }));
       return EXIT.ok;
     }
     const scopes = view.scopes.length > 0 ? view.scopes.join(" ") : "(none named)";
@@ -111,7 +111,7 @@ export async function mcpLogin(io: CliIo, options: McpLoginOptions): Promise<num
       `Signed in to ${shown} as ${view.subject} at ${view.issuer}; the server accepted the token.\n` +
         `  scopes: ${scopes}\n  refresh token: ${view.refreshToken ? "held" : "none (sign in again when it expires)"}\n` +
         `  vault id: ${view.id}\n` +
-        `Programs use it with agentAuthProvider({ serverUrl, subject: ${JSON.stringify(view.subject)}, store }) ` +
+        `Programs use it with agentAuthProvider({ serverUrl, subject: ${jsonText(view.subject)}, store }) ` +
         `from agentauth/mcp; 'agentauth mcp status ${shown}' shows it, 'agentauth mcp logout ${shown}' revokes it.\n`,
     );
     return EXIT.ok;

@@ -10,7 +10,7 @@ import { serverResourceUri } from "../../mcp/client/provider.ts";
 import { logout } from "../../oauth/index.ts";
 import { openExistingVault, type VaultStore } from "../../vault/index.ts";
 import type { CredentialStatus, CredentialSummary } from "../../vault/types.ts";
-import { type CliIo, EXIT } from "../io.ts";
+import { type CliIo, EXIT, jsonLine } from "../io.ts";
 
 export interface McpStatusOptions {
   serverUrl: URL;
@@ -79,7 +79,7 @@ export async function mcpStatus(io: CliIo, options: McpStatusOptions): Promise<n
   const signedIn = views.some((v) => v.usable);
   const shown = peerText(server, { max: 300 });
   if (options.json) {
-    io.stdout(`${JSON.stringify({ server, signedIn, credentials: views })}\n`);
+    io.stdout(jsonLine({ server, signedIn, credentials: views }));
   } else if (views.length === 0) {
     io.stdout(
       `Not signed in to ${shown}${options.subject ? ` as ${peerText(options.subject)}` : ""}: the vault holds ` +
@@ -154,7 +154,11 @@ export async function mcpLogout(io: CliIo, options: McpStatusOptions): Promise<n
   if (options.json) {
     const line = { server, credentials: results };
     io.stdout(
-      `${JSON.stringify(failures.length > 0 ? { ...line, error: { code: "revocation_failed", message: failures.join(" ") } } : line)}\n`,
+      jsonLine(
+        failures.length > 0
+          ? { ...line, error: { code: "revocation_failed", message: failures.join(" ") } }
+          : line,
+      ),
     );
   } else if (results.length === 0) {
     const as = options.subject ? ` as ${peerText(options.subject)}` : "";

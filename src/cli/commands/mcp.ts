@@ -8,7 +8,7 @@ import { peerText } from "../../core/display.ts";
 import { canonicalMcpServerUrl, McpServerUrlError } from "../../mcp/client/index.ts";
 import { isLoopback } from "../../oauth/index.ts";
 import { parseFlags } from "../flags.ts";
-import { type CliIo, EXIT, UsageError } from "../io.ts";
+import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 import { parseInteger } from "./idp.ts";
 import { checkExampleIssuer } from "./mcp-example-issuer.ts";
@@ -167,13 +167,13 @@ async function exampleServer(argv: string[], io: CliIo): Promise<number> {
   // Listen for the end before saying ready: whoever reads the ready line may stop us at once.
   const terminated = untilTerminated();
   io.stdout(
-    `${JSON.stringify({
+    jsonLine({
       event: "ready",
       url: server.url,
       issuer: values.issuer,
       scopes: server.scopes,
       stepUpScope: server.stepUpScope,
-    })}\n`,
+    }),
   );
   await terminated;
   await server.close();

@@ -2,7 +2,7 @@
 
 import { PRESETS, type PresetEntry } from "../../providers/index.ts";
 import { parseFlags } from "../flags.ts";
-import { type CliIo, EXIT, UsageError } from "../io.ts";
+import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 
 export const PROVIDERS_USAGE = `agentauth providers [--json]            the provider presets: flows, what to register, refresh, revocation`;
 
@@ -43,7 +43,7 @@ export async function providersCommand(argv: string[], io: CliIo): Promise<numbe
   });
   if (positionals.length > 0) throw new UsageError("providers takes no arguments");
   const listing = PRESETS.map(listingOf);
-  io.stdout(values.json ? `${JSON.stringify(listing)}\n` : formatText(listing));
+  io.stdout(values.json ? jsonLine(listing) : formatText(listing));
   return EXIT.ok;
 }
 

@@ -3,7 +3,7 @@
 import { escapeUnseenInJson, peerText, peerUrl } from "../../core/display.ts";
 import { fetchToolset, ToolsetDiscoveryError } from "../../rap/runtime/index.ts";
 import { parseFlags } from "../flags.ts";
-import { type CliIo, EXIT, UsageError } from "../io.ts";
+import { type CliIo, EXIT, jsonText, UsageError } from "../io.ts";
 import { TOOL_AUTH, type ToolAuthScheme, toolAuth } from "./rap-tool-auth.ts";
 
 export const INSPECT_HELP = `agentauth rap inspect <tool base URL> [--json] [--tool-auth MODE] [--tool-secret-file PATH]
@@ -83,7 +83,7 @@ export async function inspectCommand(argv: string[], io: CliIo): Promise<number>
  * as \\u escapes too (the list is src/core/display.ts's).
  */
 export function jsonForTerminal(value: unknown): string {
-  return escapeForTerminal(JSON.stringify(value));
+  return jsonText(value);
 }
 
 /** The same for text that is already JSON (a log line): those characters can only occur inside its strings. */

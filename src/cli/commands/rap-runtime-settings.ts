@@ -5,10 +5,11 @@
  * One small JSON file beside the runtime database (`rap-runtime.json` for the default `rap-runtime.db`), mode 0600.
  */
 
-import { randomBytes } from "node:crypto";
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { AgentAuthError } from "../../core/errors.ts";
+import { writeSecretFileSync } from "../../core/secret-file.ts";
+import { jsonLine } from "../io.ts";
 
 export const RuntimeSettingsSchema = z.object({
   port: z.number().int().min(1).max(65535).optional(),
@@ -54,12 +55,10 @@ export function readSettings(path: string): RuntimeSettings {
   return parsed.data;
 }
 
-/** Written to a temporary file and renamed: a crash mid-write never leaves half a file. */
+/** Owner-only, written to a temporary file and renamed: a crash mid-write never leaves half a file. */
 export function writeSettings(path: string, settings: RuntimeSettings): void {
-  const temp = `${path}.${randomBytes(4).toString("hex")}.tmp`;
   try {
-    writeFileSync(temp, `${JSON.stringify(settings)}\n`, { mode: 0o600 });
-    renameSync(temp, path);
+    writeSecretFileSync(path, jsonLine(settings));
   } catch (error) {
     throw new RuntimeSettingsError(
       "rap_runtime_settings_io",

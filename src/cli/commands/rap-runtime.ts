@@ -7,7 +7,6 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -15,6 +14,7 @@ import { peerText, peerUrl } from "../../core/display.ts";
 import { AgentAuthError } from "../../core/errors.ts";
 import { ensureHome } from "../../core/home.ts";
 import { createLogger } from "../../core/log.ts";
+import { writeSecretFileSync } from "../../core/secret-file.ts";
 import { DATABASE_URL_ENV, databaseUrlFromEnv } from "../../db/index.ts";
 import { DEFAULT_INVOCATION_SECRET_FILE } from "../../rap/invocation-auth.ts";
 import { createRuntime, DB_FILE, KEY_FILE, type RapRuntime } from "../../rap/runtime/index.ts";
@@ -187,7 +187,8 @@ export async function runtimeServeCommand(argv: string[], io: CliIo): Promise<nu
   }
   const control = randomBytes(32).toString("base64url");
   const controlTokenFile = join(home, "rap-runtime-control.token");
-  writeFileSync(controlTokenFile, control, { mode: 0o600 });
+  // Owner-only on every start, not only when created: a file left readable by others gets the new token too.
+  writeSecretFileSync(controlTokenFile, control);
   const callbackPrefix = `${new URL(publicUrl ?? url).pathname.replace(/\/+$/, "")}/callback/`;
   const started = runtime;
   server.on("request", (req, res) => {

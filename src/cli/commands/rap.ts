@@ -12,10 +12,17 @@ import {
   type InvocationAuth,
   loadInvocationSecret,
 } from "../../rap/invocation-auth.ts";
-import { openPostgresToolState, type ToolStateStore } from "../../rap/tool/index.ts";
+import {
+  DEFAULT_REPLAY_LEDGER_FILE,
+  openPostgresToolState,
+  openSqliteReplayLedger,
+  type ReplayLedger,
+  ReplayLedgerError,
+  type ToolStateStore,
+} from "../../rap/tool/index.ts";
 import { loadKeyring, openVault } from "../../vault/index.ts";
 import { parseFlags } from "../flags.ts";
-import { type CliIo, EXIT, UsageError } from "../io.ts";
+import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 import { parseInteger } from "./idp.ts";
 import { INSPECT_HELP, inspectCommand } from "./rap-inspect.ts";
@@ -112,21 +119,30 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
   // with the same URL and vault key, and survive a restart. Without it they live in this process's memory.
   const databaseUrl = databaseUrlFromEnv(io.env);
   let state: ToolStateStore | undefined;
+  // Signed invocations already accepted: in the database with it, else in a file beside the vault, so a replay is
+  // refused after a restart too (issue 20 §1.3).
+  let replay: ReplayLedger | undefined;
   let tool: Awaited<ReturnType<typeof startExampleTool>>;
   try {
     state = databaseUrl
       ? await openPostgresToolState({ url: databaseUrl, keyring: loadKeyring({ env: io.env }) })
       : undefined;
+    replay =
+      state || invocationAuth?.scheme !== "hmac-sha256"
+        ? undefined
+        : openSqliteReplayLedger(join(agentauthHome(io.env), DEFAULT_REPLAY_LEDGER_FILE));
     tool = await startExampleTool({
       issuer: values.issuer,
       store,
       state,
+      replay,
       port,
       clientId: values["client-id"],
       invocationAuth,
       logger: createLogger({ fields: { component: "rap-tool" } }),
     });
   } catch (error) {
+    await replay?.close();
     await state?.close();
     await store.close();
     io.stderr(`agentauth: ${startFailure(error, values.issuer, port)}\n`);
@@ -135,17 +151,21 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
   // Listen for the end before saying ready: whoever reads the ready line may stop us at once.
   const terminated = untilTerminated();
   io.stdout(
-    `${JSON.stringify({
+    jsonLine({
       event: "ready",
       url: tool.url,
       api: tool.api.url,
       invocationAuth: invocationAuth?.scheme ?? "none",
       state: state ? state.label : "memory",
       ...(invocationAuth ? { invocationSecretFile: secretFile } : {}),
-    })}\n`,
+      ...(invocationAuth?.scheme === "hmac-sha256"
+        ? { replayLedger: state ? state.label : replay?.label }
+        : {}),
+    }),
   );
   await terminated;
   await tool.close();
+  await replay?.close();
   await state?.close();
   await store.close();
   return EXIT.ok;
@@ -155,7 +175,9 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
 function startFailure(error: unknown, issuer: string, port: number): string {
   const code = (error as { code?: unknown }).code;
   // The database's own message names the redacted URL and what to check.
-  if (error instanceof DatabaseError) return `${error.message} [${error.code}]`;
+  if (error instanceof DatabaseError || error instanceof ReplayLedgerError) {
+    return `${error.message} [${error.code}]`;
+  }
   if (code === "EADDRINUSE" || code === "EACCES") {
     return `The example tool could not listen on port ${port} (${code}); choose another --port.`;
   }

@@ -2,6 +2,7 @@
 
 import { peerText } from "../../core/display.ts";
 import type { CredentialListing, CredentialSummary } from "../../vault/types.ts";
+import { jsonLine } from "../io.ts";
 
 /** The summaries, then each unreadable row with an `unreadable` marker (same array, so existing readers still work). */
 export function formatJson(listing: CredentialListing): string {
@@ -9,7 +10,7 @@ export function formatJson(listing: CredentialListing): string {
     ...rest,
     unreadable: { code, message },
   }));
-  return `${JSON.stringify([...listing.credentials, ...damaged])}\n`;
+  return jsonLine([...listing.credentials, ...damaged]);
 }
 
 export function formatTable(listing: CredentialListing): string {

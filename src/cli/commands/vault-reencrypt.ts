@@ -6,7 +6,7 @@
 
 import { agentauthHome } from "../../core/home.ts";
 import { openExistingVault, vaultDbPath } from "../../vault/index.ts";
-import { type CliIo, EXIT } from "../io.ts";
+import { type CliIo, EXIT, jsonLine } from "../io.ts";
 
 export const REENCRYPT_HELP = `agentauth vault reencrypt [--json]
 
@@ -27,7 +27,7 @@ export async function reencrypt(io: CliIo, json: boolean): Promise<number> {
     const path = vaultDbPath(agentauthHome(io.env));
     io.stdout(
       json
-        ? `${JSON.stringify({ rewritten: 0 })}\n`
+        ? jsonLine({ rewritten: 0 })
         : `The vault does not exist yet (${path}); there is nothing to re-seal.\n`,
     );
     return EXIT.ok;
@@ -37,7 +37,7 @@ export async function reencrypt(io: CliIo, json: boolean): Promise<number> {
     const kid = store.currentKid;
     io.stdout(
       json
-        ? `${JSON.stringify({ rewritten, kid })}\n`
+        ? jsonLine({ rewritten, kid })
         : rewritten === 0
           ? `Every credential is already sealed under key ${kid}; nothing to do.\n`
           : `Re-sealed ${rewritten} credential${rewritten === 1 ? "" : "s"} under key ${kid}. Older keys are no ` +

@@ -14,7 +14,7 @@ import {
 } from "../../vault/index.ts";
 import type { CredentialListing, CredentialRecord } from "../../vault/types.ts";
 import { parseFlags } from "../flags.ts";
-import { type CliIo, EXIT, UsageError } from "../io.ts";
+import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 import { formatJson, formatTable } from "./vault-format.ts";
 import { idsAsPositionals } from "./vault-ids.ts";
 import { REENCRYPT_HELP, reencrypt } from "./vault-reencrypt.ts";
@@ -133,7 +133,7 @@ async function withWritableVault(
 function remove(io: CliIo, id: string, json: boolean): Promise<number> {
   return withWritableVault(io, id, json, async (store, where) => {
     await store.deleteById(id);
-    if (json) io.stdout(`${JSON.stringify({ id, revoked: false, deleted: true })}\n`);
+    if (json) io.stdout(jsonLine({ id, revoked: false, deleted: true }));
     else io.stdout(`Deleted ${id} (not revoked at ${where.issuer}).\n`);
     return EXIT.ok;
   });
@@ -167,7 +167,7 @@ function revoke(io: CliIo, id: string, json: boolean): Promise<number> {
       await store.deleteById(id);
       if (json) {
         const unreadable = where.unreadable ?? "unreadable";
-        io.stdout(`${JSON.stringify({ id, revoked: false, deleted: true, unreadable })}\n`);
+        io.stdout(jsonLine({ id, revoked: false, deleted: true, unreadable }));
         return EXIT.ok;
       }
       io.stdout(
@@ -194,7 +194,7 @@ async function revokeReadable(
     // A client registration (src/oauth/registration-store.ts), not a sign-in: RFC 7592 delete, then forget it.
     const done = await deleteStoredRegistration(store, record);
     if (json) {
-      io.stdout(`${JSON.stringify({ id, revoked: done.unregistered, deleted: done.deleted })}\n`);
+      io.stdout(jsonLine({ id, revoked: done.unregistered, deleted: done.deleted }));
     } else if (done.unregistered) {
       io.stdout(`Removed the client registration ${id} at ${at} and deleted it.\n`);
     } else {
@@ -209,10 +209,7 @@ async function revokeReadable(
   const result = await logout({ store, key, providers: resolveProvider });
   if (result.manageUrl) {
     const url = peerText(result.manageUrl, { max: 300 });
-    if (json)
-      io.stdout(
-        `${JSON.stringify({ id, revoked: false, deleted: result.deleted, manageUrl: url })}\n`,
-      );
+    if (json) io.stdout(jsonLine({ id, revoked: false, deleted: result.deleted, manageUrl: url }));
     else {
       io.stdout(
         `Deleted ${id} locally. ${at} has no API to revoke access, so the app keeps it until you remove it at\n` +
@@ -223,7 +220,7 @@ async function revokeReadable(
   }
   if (!result.revoked && result.deleted && !result.error) {
     // No revocation API and no page to point at (a generic server without either): deleted, said plainly.
-    if (json) io.stdout(`${JSON.stringify({ id, revoked: false, deleted: true })}\n`);
+    if (json) io.stdout(jsonLine({ id, revoked: false, deleted: true }));
     else {
       io.stdout(
         `Deleted ${id} locally. ${at} has no API to revoke access, so the app keeps it until you remove it ` +
@@ -240,7 +237,7 @@ async function revokeReadable(
       `The credential is kept; retry later, or run 'agentauth vault delete ${id}' to forget it without revoking.`;
     return failure(io, json, code, message);
   }
-  if (json) io.stdout(`${JSON.stringify({ id, revoked: true, deleted: result.deleted })}\n`);
+  if (json) io.stdout(jsonLine({ id, revoked: true, deleted: result.deleted }));
   else io.stdout(`Revoked ${id} at ${at} and deleted it.\n`);
   return EXIT.ok;
 }
@@ -285,7 +282,7 @@ function noSuchId(io: CliIo, id: string, json: boolean): number {
 
 /** A failure the command explains itself: `agentauth: …` on stderr, or the JSON error on stdout under --json. */
 function failure(io: CliIo, json: boolean, code: string, message: string): number {
-  if (json) io.stdout(`${JSON.stringify({ error: { code, message } })}\n`);
+  if (json) io.stdout(jsonLine({ error: { code, message } }));
   else io.stderr(`agentauth: ${message}\n`);
   return EXIT.failure;
 }

@@ -11,6 +11,7 @@ import type { InvocationAuth } from "../invocation-auth.ts";
 import {
   createToolServer,
   OperationError,
+  type ReplayLedger,
   TokenRejectedError,
   type ToolStateStore,
 } from "../tool/index.ts";
@@ -29,6 +30,8 @@ export interface ExampleToolOptions {
   invocationAuth?: InvocationAuth;
   /** Shared durable state (pending sign-ins, undelivered results) on PostgreSQL; memory when absent. */
   state?: ToolStateStore;
+  /** Where accepted signed invocations are remembered (a SQLite file); the state's, else memory, when absent. */
+  replay?: ReplayLedger;
 }
 
 export interface RunningExampleTool {
@@ -62,6 +65,7 @@ async function startOnApi(
     },
     store: options.store,
     state: options.state,
+    replay: options.replay,
     authorizationTimeoutMs: options.authorizationTimeoutMs,
     logger: options.logger,
     providers: {

@@ -7,8 +7,9 @@
  * 404 when no call or subscription matches (RAP: log and discard; a 4xx tells the tool not to retry);
  * 410 when the subscription has ended; 400 when the message contradicts the call (call_id, empty result, auth_url).
  *
- * Delivery keys (the tool's `Idempotency-Key`, stable across retries of one message): a key the thread already
- * recorded is answered 200 `duplicate` and nothing is applied; otherwise the change is applied and the key recorded
+ * Delivery keys (the tool's `Idempotency-Key`, stable across retries of one message, scoped by the receiver to the
+ * call whose capability it came to): a key the thread already recorded for that call is answered 200 `duplicate` and
+ * nothing is applied; otherwise the change is applied and the key recorded
  * before the reply (with the change itself, atomically, for tool_result, oauth, subscription_event and user_choice: a
  * result committed without its key would make the retry a "duplicate" that never settles; an entry would be added
  * twice). This runs under the thread's lock, across instances when the store has `lockGroup`.

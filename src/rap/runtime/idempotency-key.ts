@@ -4,6 +4,11 @@
  * once however often it arrives. The draft makes the value a Structured Field String (`"…"`); a bare token is
  * accepted too. 1..255 visible ASCII characters (no space, no control, nothing outside ASCII); anything else is
  * refused with 400 rather than guessed at, since a mangled key would silently defeat deduplication.
+ *
+ * A key is scoped to the call whose capability URL the message came to (`callDeliveryKey`), not only to the thread:
+ * several tools (or several calls of one tool) share a thread, and each may count its keys from 1. Keyed per thread,
+ * one tool's key suppressed another's `tool_result` (answered 200 duplicate, never retried, the call pending until
+ * its timeout; issue 20 §1.2). The capability already binds a message to one call, so the scope costs nothing.
  */
 
 export const IDEMPOTENCY_KEY_HEADER = "idempotency-key";
@@ -45,4 +50,12 @@ export function parseIdempotencyKey(header: string | string[] | undefined): KeyC
     };
   }
   return { ok: true, key: value };
+}
+
+/**
+ * Pure: the key recorded for a delivery: the call it came for (the capability's `id`) and the tool's key, as one
+ * unambiguous string (JSON escapes whatever the call id holds).
+ */
+export function callDeliveryKey(callId: string, key: string): string {
+  return JSON.stringify([callId, key]);
 }

@@ -49,6 +49,7 @@ export type {
   ViewUpdateEvent,
 } from "./hooks.ts";
 export {
+  callDeliveryKey,
   IDEMPOTENCY_KEY_HEADER,
   MAX_IDEMPOTENCY_KEY_LENGTH,
   parseIdempotencyKey,

@@ -17,7 +17,7 @@ import {
 import type { Reply } from "./callbacks.ts";
 import { CALLBACK_PATH_PREFIX, type CallClaims, verifyCallToken } from "./capability.ts";
 import { ThreadBusyError } from "./errors.ts";
-import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from "./idempotency-key.ts";
+import { callDeliveryKey, IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from "./idempotency-key.ts";
 
 // A body far beyond the limit is not drained to the end: past this, the connection is cut.
 const DRAIN_LIMIT_BYTES = 8 * MAX_BODY_BYTES;
@@ -30,7 +30,8 @@ export interface CallbackReceiverOptions {
   logger: Logger;
   /**
    * Applies an authenticated message; calls `respond` once the change is committed. `deliveryKey`: the request's
-   * Idempotency-Key, when it had one (a key already applied in the thread is answered as a duplicate).
+   * Idempotency-Key scoped to the call of the capability (`callDeliveryKey`), when it had one (a key already
+   * applied for that call is answered as a duplicate).
    */
   process(
     message: CallbackMessage,
@@ -161,7 +162,11 @@ async function handle(
     send(res, reply);
   };
   try {
-    await options.process(message, respond, delivery.key);
+    await options.process(
+      message,
+      respond,
+      delivery.key === undefined ? undefined : callDeliveryKey(claims.id, delivery.key),
+    );
   } catch (error) {
     if (error instanceof ThreadBusyError) {
       // The thread's lock stayed held elsewhere past the bounded wait; nothing ran. 503 + Retry-After: the tool

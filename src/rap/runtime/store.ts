@@ -133,7 +133,7 @@ export interface RuntimeStore {
     entry: NewThreadEntry,
     deliveryKey: string,
   ): Promise<ThreadEntry | undefined>;
-  /** Has the thread recorded this delivery key (an `Idempotency-Key` already applied)? */
+  /** Has the thread recorded this delivery key (an `Idempotency-Key` already applied for the same call)? */
   hasDelivery(groupId: string, deliveryKey: string): Promise<boolean>;
   /** Records a delivery key after its change was applied; false when it was already recorded. */
   recordDelivery(groupId: string, deliveryKey: string, at: number): Promise<boolean>;

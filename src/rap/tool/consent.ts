@@ -21,6 +21,11 @@ export interface ConsentRequest {
   authorizationUrl: URL;
   /** The OAuth state inside authorizationUrl, to burn on Cancel. */
   state: string;
+  /**
+   * The cookie value Continue gives the browser (browser-binding.ts); the redirect is refused without it. Absent in
+   * links made before it existed: their sign-ins are refused at the redirect.
+   */
+  browserBinding?: string;
   groupId: string;
   id: string;
   attempt: string;

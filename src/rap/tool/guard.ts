@@ -1,20 +1,21 @@
 /**
  * The tool server's gate before any work: the `Host` header (DNS rebinding) and the runtime's invocation
- * authentication (src/rap/invocation-auth.ts). Pure apart from the replay cache; the server turns a refusal into
- * its HTTP answer.
+ * authentication (src/rap/invocation-auth.ts). Pure apart from the replay ledger (replay-ledger.ts: in memory, a
+ * SQLite file or PostgreSQL); the server turns a refusal into its HTTP answer.
  */
 
 import type { IncomingHttpHeaders } from "node:http";
+import type { Logger } from "../../core/log.ts";
 import {
-  createReplayCache,
   DEFAULT_REPLAY_WINDOW_SECONDS,
   type InvocationAuth,
   type InvocationAuthFailure,
   invocationAuthChallenge,
   SIGNATURE_HEADER,
   TIMESTAMP_HEADER,
-  verifyInvocationAuth,
+  verifyInvocationSignature,
 } from "../invocation-auth.ts";
+import type { ReplayLedger } from "./replay-ledger.ts";
 
 export interface Refusal {
   status: number;
@@ -70,11 +71,14 @@ export function signedHosts(
 
 export class InvocationGate {
   readonly #auth: InvocationAuth;
-  readonly #seen = createReplayCache();
+  readonly #ledger: ReplayLedger;
+  readonly #logger: Logger;
   readonly #challenge: string;
 
-  constructor(auth: InvocationAuth) {
+  constructor(auth: InvocationAuth, ledger: ReplayLedger, logger: Logger) {
     this.#auth = auth;
+    this.#ledger = ledger;
+    this.#logger = logger;
     this.#challenge = invocationAuthChallenge(auth);
   }
 
@@ -92,20 +96,43 @@ export class InvocationGate {
     return undefined;
   }
 
-  /** `hosts`: the names the runtime may have signed for (see signedHosts). */
-  check(
+  /**
+   * `hosts`: the names the runtime may have signed for (see signedHosts). A signature that verifies is recorded in
+   * the replay ledger before anything runs; already there, the request is `replayed`. A ledger that does not answer
+   * refuses the request with 503 (nothing ran; the runtime retries 5xx) rather than risk running it twice.
+   */
+  async check(
     method: string,
     hosts: readonly string[],
     path: string,
     headers: IncomingHttpHeaders,
     body: Uint8Array,
-  ): Refusal | undefined {
-    const verdict = verifyInvocationAuth(
-      this.#auth,
-      { method, host: hosts, path, headers, body },
-      this.#seen,
-    );
-    return verdict.ok ? undefined : this.#refusal(verdict.reason);
+  ): Promise<Refusal | undefined> {
+    const verdict = verifyInvocationSignature(this.#auth, {
+      method,
+      host: hosts,
+      path,
+      headers,
+      body,
+    });
+    if (!verdict.ok) return this.#refusal(verdict.reason);
+    if (verdict.accepted === undefined) return undefined;
+    let outcome: "ok" | "replayed" | "stale";
+    try {
+      outcome = await this.#ledger.remember(verdict.accepted);
+    } catch (error) {
+      this.#logger.error("rap.request.replay_check_failed", { ledger: this.#ledger.label, error });
+      return {
+        status: 503,
+        headers: { "retry-after": "1" },
+        body: {
+          error: "replay_check_unavailable",
+          message:
+            "The tool could not check this request against replays (its storage did not answer); nothing ran. Retry in a moment.",
+        },
+      };
+    }
+    return outcome === "ok" ? undefined : this.#refusal(outcome);
   }
 
   #refusal(reason: InvocationAuthFailure): Refusal {

@@ -25,7 +25,7 @@ export function json(
 export function page(
   res: ServerResponse,
   { status, html }: Page,
-  headers: Record<string, string> = {},
+  headers: Record<string, string | string[]> = {},
 ): void {
   res.writeHead(status, { ...PAGE_HEADERS, "content-length": Buffer.byteLength(html), ...headers });
   res.end(html);

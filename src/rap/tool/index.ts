@@ -25,6 +25,7 @@ export {
   openPostgresToolState,
   type PostgresToolStateOptions,
 } from "./postgres-state.ts";
+export { memoryReplayLedger, type ReplayLedger } from "./replay-ledger.ts";
 export {
   createRetryPool,
   DEFAULT_MAX_PENDING_DELIVERIES,
@@ -38,4 +39,9 @@ export {
   OAUTH_CALLBACK_PATH,
   type ToolServer,
 } from "./server.ts";
+export {
+  DEFAULT_REPLAY_LEDGER_FILE,
+  openSqliteReplayLedger,
+  ReplayLedgerError,
+} from "./sqlite-replay.ts";
 export type { CallbackOutbox, OutboxMessage, ToolStateStore } from "./state.ts";

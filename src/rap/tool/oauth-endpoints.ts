@@ -1,11 +1,19 @@
 /**
  * The tool's two browser-facing OAuth endpoints: the consent page `auth_url` points at (GET shows it, POST
- * Continue redirects to the provider, POST Cancel ends the call), and the redirect endpoint that exchanges the code.
+ * Continue redirects to the provider and binds the sign-in to that browser, POST Cancel ends the call), and the
+ * redirect endpoint that checks the browser and exchanges the code.
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../../core/log.ts";
 import { AuthorizationResponseError } from "../../oauth/index.ts";
+import {
+  type BindingCookieOptions,
+  bindingCookie,
+  bindingCookieName,
+  clearBindingCookie,
+  sameBrowser,
+} from "./browser-binding.ts";
 import type { ActiveCall, CallRegistry } from "./calls.ts";
 import { ConsentLinks, consentCookieName, readCookie } from "./consent.ts";
 import { readBody } from "./http-body.ts";
@@ -19,6 +27,7 @@ import {
   failedPage,
   forbiddenPage,
   invalidStatePage,
+  otherBrowserPage,
   signedInPage,
   unavailablePage,
 } from "./pages.ts";
@@ -27,6 +36,8 @@ import type { CallRunner } from "./runner.ts";
 import type { ConsentStore } from "./state.ts";
 
 export const OAUTH_START_PATH = "/oauth/start";
+/** The tool's OAuth redirect endpoint: register `${publicBaseUrl}/oauth/callback` with each provider. */
+export const OAUTH_CALLBACK_PATH = "/oauth/callback";
 const MAX_FORM_BYTES = 4096;
 
 export interface OAuthEndpointsOptions {
@@ -46,6 +57,10 @@ export interface OAuthEndpointsOptions {
 
 export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
   const startPath = () => `${o.base().path}${OAUTH_START_PATH}`;
+  const bindingOptions = (): BindingCookieOptions => ({
+    path: `${o.base().path}${OAUTH_CALLBACK_PATH}`,
+    secure: o.base().href.startsWith("https:"),
+  });
 
   /** GET: the consent page, and the cookie that must come back with its form. */
   async function show(url: URL, res: ServerResponse): Promise<void> {
@@ -98,11 +113,22 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
     const clear = `${consentCookieName(id as string)}=; Path=${startPath()}; HttpOnly; SameSite=Strict; Max-Age=0`;
     if (form.get("action") === "continue") {
       o.logger.info("rap.oauth.consent_given", { provider: entry.provider, user_id: entry.userId });
+      // This browser, and only this one, may come back from the provider with this state (browser-binding.ts).
+      const bound = entry.browserBinding
+        ? [
+            bindingCookie(
+              entry.state,
+              entry.browserBinding,
+              (entry.expiresAt - Date.now()) / 1000,
+              bindingOptions(),
+            ),
+          ]
+        : [];
       res.writeHead(303, {
         location: entry.authorizationUrl.href,
         "cache-control": "no-store",
         "referrer-policy": "no-referrer",
-        "set-cookie": clear,
+        "set-cookie": [clear, ...bound],
         "content-length": "0",
       });
       res.end();
@@ -162,7 +188,7 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
     }
   }
 
-  async function redirect(url: URL, res: ServerResponse): Promise<void> {
+  async function redirect(req: IncomingMessage, url: URL, res: ServerResponse): Promise<void> {
     const params = url.searchParams;
     const state = params.get("state");
     let entry: Awaited<ReturnType<PendingAuthorizations["take"]>>;
@@ -195,21 +221,38 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
       return page(res, invalidStatePage());
     }
     o.calls.resume(call);
-    const outcome = await o.auth.exchange(state, entry, params);
     const name = o.auth.displayName(spec.provider);
     const runner = o.runner();
+    // The state is spent either way; the cookie, if any, goes with it.
+    const cleared = { "set-cookie": clearBindingCookie(state, bindingOptions()) };
+    // Login CSRF / consent bypass: a provider URL carried from the browser that pressed Continue to another one is
+    // refused before the code is exchanged, so nobody's sign-in is filed under a user_id they never consented for.
+    if (!sameBrowser(readCookie(req.headers.cookie, bindingCookieName(state)), entry.browser)) {
+      o.logger.warn("rap.oauth.browser_mismatch", {
+        provider: spec.provider,
+        user_id: spec.userId,
+        group_id: spec.groupId,
+        id: spec.id,
+      });
+      page(res, otherBrowserPage(name), cleared);
+      return runner.fail(
+        call,
+        `The sign-in to ${name} was finished in another browser than the one that pressed Continue on the consent page, so it was refused and nothing was connected; ${spec.operation} did not run. Ask again, then open the new link and finish signing in in the same browser.`,
+      );
+    }
+    const outcome = await o.auth.exchange(state, entry, params);
     if (outcome.kind === "denied") {
-      page(res, deniedPage(name));
+      page(res, deniedPage(name), cleared);
       return runner.fail(
         call,
         `${name} authorization was denied by the user. To use ${spec.operation}, ask again and grant the requested permissions.`,
       );
     }
     if (outcome.kind === "failed") {
-      page(res, failedPage(name));
+      page(res, failedPage(name), cleared);
       return runner.fail(call, outcome.message);
     }
-    page(res, signedInPage(name, outcome.account, spec.userId));
+    page(res, signedInPage(name, outcome.account, spec.userId), cleared);
     // One authorization serves every call of this user waiting on this provider.
     const waiting = [call, ...o.calls.awaitingUser(spec.userId, spec.provider)];
     for (const next of waiting) {

@@ -133,10 +133,11 @@ export class ProviderAuth {
   }
 
   /**
-   * The URL the person must visit; its `state` is bound to `call`. HTTPS unless the server is on loopback. `scope`
-   * replaces the provider's configured scope (a step-up after `insufficient_scope`).
+   * The URL the person must visit; its `state` is bound to `call` and to the browser whose binding cookie hashes to
+   * `browser`. HTTPS unless the server is on loopback. `scope` replaces the provider's configured scope (a step-up
+   * after `insufficient_scope`).
    */
-  async authorizationUrl(call: PendingCall, scope?: string): Promise<URL> {
+  async authorizationUrl(call: PendingCall, browser: string, scope?: string): Promise<URL> {
     const entry = this.#provider(call.provider);
     const { url } = await startAuthorization({
       as: await entry.server(),
@@ -146,7 +147,7 @@ export class ProviderAuth {
       resource: entry.resource || undefined,
       extraParams: entry.extraParams,
       scopeFormat: entry.scopeFormat,
-      pending: this.#options.pending.bind(call),
+      pending: this.#options.pending.bind(call, browser),
     });
     assertSecureUrl(url, "authorization URL");
     return url;

@@ -14,6 +14,7 @@ import type { CredentialStore } from "../../vault/index.ts";
 import type { InvocationAuth } from "../invocation-auth.ts";
 import type { AnnotationsSchema, DisplayItemSchema } from "../wire.ts";
 import type { DeliveryOptions } from "./delivery.ts";
+import type { ReplayLedger } from "./replay-ledger.ts";
 import type { ToolStateStore } from "./state.ts";
 
 export type Annotations = z.infer<typeof AnnotationsSchema>;
@@ -95,6 +96,11 @@ export interface OAuthProviderConfig {
 export interface PendingCallAuthorization {
   authorization: PendingAuthorization;
   call: PendingCall;
+  /**
+   * Hex SHA-256 of the cookie Continue gives the consenting browser (browser-binding.ts): the redirect is refused
+   * from any browser that does not send it. Absent only in entries written before it existed, which are refused.
+   */
+  browser?: string;
 }
 
 /** Everything needed to run the call again once the person has authorized. */
@@ -178,6 +184,14 @@ export interface ToolServerOptions {
    * src/rap/invocation-auth.ts). Without it anyone who reaches the port can invoke; `rap tool serve` uses HMAC.
    */
   invocationAuth?: InvocationAuth;
+  /**
+   * Where HMAC-signed invocations already accepted are remembered, so a replay inside the window is refused:
+   * `openSqliteReplayLedger(path)` (a file: survives restarts, shared by the tool processes of one machine), or the
+   * shared `state`'s (PostgreSQL: every instance), which is used when this is absent. Without either, this process's
+   * memory only (a warning is logged): a request captured before a restart, or sent to another instance, runs again.
+   * The server does not close it: its owner does, after `close()`.
+   */
+  replay?: ReplayLedger;
   /**
    * Extra `Host` header values (`name:port`) accepted. On a loopback listener only 127.0.0.1:PORT,
    * localhost:PORT, [::1]:PORT and the publicBaseUrl host are accepted otherwise (DNS rebinding); given here, the

@@ -121,6 +121,19 @@ export function failedPage(provider: string): Page {
   );
 }
 
+/**
+ * The redirect came back in a browser that did not press Continue on the consent page (it lacks the binding cookie):
+ * someone may have sent the person a provider link made for another user. Nothing was exchanged or stored.
+ */
+export function otherBrowserPage(provider: string): Page {
+  return page(
+    403,
+    "Not connected",
+    `Nothing was connected to ${provider}: this sign-in was started in another browser.`,
+    "The sign-in link you followed was opened and confirmed in another browser than this one, so it was refused. If someone sent you this link, do not use it. To connect your own account, ask your assistant again, then open its new link and finish signing in in this same browser.",
+  );
+}
+
 /** Unknown, reused, expired or cancelled `state`: nothing happened, and nothing will. */
 export function invalidStatePage(): Page {
   return page(

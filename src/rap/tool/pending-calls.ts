@@ -27,10 +27,13 @@ export class PendingAuthorizations {
     this.shared = store !== undefined && shared;
   }
 
-  /** The PendingStore to hand `startAuthorization`: the state it creates is bound to `call`. */
-  bind(call: PendingCall): PendingStore<PendingAuthorization> {
+  /**
+   * The PendingStore to hand `startAuthorization`: the state it creates is bound to `call` and to the browser whose
+   * binding cookie hashes to `browser` (browser-binding.ts).
+   */
+  bind(call: PendingCall, browser: string): PendingStore<PendingAuthorization> {
     return {
-      create: (authorization) => this.#store.create({ authorization, call }, this.#ttlMs),
+      create: (authorization) => this.#store.create({ authorization, call, browser }, this.#ttlMs),
       consume: () => {
         throw new TypeError("a bound pending store only creates");
       },

@@ -90,6 +90,7 @@ function toStored(value: PendingCallAuthorization): unknown {
       codeVerifier: value.authorization.codeVerifier.reveal(),
     },
     call: value.call,
+    ...(value.browser ? { browser: value.browser } : {}),
   };
 }
 
@@ -97,6 +98,7 @@ function fromStored(stored: unknown): PendingCallAuthorization {
   const value = stored as {
     authorization?: Record<string, unknown>;
     call?: PendingCallAuthorization["call"];
+    browser?: unknown;
   };
   const authorization = value?.authorization;
   if (
@@ -112,5 +114,6 @@ function fromStored(stored: unknown): PendingCallAuthorization {
       codeVerifier: new Secret(authorization.codeVerifier),
     },
     call: value.call,
+    ...(typeof value.browser === "string" ? { browser: value.browser } : {}),
   };
 }

@@ -59,4 +59,16 @@ export const RAP_TOOL_MIGRATIONS: readonly Migration[] = [
     // a message retried for long by an instance with the key is not dropped by one without it.
     sql: "ALTER TABLE rap_tool_outbox ADD COLUMN unreadable integer NOT NULL DEFAULT 0;",
   },
+  {
+    version: 3,
+    description:
+      "replay ledger: HMAC signatures of accepted invocations, so a replay is refused at every instance and after restarts",
+    sql: `
+      CREATE TABLE rap_tool_replay (
+        signature  bytea       PRIMARY KEY,
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX rap_tool_replay_expires ON rap_tool_replay (expires_at);
+    `,
+  },
 ];

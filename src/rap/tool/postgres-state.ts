@@ -1,5 +1,6 @@
 /**
- * The RAP tool's durable state on PostgreSQL: pending authorizations and the callback outbox, shared by every
+ * The RAP tool's durable state on PostgreSQL: pending authorizations, consent links, the callback outbox, marks on
+ * calls and the replay ledger of accepted invocation signatures, shared by every
  * instance given the same database URL and the same vault key (AGENTAUTH_VAULT_KEY, or the key file).
  *
  * @example
@@ -13,6 +14,7 @@ import { PostgresCancellations } from "./postgres-cancellations.ts";
 import { PostgresConsents } from "./postgres-consents.ts";
 import { PostgresOutbox } from "./postgres-outbox.ts";
 import { PostgresPendingStore } from "./postgres-pending.ts";
+import { PostgresReplayLedger } from "./postgres-replay.ts";
 import { RAP_TOOL_COMPONENT, RAP_TOOL_MIGRATIONS } from "./postgres-schema.ts";
 import type { ToolStateStore } from "./state.ts";
 
@@ -40,6 +42,7 @@ export async function openPostgresToolState(
     consents: (ttlMs) => new PostgresConsents(db, options.keyring, ttlMs),
     outbox: new PostgresOutbox(db, options.keyring),
     cancellations: new PostgresCancellations(db),
+    replay: new PostgresReplayLedger(db, db.label),
     label: db.label,
     close: () => db.close(),
   };

@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "../../core/log.ts";
 import type { Secret } from "../../core/secret.ts";
 import type { CallbackMessage } from "../wire.ts";
+import { newBrowserBinding } from "./browser-binding.ts";
 import type { ActiveCall, CallRegistry } from "./calls.ts";
 import { withDeadline } from "./deadline.ts";
 import { type DeliveryOptions, deliverCallback } from "./delivery.ts";
@@ -44,8 +45,16 @@ export interface CallRunnerOptions {
   onQueued?: () => void;
   /** With shared state: did another instance take this call over from its sign-in? Then it is not timed out here. */
   resumedElsewhere?: (groupId: string, id: string) => Promise<boolean>;
-  /** The link sent as `auth_url` for a provider authorization URL (the consent page); the URL itself if absent. */
-  consentLink?: (call: ActiveCall, provider: string, authorizationUrl: URL) => URL | Promise<URL>;
+  /**
+   * The link sent as `auth_url` for a provider authorization URL: the tool's consent page, whose Continue hands the
+   * browser `browserSecret` (the cookie the redirect must come back with, browser-binding.ts) and the URL.
+   */
+  consentLink: (
+    call: ActiveCall,
+    provider: string,
+    authorizationUrl: URL,
+    browserSecret: string,
+  ) => URL | Promise<URL>;
   logger: Logger;
 }
 
@@ -202,6 +211,8 @@ export class CallRunner {
     }
     if (call.controller.signal.aborted) return;
     let url: URL;
+    // The consenting browser gets the secret at Continue; the pending authorization keeps its digest.
+    const browser = newBrowserBinding();
     try {
       url = await auth.authorizationUrl(
         {
@@ -210,6 +221,7 @@ export class CallRunner {
           provider,
           attempt: call.attempt,
         },
+        browser.digest,
         scope,
       );
     } catch (error) {
@@ -222,7 +234,7 @@ export class CallRunner {
     if (call.controller.signal.aborted) return;
     let link: URL;
     try {
-      link = (await this.#o.consentLink?.(call, provider, url)) ?? url;
+      link = await this.#o.consentLink(call, provider, url, browser.secret);
     } catch (error) {
       // The consent link lives in the shared state store, which did not answer.
       this.#o.logger.error("rap.oauth.start_failed", { provider, error });

@@ -51,12 +51,15 @@ export function createRuntimeRequests(o: RuntimeRequestsOptions) {
         gate.early(req.headers) ??
         (gate.needsBody
           ? undefined
-          : gate.check(req.method ?? "", hostOf(req), req.url ?? "", req.headers, EMPTY));
+          : await gate.check(req.method ?? "", hostOf(req), req.url ?? "", req.headers, EMPTY));
       if (early) return early;
     }
     const raw = await readBody(req, MAX_BODY_BYTES);
     if (!raw.ok || !gate?.needsBody) return raw;
-    return gate.check(req.method ?? "", hostOf(req), req.url ?? "", req.headers, raw.bytes) ?? raw;
+    return (
+      (await gate.check(req.method ?? "", hostOf(req), req.url ?? "", req.headers, raw.bytes)) ??
+      raw
+    );
   }
 
   function refuse(res: ServerResponse, refusal: Refusal, what: string): void {

@@ -17,12 +17,18 @@ import { hostRefusal, InvocationGate, loopbackHosts, signedHosts } from "./guard
 import { json } from "./http-reply.ts";
 import { createIntake } from "./intake.ts";
 import { secureCallbackUrl } from "./invocation.ts";
-import { ConsentLinks, createOAuthEndpoints, OAUTH_START_PATH } from "./oauth-endpoints.ts";
+import {
+  ConsentLinks,
+  createOAuthEndpoints,
+  OAUTH_CALLBACK_PATH,
+  OAUTH_START_PATH,
+} from "./oauth-endpoints.ts";
 import { ProviderAuth } from "./oauth-flow.ts";
 import type { ToolServerOptions } from "./options.ts";
 import { OutboxPump } from "./outbox-pump.ts";
 import { PendingAuthorizations } from "./pending-calls.ts";
 import { toolProviders } from "./providers.ts";
+import { memoryReplayLedger } from "./replay-ledger.ts";
 import { createRetryPool, DEFAULT_MAX_PENDING_DELIVERIES } from "./retry-pool.ts";
 import { CallRunner } from "./runner.ts";
 import { createRuntimeRequests, INVOKE_PATH } from "./runtime-requests.ts";
@@ -30,8 +36,7 @@ import type { ConsentStore } from "./state.ts";
 import { buildToolset, compileOperations } from "./toolset.ts";
 import { WorkQueue } from "./work-queue.ts";
 
-export { INVOKE_PATH };
-export const OAUTH_CALLBACK_PATH = "/oauth/callback";
+export { INVOKE_PATH, OAUTH_CALLBACK_PATH };
 export const DEFAULT_AUTHORIZATION_TIMEOUT_MS = 10 * 60_000;
 
 export interface ToolServer {
@@ -147,7 +152,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
       : undefined,
     stopped: stopping.signal,
     // auth_url leads to the tool's consent page first (issue 8 §1.2), not straight to the provider.
-    consentLink: async (call, provider, authorizationUrl) => {
+    consentLink: async (call, provider, authorizationUrl, browserSecret) => {
       const described = auth?.describe(provider);
       const id = await consents.create({
         toolName: options.toolset.name,
@@ -165,6 +170,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
         userId: call.spec.userId ?? "",
         authorizationUrl,
         state: authorizationUrl.searchParams.get("state") ?? "",
+        browserBinding: browserSecret,
         groupId: call.spec.groupId,
         id: call.spec.id,
         attempt: call.attempt,
@@ -197,7 +203,17 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
       })
     : undefined;
   const callbackUrlAllowed = options.callbackUrlAllowed ?? secureCallbackUrl;
-  const gate = options.invocationAuth ? new InvocationGate(options.invocationAuth) : undefined;
+  // Accepted HMAC signatures: durable where the tool's state is (issue 20 §1.3), else this process's memory.
+  const replay = options.replay ?? state?.replay ?? memoryReplayLedger();
+  if (options.invocationAuth?.scheme === "hmac-sha256" && !replay.durable) {
+    logger.warn("rap.tool.replay_in_memory", {
+      why: "a signed request captured before a restart, or sent to another instance, would be accepted again there",
+      fix: "pass `replay: openSqliteReplayLedger(path)` or a shared `state`",
+    });
+  }
+  const gate = options.invocationAuth
+    ? new InvocationGate(options.invocationAuth, replay, logger)
+    : undefined;
   // Set by listen() on loopback; `allowedHosts` alone turns the check on for any other server.
   let hosts: Set<string> | undefined = options.allowedHosts
     ? new Set(options.allowedHosts.map((h) => h.toLowerCase()))
@@ -257,7 +273,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
         if (allow("POST")) await cancel(req, res, false);
         return;
       case OAUTH_CALLBACK_PATH:
-        if (endpoints && url && allow("GET")) return endpoints.redirect(url, res);
+        if (endpoints && url && allow("GET")) return endpoints.redirect(req, url, res);
         break;
       case OAUTH_START_PATH:
         if (endpoints && url && allow("GET,POST")) {

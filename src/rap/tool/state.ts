@@ -8,6 +8,7 @@
 import type { PendingStore } from "../../oauth/index.ts";
 import type { ConsentEntry, ConsentRequest } from "./consent.ts";
 import type { PendingCallAuthorization } from "./options.ts";
+import type { ReplayLedger } from "./replay-ledger.ts";
 
 /** One undelivered callback as the outbox hands it out for a delivery attempt. */
 export interface OutboxMessage {
@@ -104,6 +105,8 @@ export interface ToolStateStore {
   consents(ttlMs: number): ConsentStore;
   readonly outbox: CallbackOutbox;
   readonly cancellations: CallCancellations;
+  /** The HMAC-signed invocations accepted by any instance (a replay is refused at every one, after restarts too). */
+  readonly replay: ReplayLedger;
   /** Where it lives, without secrets (for logs). */
   readonly label: string;
   close(): Promise<void>;
