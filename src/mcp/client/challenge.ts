@@ -1,8 +1,9 @@
 /**
  * Reading an MCP server's 401 (MCP authorization 2026-07-28, "Protected Resource Metadata Discovery"): the Bearer
- * challenge's `resource_metadata` (RFC 9728 §5.1) and `scope` (RFC 6750 §3). Pure: header in, hints out. A header we
- * cannot parse, or a metadata URL on another origin than the MCP server, is refused with a typed error instead of
- * being followed (a hostile server could otherwise point the client's discovery at any host).
+ * challenge's `resource_metadata` (RFC 9728 §5.1) and `scope` (RFC 6750 §3), or a DPoP challenge's (RFC 9449 §7.1:
+ * a server that takes DPoP-bound tokens says so with that scheme, and its `algs` list). Pure: header in, hints out. A
+ * header we cannot parse, or a metadata URL on another origin than the MCP server, is refused with a typed error
+ * instead of being followed (a hostile server could otherwise point the client's discovery at any host).
  */
 
 import {
@@ -10,6 +11,7 @@ import {
   challengeError,
   challengeResourceMetadata,
   challengeScope,
+  DPOP_ALGORITHM,
   findBearerChallenge,
   parseWwwAuthenticate,
 } from "../../oauth/index.ts";
@@ -22,14 +24,16 @@ export interface UnauthorizedHints {
   scope?: string[];
   /** RFC 6750 error code, e.g. `invalid_token`. */
   error?: string;
+  /** The server offered the DPoP scheme (RFC 9449 §7.1) with an algorithm agentauth signs with (ES256). */
+  dpop?: boolean;
 }
 
 /** Reads the hints of a 401's `WWW-Authenticate` value (null when the header is missing: all fallbacks then). */
 export function readUnauthorized(header: string | null, serverUrl: URL): UnauthorizedHints {
   if (header === null || header.trim() === "") return {};
-  let bearer: ReturnType<typeof findBearerChallenge>;
+  let challenges: ReturnType<typeof parseWwwAuthenticate>;
   try {
-    bearer = findBearerChallenge(parseWwwAuthenticate(header));
+    challenges = parseWwwAuthenticate(header);
   } catch (error) {
     if (!(error instanceof ChallengeParseError)) throw error;
     throw new McpAuthError(
@@ -38,10 +42,16 @@ export function readUnauthorized(header: string | null, serverUrl: URL): Unautho
       { cause: error },
     );
   }
-  if (!bearer) return {};
-  const hints: UnauthorizedHints = { scope: challengeScope(bearer), error: challengeError(bearer) };
-  if (bearer.parameters.resource_metadata !== undefined) {
-    const url = challengeResourceMetadata(bearer);
+  const bearer = findBearerChallenge(challenges);
+  const dpop = challenges.find((c) => c.scheme === "dpop");
+  // The Bearer challenge's parameters when there is one, else the DPoP challenge's.
+  const chosen = bearer ?? dpop;
+  if (!chosen) return {};
+  const hints: UnauthorizedHints = { scope: challengeScope(chosen), error: challengeError(chosen) };
+  const algs = dpop?.parameters.algs?.split(" ");
+  if (dpop && (algs === undefined || algs.includes(DPOP_ALGORITHM))) hints.dpop = true;
+  if (chosen.parameters.resource_metadata !== undefined) {
+    const url = challengeResourceMetadata(chosen);
     if (!url) {
       throw new McpAuthError(
         "challenge_malformed",

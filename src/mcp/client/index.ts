@@ -8,7 +8,16 @@ export {
   type McpAuthorizationTarget,
   type McpDiscoveryOptions,
 } from "./discovery.ts";
+export type { DpopPolicy } from "./dpop-policy.ts";
 export { McpAuthError } from "./errors.ts";
+export {
+  clientCredentials,
+  type EnterpriseIdentityProvider,
+  enterpriseManaged,
+  type McpGrant,
+  type McpGrantContext,
+  workloadIdentity,
+} from "./grants.ts";
 export {
   type ClientMetadataDocument,
   type ClientMetadataDocumentOptions,

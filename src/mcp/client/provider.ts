@@ -2,113 +2,42 @@
  * `agentAuthProvider(options)`: the official MCP SDK's client `AuthProvider` (`@modelcontextprotocol/client` 2.x:
  * `token()` before every request, `onUnauthorized(ctx)` on a 401, then the transport retries once) on agentauth's
  * engine. Tokens come from the `TokenRefresher` over the vault, keyed {subject, issuer, resource = the server's
- * canonical URI}, so a thousand concurrent requests at expiry share one refresh (single flight in the process, the
- * store's lease across processes). A 401 forces one refresh per stale record version, shared by every request that
- * saw it; only a refused refresh token (`login_required`) starts a sign-in, itself single-flight, through the host's
- * `onAuthorizationUrl` (or, without a browser, the device flow's `onDeviceCode`), or fails with a typed
- * `login_required` when the host gave neither.
+ * canonical URI or the covering resource its metadata names}, so a thousand concurrent requests at expiry share one
+ * refresh (single flight in the process, the store's lease across processes). A 401 forces one refresh per stale
+ * record version, shared by every request that saw it; only a refused refresh token (`login_required`) starts a
+ * sign-in, itself single-flight, through the host's `onAuthorizationUrl` (or, without a browser, the device flow's
+ * `onDeviceCode`), or the host's `grant` when no person is involved (grants.ts), or fails with a typed
+ * `login_required` when the host gave none. DPoP-bound tokens (RFC 9449) travel only through `fetch`
+ * (presenter.ts).
  */
 
-import type { AuthProvider, FetchLike } from "@modelcontextprotocol/client";
+import type { AuthProvider } from "@modelcontextprotocol/client";
 import {
-  type DevicePrompt,
-  type DiscoveryOptions,
   isReservedSubject,
   LoginRequiredError,
-  MetadataCache,
   type OAuthClient,
   TokenRefresher,
 } from "../../oauth/index.ts";
-import type { CredentialKey, CredentialStore } from "../../vault/index.ts";
+import type { CredentialKey, CredentialRecord } from "../../vault/index.ts";
 import { readUnauthorized, type UnauthorizedHints } from "./challenge.ts";
-import { discoverMcpAuthorization, type McpDiscoveryOptions } from "./discovery.ts";
+import { discoverMcpAuthorization } from "./discovery.ts";
 import { McpAuthError } from "./errors.ts";
+import { signInWithGrant } from "./machine-sign-in.ts";
 import { checkClientIdUrl } from "./metadata-document.ts";
-import type { SignInMethod } from "./registration.ts";
+import { createPresenter } from "./presenter.ts";
+import type {
+  AgentAuthProvider,
+  AgentAuthProviderOptions,
+  ScopeChallenge,
+} from "./provider-options.ts";
 import { canonicalMcpServerUrl, displayMcpServerUrl, McpServerUrlError } from "./server-url.ts";
 import { signInToMcpServer } from "./sign-in.ts";
 import { addsScopes, DEFAULT_MAX_STEP_UPS, scopeUnion } from "./step-up.ts";
 
+export type { AgentAuthProvider, AgentAuthProviderOptions, ScopeChallenge };
+
 /** The SDK declares `UnauthorizedContext` but does not export it (2.4.0): take it from `AuthProvider`. */
 type UnauthorizedContext = Parameters<NonNullable<AuthProvider["onUnauthorized"]>>[0];
-
-export interface AgentAuthProviderOptions {
-  /** The MCP server's URL (the Streamable HTTP endpoint); its canonical form is the RFC 8707 `resource`. */
-  serverUrl: string | URL;
-  /** The vault holding the credential. */
-  store: CredentialStore;
-  /** Whose credential this is (the vault subject), e.g. the local user. */
-  subject: string;
-  /** The authorization server's issuer when known; otherwise learnt from the server's metadata on the first 401. */
-  issuer?: string;
-  /** Share one refresher between providers over the same store (default: one per provider). */
-  refresher?: TokenRefresher;
-  /** Asked to show the person the authorization URL (open a browser, print it, elicit it). Without it and without
-   * `onDeviceCode`, a needed sign-in fails with `McpAuthError` `login_required`. */
-  onAuthorizationUrl?: (url: URL) => Promise<void>;
-  /**
-   * For hosts without a browser: show the person the verification URL and code of the device flow (RFC 8628). Used
-   * when `signInMethod` is "device", or when it is the only callback given and the server has the device flow.
-   */
-  onDeviceCode?: (prompt: DevicePrompt) => Promise<void>;
-  /** Default: "browser" when `onAuthorizationUrl` is given, else "device". */
-  signInMethod?: SignInMethod;
-  /** A pre-registered client for an issuer; without one, a client metadata document or dynamic registration. */
-  clientFor?: (issuer: string) => OAuthClient | undefined;
-  /**
-   * The HTTPS URL where the host publishes its client metadata document (build it with `clientMetadataDocument`):
-   * the client_id at authorization servers that advertise `client_id_metadata_document_supported`.
-   */
-  clientMetadataUrl?: string;
-  /** Accept an http `clientMetadataUrl` on a loopback host: tests and local development only. */
-  allowInsecureClientMetadataUrl?: boolean;
-  clientName?: string;
-  discovery?: DiscoveryOptions;
-  /**
-   * Authorization servers (issuers) allowed to keep their endpoints on another origin than the issuer, or `true` for
-   * any. Default none: an authorization server learnt from the MCP server whose authorization, token or device
-   * endpoint is elsewhere is refused (`endpoint_off_issuer`), since that is how a hostile server captures a sign-in
-   * at a real one (RFC 9700 §4.4). Give it only for servers you trust (Google, Amazon Cognito need it).
-   */
-  crossOriginEndpoints?: McpDiscoveryOptions["crossOriginEndpoints"];
-  /** How long a sign-in may wait for the person. Default 5 minutes. */
-  signInTimeoutMs?: number;
-  /**
-   * Read when a sign-in starts: aborting the signal it returns ends that sign-in (its loopback listener closes) with
-   * `CancelledError`, e.g. when the host's connection to the person closes or the person logs out. A function,
-   * since a provider outlives one such signal.
-   */
-  signInSignal?: () => AbortSignal | undefined;
-  /** How many step-ups (`stepUp`) this provider allows. Default 3. */
-  maxStepUps?: number;
-}
-
-/** What `stepUp` needs from the SDK's `InsufficientScopeError` (its `requiredScope` is space-separated). */
-export interface ScopeChallenge {
-  requiredScope?: string;
-  resourceMetadataUrl?: URL;
-}
-
-export interface AgentAuthProvider extends AuthProvider {
-  /** The RFC 8707 resource this provider's tokens are for. */
-  readonly canonicalUri: string;
-  /**
-   * Pass as the transport's `fetch` option: it notes which stored token each response answered, so a 401 forces a
-   * refresh of exactly that token's version. Without it a 401 is taken to be about the token last handed out,
-   * which under concurrency can cost one extra refresh (never a lost refresh token).
-   */
-  readonly fetch: FetchLike;
-  /**
-   * After the SDK throws `InsufficientScopeError` (a 403 `insufficient_scope`): signs in again for the union of
-   * the granted and the required scopes, then the host retries the call. Bounded by `maxStepUps`; typed
-   * `McpAuthError` `step_up_exhausted` beyond it, `step_up_adds_nothing` when the server asks for scopes
-   * already granted.
-   */
-  stepUp(challenge: ScopeChallenge): Promise<void>;
-}
-
-// A few recent tokens suffice: a response answers a token handed out moments before.
-const REMEMBERED_TOKENS = 8;
 
 /**
  * The client's key for a server: its canonical URI through the one MCP server URL check (`canonicalMcpServerUrl`):
@@ -170,13 +99,11 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
   // One forced refresh per stale version, shared by every request that saw it.
   const forced = new Map<number, Promise<void>>();
   let signingIn: Promise<void> | undefined;
-  // Access token → record version, and response → the version of the token it answered (see `fetch`).
-  const versionOfToken = new Map<string, number>();
-  const answered = new WeakMap<Response, number>();
-  // Responses to requests that carried no token (seen through `fetch`): their 401 says nothing about a stored one.
-  const bare = new WeakSet<Response>();
+  const presenter = createPresenter();
   let stepUps = 0;
   let issuerCheck: Promise<{ issuer: string; resource: string }> | undefined;
+  // What the last 401 said (its DPoP offer, scopes), for a grant that runs again at expiry without one.
+  let lastHints: UnauthorizedHints = {};
 
   const keyOf = (iss: string): CredentialKey => ({
     subject: options.subject,
@@ -186,22 +113,19 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
 
   async function token(): Promise<string | undefined> {
     if (!issuer) return undefined;
+    let record: CredentialRecord;
     try {
-      const record = await refresher.getCredential(keyOf(issuer));
-      handedVersion = record.version;
-      const value = record.tokens.accessToken?.reveal();
-      if (value !== undefined && !versionOfToken.has(value)) {
-        versionOfToken.set(value, record.version);
-        if (versionOfToken.size > REMEMBERED_TOKENS) {
-          versionOfToken.delete(versionOfToken.keys().next().value as string);
-        }
-      }
-      return value;
+      record = await refresher.getCredential(keyOf(issuer));
     } catch (error) {
-      // No usable credential: send the request bare, so the server's 401 tells us where to sign in.
-      if (error instanceof LoginRequiredError) return undefined;
-      throw error;
+      if (!(error instanceof LoginRequiredError)) throw error;
+      // A grant without a person runs again when its token has expired (it has no refresh token), rather than
+      // sending the request bare to learn what it already knows.
+      if (!options.grant) return undefined;
+      await signIn(lastHints);
+      record = await refresher.getCredential(keyOf(issuer));
     }
+    handedVersion = record.version;
+    return presenter.hand(record);
   }
 
   async function stepUp(challenge: ScopeChallenge): Promise<void> {
@@ -228,33 +152,46 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
       );
     }
     stepUps++;
-    await signIn({ scope: wanted, resourceMetadataUrl: metadataUrl });
+    // A bound credential is replaced by a bound one: the 403 says nothing about the scheme.
+    await signIn({
+      scope: wanted,
+      resourceMetadataUrl: metadataUrl,
+      dpop: !!stored?.tokens.dpopKey,
+    });
   }
 
   async function signIn(hints: UnauthorizedHints): Promise<void> {
-    if (!options.onAuthorizationUrl && !options.onDeviceCode) {
+    if (!options.grant && !options.onAuthorizationUrl && !options.onDeviceCode) {
       throw new McpAuthError(
         "login_required",
         `Signing in to the MCP server ${shown} is needed, and no way to ask the person was given; ${shown === canonicalUri ? `run \`agentauth mcp login ${canonicalUri}\` or ` : ""}pass onAuthorizationUrl (or onDeviceCode).`,
       );
     }
-    signingIn ??= signInToMcpServer({
+    const common = {
       canonicalUri,
-      subject: options.subject,
       store: options.store,
       hints,
-      onAuthorizationUrl: options.onAuthorizationUrl,
-      onDeviceCode: options.onDeviceCode,
-      signInMethod: options.signInMethod,
       clientFor: options.clientFor,
-      clientMetadataUrl,
-      registrations,
-      clientName: options.clientName,
       discovery: options.discovery,
       crossOriginEndpoints: options.crossOriginEndpoints,
-      timeoutMs: options.signInTimeoutMs ?? 300_000,
-      signal: options.signInSignal?.(),
-    })
+      dpop: options.dpop,
+    };
+    signingIn ??= (
+      options.grant
+        ? signInWithGrant({ ...common, subject: options.subject, grant: options.grant })
+        : signInToMcpServer({
+            ...common,
+            subject: options.subject,
+            onAuthorizationUrl: options.onAuthorizationUrl,
+            onDeviceCode: options.onDeviceCode,
+            signInMethod: options.signInMethod,
+            clientMetadataUrl,
+            registrations,
+            clientName: options.clientName,
+            timeoutMs: options.signInTimeoutMs ?? 300_000,
+            signal: options.signInSignal?.(),
+          })
+    )
       .then((record) => {
         issuer = record.issuer;
         resource = record.resource;
@@ -309,13 +246,26 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
 
   async function onUnauthorized(ctx: UnauthorizedContext): Promise<void> {
     const hints = readUnauthorized(ctx.response.headers.get("www-authenticate"), ctx.serverUrl);
+    lastHints = hints;
     ({ issuer, resource } = await currentAuthority(hints));
-    const seen = answered.get(ctx.response) ?? handedVersion;
+    const seen = presenter.answered(ctx.response) ?? handedVersion;
     const stored = await options.store.get(keyOf(issuer));
+    if (
+      stored?.tokens.dpopKey &&
+      !presenter.seenBound(ctx.response) &&
+      !presenter.bare(ctx.response)
+    ) {
+      // The transport sent the placeholder of a DPoP-bound token: only the provider's fetch presents it.
+      throw new McpAuthError(
+        "dpop_needs_fetch",
+        `The credential for the MCP server ${shown} is bound to a DPoP key (RFC 9449), and the transport did not send it through the provider: pass fetch: authProvider.fetch to the transport. A bound token is never sent as a bearer token.`,
+      );
+    }
     // A request sent without a token (the issuer was not known yet): its 401 only named the issuer, so a stored
     // credential is used as it is (refreshed only if it is due), not force-refreshed at every process start.
     const sentBare =
-      bare.has(ctx.response) || (!answered.has(ctx.response) && handedVersion === undefined);
+      presenter.bare(ctx.response) ||
+      (presenter.answered(ctx.response) === undefined && handedVersion === undefined);
     if (sentBare && stored?.status === "active") {
       try {
         await refresher.getCredential(keyOf(issuer));
@@ -336,14 +286,5 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
     }
   }
 
-  const fetchNoting: FetchLike = async (url, init) => {
-    const response = await fetch(url, init);
-    const authorization = new Headers(init?.headers).get("authorization");
-    const version = authorization && versionOfToken.get(authorization.replace(/^Bearer /i, ""));
-    if (typeof version === "number") answered.set(response, version);
-    else if (!authorization) bare.add(response);
-    return response;
-  };
-
-  return { canonicalUri, token, onUnauthorized, fetch: fetchNoting, stepUp };
+  return { canonicalUri, token, onUnauthorized, fetch: presenter.fetch, stepUp };
 }

@@ -28,6 +28,7 @@ import {
   type McpAuthorizationTarget,
   type McpDiscoveryOptions,
 } from "./discovery.ts";
+import { assertBound, type DpopPolicy, wantsDpop } from "./dpop-policy.ts";
 import { McpAuthError } from "./errors.ts";
 import {
   clientForServer,
@@ -54,6 +55,8 @@ export interface SignInOptions extends RegistrationOptions {
   timeoutMs?: number;
   /** Ends the sign-in (the loopback listener or the device polling) with `CancelledError` when aborted. */
   signal?: AbortSignal;
+  /** DPoP-bound tokens (dpop-policy.ts); default "auto". */
+  dpop?: DpopPolicy;
 }
 
 /**
@@ -86,7 +89,8 @@ export async function signInToMcpServer(options: SignInOptions): Promise<Credent
     crossOriginEndpoints: options.crossOriginEndpoints,
   });
   try {
-    return await signInAt(options, target);
+    const record = await signInAt(options, target);
+    return await assertBound(options.dpop, record, options.store, canonicalUri);
   } catch (error) {
     // Nothing said this server has OAuth endpoints: when one is missing, say that rather than how it answered.
     const missing =
@@ -132,6 +136,7 @@ async function signInAs(
   const { canonicalUri, hints } = options;
   const { as } = target;
   const common = {
+    dpop: wantsDpop(options.dpop, hints, as, canonicalUri),
     // The checked metadata itself, not the issuer to discover again: a 2025-03-26 server's default endpoints
     // exist nowhere else, and what was checked is what is used.
     as,
