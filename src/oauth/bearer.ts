@@ -25,6 +25,18 @@ const isOws = (c: string | undefined): boolean => c === " " || c === "\t";
  * if (auth.kind === "malformed") return challengeResponse(buildBearerChallenge({ error: "invalid_request" }));
  */
 export function parseAuthorizationBearer(header: string | null | undefined): AuthorizationBearer {
+  return parseAuthorizationScheme(header, "bearer");
+}
+
+/** The same reading for RFC 9449 §7.1's `DPoP` scheme (its token68 is the same b64token). */
+export function parseAuthorizationDpop(header: string | null | undefined): AuthorizationBearer {
+  return parseAuthorizationScheme(header, "dpop");
+}
+
+function parseAuthorizationScheme(
+  header: string | null | undefined,
+  scheme: "bearer" | "dpop",
+): AuthorizationBearer {
   // RFC 9110 §5.5: leading and trailing OWS is not part of the field value. (A loop: a trimming regex is
   // quadratic on long runs of inner whitespace.)
   const value = header ?? "";
@@ -33,13 +45,14 @@ export function parseAuthorizationBearer(header: string | null | undefined): Aut
   while (start < end && isOws(value[start])) start++;
   while (end > start && isOws(value[end - 1])) end--;
   if (start === end) return { kind: "missing" };
-  if (value.slice(start, start + 6).toLowerCase() !== "bearer") return { kind: "missing" };
-  const next = value[start + 6];
+  const length = scheme.length;
+  if (value.slice(start, start + length).toLowerCase() !== scheme) return { kind: "missing" };
+  const next = value[start + length];
   if (next !== undefined && TCHAR.test(next)) return { kind: "missing" }; // e.g. `BearerX …`
   // credentials = auth-scheme 1*SP token68 (RFC 9110 §11.4); a tab, comma or nothing there is not Bearer syntax.
-  let tokenStart = start + 6;
+  let tokenStart = start + length;
   while (value[tokenStart] === " ") tokenStart++;
-  if (tokenStart === start + 6) return { kind: "malformed" };
+  if (tokenStart === start + length) return { kind: "malformed" };
   const token = value.slice(tokenStart, end);
   return B64TOKEN.test(token) ? { kind: "token", token } : { kind: "malformed" };
 }

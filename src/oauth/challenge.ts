@@ -208,6 +208,8 @@ export function challengeResourceMetadata(challenge: Challenge): URL | undefined
 }
 
 export type BearerErrorCode = "invalid_request" | "invalid_token" | "insufficient_scope";
+/** RFC 9449 §7.1 and §9 add two codes for the DPoP scheme, both answered with 401. */
+export type DpopErrorCode = BearerErrorCode | "invalid_dpop_proof" | "use_dpop_nonce";
 
 export interface BearerChallengeOptions {
   realm?: string;
@@ -220,17 +222,26 @@ export interface BearerChallengeOptions {
   resourceMetadata?: string;
 }
 
+export interface DpopChallengeOptions extends Omit<BearerChallengeOptions, "error"> {
+  error?: DpopErrorCode;
+  /** RFC 9449 §7.1 `algs`: the proof algorithms the resource server accepts. */
+  algs?: readonly string[];
+}
+
 export interface BearerChallenge {
   status: 400 | 401 | 403;
   header: string;
 }
 
-// RFC 6750 §3.1: each error code names its status.
-const STATUS_BY_ERROR: Record<BearerErrorCode, 400 | 401 | 403> = {
+// RFC 6750 §3.1 and RFC 9449 §7.1, §9: each error code names its status.
+const STATUS_BY_ERROR: Record<DpopErrorCode, 400 | 401 | 403> = {
   invalid_request: 400,
   invalid_token: 401,
   insufficient_scope: 403,
+  invalid_dpop_proof: 401,
+  use_dpop_nonce: 401,
 };
+const BEARER_ERRORS = new Set<string>(["invalid_request", "invalid_token", "insufficient_scope"]);
 
 /**
  * Builds an RFC 6750 §3 Bearer challenge and the status that goes with it. Configuration values (realm, scope,
@@ -243,16 +254,63 @@ const STATUS_BY_ERROR: Record<BearerErrorCode, 400 | 401 | 403> = {
  * return new Response(null, { status, headers: { "www-authenticate": header } }); // 401, no error code
  */
 export function buildBearerChallenge(options: BearerChallengeOptions = {}): BearerChallenge {
+  if (options.error !== undefined && !BEARER_ERRORS.has(options.error)) {
+    throw new ChallengeBuildError(
+      "error",
+      "must be invalid_request, invalid_token or insufficient_scope",
+    );
+  }
+  return buildChallenge("Bearer", options);
+}
+
+/** The RFC 9449 §7.1 DPoP challenge: the Bearer parameters, `algs`, and the DPoP error codes. */
+export function buildDpopChallenge(options: DpopChallengeOptions = {}): BearerChallenge {
+  if (options.error !== undefined && !Object.hasOwn(STATUS_BY_ERROR, options.error)) {
+    throw new ChallengeBuildError("error", "is not an RFC 6750 or RFC 9449 error code");
+  }
+  const extra: string[] = [];
+  if (options.algs !== undefined && options.algs.length > 0) {
+    for (const alg of options.algs) {
+      if (!/^[A-Za-z0-9_-]+$/.test(alg))
+        throw new ChallengeBuildError("algs", "holds a malformed algorithm");
+    }
+    extra.push(`algs=${quote(options.algs.join(" "))}`);
+  }
+  return buildChallenge("DPoP", options, extra);
+}
+
+/**
+ * What a resource server answers with: the Bearer challenge, and with `dpop` the DPoP one beside it (RFC 9449 §7.1:
+ * a server taking both schemes offers both; one requiring DPoP, or refusing a proof, offers DPoP alone).
+ */
+export function buildResourceChallenge(
+  options: DpopChallengeOptions & { dpop?: { required?: boolean } },
+): BearerChallenge {
+  const { dpop, ...common } = options;
+  const dpopOnly = common.error === "invalid_dpop_proof" || common.error === "use_dpop_nonce";
+  const parts: BearerChallenge[] = [];
+  if (!dpop?.required && !dpopOnly) {
+    parts.push(
+      buildBearerChallenge({ ...common, error: common.error as BearerErrorCode | undefined }),
+    );
+  }
+  if (dpop) parts.push(buildDpopChallenge({ ...common, algs: common.algs ?? ["ES256"] }));
+  if (parts.length === 0) throw new ChallengeBuildError("error", "is a DPoP error without DPoP");
+  return {
+    status: (parts[0] as BearerChallenge).status,
+    header: parts.map((c) => c.header).join(", "),
+  };
+}
+
+function buildChallenge(
+  scheme: "Bearer" | "DPoP",
+  options: DpopChallengeOptions,
+  extra: string[] = [],
+): BearerChallenge {
   const params: string[] = [];
   let status: 400 | 401 | 403 = 401;
   if (options.realm !== undefined) params.push(`realm=${quote(checkText("realm", options.realm))}`);
   if (options.error !== undefined) {
-    if (!Object.hasOwn(STATUS_BY_ERROR, options.error)) {
-      throw new ChallengeBuildError(
-        "error",
-        "must be invalid_request, invalid_token or insufficient_scope",
-      );
-    }
     status = STATUS_BY_ERROR[options.error];
     params.push(`error="${options.error}"`);
     if (options.errorDescription !== undefined) {
@@ -277,7 +335,8 @@ export function buildBearerChallenge(options: BearerChallengeOptions = {}): Bear
       throw new ChallengeBuildError("resourceMetadata", "is not an absolute URL");
     params.push(`resource_metadata=${quote(value)}`);
   }
-  return { status, header: params.length > 0 ? `Bearer ${params.join(", ")}` : "Bearer" };
+  params.push(...extra);
+  return { status, header: params.length > 0 ? `${scheme} ${params.join(", ")}` : scheme };
 }
 
 // RFC 6750 §3: error_description uses %x20-21 / %x23-5B / %x5D-7E, so no quote, backslash, control or non-ASCII.

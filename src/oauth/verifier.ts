@@ -1,20 +1,29 @@
 /**
  * The resource-server side: verifies a bearer token from an `Authorization` header as an RFC 9068 JWT access
  * token (JWKS cached, audience = our resource by default, per RFC 8707) or through RFC 7662 introspection, checks
- * scopes, and fails with the RFC 6750 challenge to send back.
+ * scopes, and fails with the RFC 6750 challenge to send back. With `dpop`, it also takes DPoP-bound JWTs
+ * (RFC 9449 §7: `Authorization: DPoP` and a proof of the bound key, checked by oauth4webapi, used once, with a
+ * server nonce when asked), and can refuse bearer tokens altogether.
  */
 
 import * as oauth from "oauth4webapi";
 import { AgentAuthError } from "../core/errors.ts";
 import { Secret } from "../core/secret.ts";
-import { parseAuthorizationBearer } from "./bearer.ts";
-import { type BearerChallenge, type BearerErrorCode, buildBearerChallenge } from "./challenge.ts";
+import { parseAuthorizationBearer, parseAuthorizationDpop } from "./bearer.ts";
+import { type BearerChallenge, buildResourceChallenge, type DpopErrorCode } from "./challenge.ts";
 import type { OAuthClient } from "./client.ts";
 import {
   type AuthorizationServer,
   type DiscoveryOptions,
   discoverAuthorizationServer,
 } from "./discovery.ts";
+import { DPOP_ALGORITHM } from "./dpop.ts";
+import {
+  DPOP_PROOF_WINDOW_SECONDS,
+  type DpopNonces,
+  DpopReplayCache,
+  dpopNonces,
+} from "./dpop-proof.ts";
 import { isLoopback } from "./http.ts";
 import { introspectToken } from "./revoke.ts";
 
@@ -24,21 +33,37 @@ export interface VerifiedToken {
   scopes: string[];
   expiresAt?: number;
   claims: Record<string, unknown>;
+  /** With `dpop.nonce`: the nonce to send back in `DPoP-Nonce`, so the client's next proof carries it (§9). */
+  dpopNonce?: string;
+}
+
+/** A request as the DPoP checks see it: `htm` and `htu` are compared with its method and URL. */
+export interface VerifiableRequest {
+  method: string;
+  /** The URL the client called (its scheme, host and path; the query is ignored, RFC 9449 §4.3). */
+  url: string;
+  authorization?: string | null;
+  /** The `DPoP` header: one proof JWT. */
+  dpop?: string | null;
 }
 
 /** Why a request is refused, with the challenge (status and `WWW-Authenticate` value) that says so. */
 export class TokenVerificationError extends AgentAuthError {
   readonly challenge: BearerChallenge;
-  readonly bearerError?: BearerErrorCode;
+  readonly bearerError?: DpopErrorCode;
+  /** For `use_dpop_nonce`: the nonce to send in `DPoP-Nonce`. */
+  readonly dpopNonce?: string;
   constructor(
     code: string,
     message: string,
     challenge: BearerChallenge,
-    bearerError?: BearerErrorCode,
+    bearerError?: DpopErrorCode,
+    dpopNonce?: string,
   ) {
     super(code, message);
     this.challenge = challenge;
     this.bearerError = bearerError;
+    this.dpopNonce = dpopNonce;
   }
 }
 
@@ -58,6 +83,11 @@ export interface TokenVerifierOptions {
    */
   clockToleranceSeconds?: number;
   discovery?: DiscoveryOptions;
+  /**
+   * Accept DPoP-bound JWT access tokens (RFC 9449; `verifyRequest` only, JWT method only). `required` refuses bearer
+   * tokens; `nonce` makes proofs carry a nonce this server handed out (§9).
+   */
+  dpop?: { required?: boolean; nonce?: boolean };
 }
 
 export interface TokenVerifier {
@@ -66,6 +96,8 @@ export interface TokenVerifier {
     authorization: string | null | undefined,
     requiredScopes?: string[],
   ): Promise<VerifiedToken>;
+  /** Verifies a request's token, bearer or (with `dpop`) DPoP-bound with its proof. */
+  verifyRequest(request: VerifiableRequest, requiredScopes?: string[]): Promise<VerifiedToken>;
   verifyToken(token: Secret, requiredScopes?: string[]): Promise<VerifiedToken>;
 }
 
@@ -81,23 +113,45 @@ export const JWKS_REFETCH_COOLDOWN_SECONDS = 5;
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
   let as: AuthorizationServer | undefined;
   const keySet = jwksKeySet();
-  const fail = (code: string, message: string, error?: BearerErrorCode, scope?: string[]) =>
+  const dpop = options.dpop;
+  const replays = dpop ? new DpopReplayCache() : undefined;
+  const nonces: DpopNonces | undefined = dpop?.nonce ? dpopNonces() : undefined;
+  const tolerance = options.clockToleranceSeconds ?? 5;
+  const fail: Fail = (code, message, error, scope, nonce) =>
     new TokenVerificationError(
       code,
       message,
-      buildBearerChallenge({
+      buildResourceChallenge({
         realm: options.realm,
         error,
         errorDescription: error ? message : undefined,
         scope,
         resourceMetadata: options.resourceMetadataUrl,
+        dpop,
+        algs: [DPOP_ALGORITHM],
       }),
       error,
+      nonce,
     );
 
+  const checkScopes = (verified: VerifiedToken, requiredScopes: string[]) => {
+    const missing = requiredScopes.filter((s) => !verified.scopes.includes(s));
+    if (missing.length > 0) {
+      throw fail(
+        "insufficient_scope",
+        "The access token lacks a required scope.",
+        "insufficient_scope",
+        requiredScopes,
+      );
+    }
+    return verified;
+  };
+
   const verifyToken = async (token: Secret, requiredScopes = options.requiredScopes ?? []) => {
+    if (dpop?.required) {
+      throw fail("dpop_required", "This resource takes DPoP-bound tokens only.", "invalid_token");
+    }
     as ??= await discoverAuthorizationServer(options.issuer, options.discovery);
-    const tolerance = options.clockToleranceSeconds ?? 5;
     const verified =
       options.method?.kind === "introspection"
         ? await viaIntrospection(
@@ -109,16 +163,53 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
             fail,
           )
         : await viaJwt(as, token, options.audience, keySet, tolerance, fail);
-    const missing = requiredScopes.filter((s) => !verified.scopes.includes(s));
-    if (missing.length > 0) {
+    return checkScopes(verified, requiredScopes);
+  };
+
+  /** RFC 9449 §7: the bound token and its proof; then the proof is used once, and carries our nonce if asked. */
+  const verifyBound = async (
+    request: VerifiableRequest,
+    token: string,
+    requiredScopes: string[],
+  ): Promise<VerifiedToken> => {
+    if (options.method?.kind === "introspection") {
+      throw fail("dpop_unsupported", "DPoP-bound tokens are not accepted here.", "invalid_token");
+    }
+    if (!request.dpop || request.dpop.includes(",")) {
+      // §4.3: exactly one proof.
+      throw fail("dpop_proof_invalid", "The request needs one DPoP proof.", "invalid_dpop_proof");
+    }
+    as ??= await discoverAuthorizationServer(options.issuer, options.discovery);
+    const headers = { authorization: `DPoP ${token}`, dpop: request.dpop };
+    const verified = await viaJwt(
+      as,
+      new Secret(token),
+      options.audience,
+      keySet,
+      tolerance,
+      fail,
+      {
+        method: request.method,
+        url: request.url,
+        headers,
+      },
+    );
+    const proof = decodeProof(request.dpop);
+    const jkt = (verified.claims.cnf as { jkt?: string } | undefined)?.jkt ?? "";
+    if (nonces && !nonces.accepts(proof.nonce)) {
       throw fail(
-        "insufficient_scope",
-        "The access token lacks a required scope.",
-        "insufficient_scope",
-        requiredScopes,
+        "dpop_nonce_required",
+        "Use the DPoP nonce this server provides.",
+        "use_dpop_nonce",
+        undefined,
+        nonces.current(),
       );
     }
-    return verified;
+    const until = ((proof.iat ?? 0) + DPOP_PROOF_WINDOW_SECONDS + tolerance) * 1000;
+    if (!replays?.first(`${jkt}.${proof.jti}`, until)) {
+      throw fail("dpop_proof_replayed", "This DPoP proof was already used.", "invalid_dpop_proof");
+    }
+    return { ...checkScopes(verified, requiredScopes), dpopNonce: nonces?.current() };
   };
 
   return {
@@ -135,14 +226,42 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       }
       return verifyToken(new Secret(parsed.token), requiredScopes);
     },
+    async verifyRequest(request, requiredScopes = options.requiredScopes ?? []) {
+      const bound = dpop ? parseAuthorizationDpop(request.authorization) : undefined;
+      if (bound?.kind === "token") return verifyBound(request, bound.token, requiredScopes);
+      if (bound?.kind === "malformed") {
+        throw fail(
+          "invalid_request",
+          "The Authorization header is not a valid DPoP credential.",
+          "invalid_request",
+        );
+      }
+      if (dpop?.required && parseAuthorizationBearer(request.authorization).kind === "missing") {
+        throw fail("token_missing", "No DPoP-bound token was sent.");
+      }
+      return this.verify(request.authorization, requiredScopes);
+    },
   };
+}
+
+/** The proof's claims the replay and nonce checks need (its signature was checked with the token). */
+function decodeProof(proof: string): { jti?: string; iat?: number; nonce?: unknown } {
+  try {
+    const payload = JSON.parse(
+      Buffer.from(proof.split(".")[1] ?? "", "base64url").toString("utf8"),
+    );
+    return typeof payload === "object" && payload !== null ? payload : {};
+  } catch {
+    return {};
+  }
 }
 
 type Fail = (
   code: string,
   message: string,
-  error?: BearerErrorCode,
+  error?: DpopErrorCode,
   scope?: string[],
+  nonce?: string,
 ) => TokenVerificationError;
 
 /** One generation of the key set: the server object oauth4webapi keys its own cache by, and our cache input. */
@@ -175,11 +294,14 @@ async function validateJwt(
   audience: string,
   keySet: JwksKeySet,
   tolerance: number,
+  bound?: { method: string; url: string; headers: Record<string, string> },
 ): Promise<oauth.JWTAccessTokenClaims> {
   const validate = (generation: KeySetGeneration) =>
     oauth.validateJwtAccessToken(
       generation.server,
-      new Request(audience, { headers: { authorization: `Bearer ${token.reveal()}` } }),
+      bound
+        ? new Request(bound.url, { method: bound.method, headers: bound.headers })
+        : new Request(audience, { headers: { authorization: `Bearer ${token.reveal()}` } }),
       audience,
       {
         [oauth.jwksCache]: generation.cache,
@@ -238,12 +360,21 @@ async function viaJwt(
   keySet: JwksKeySet,
   tolerance: number,
   fail: Fail,
+  bound?: { method: string; url: string; headers: Record<string, string> },
 ) {
   let claims: oauth.JWTAccessTokenClaims;
   try {
-    claims = await validateJwt(as, token, audience, keySet, tolerance);
+    claims = await validateJwt(as, token, audience, keySet, tolerance, bound);
   } catch (error) {
-    throw fail("invalid_token", describeJwtFailure(error), "invalid_token");
+    const proof =
+      bound && /DPoP Proof|DPoP use|confirmation/.test(String((error as Error)?.message));
+    throw proof
+      ? fail(
+          "dpop_proof_invalid",
+          "The DPoP proof does not match the token or the request.",
+          "invalid_dpop_proof",
+        )
+      : fail("invalid_token", describeJwtFailure(error), "invalid_token");
   }
   // oauth4webapi requires `iat` but only checks `exp` and `nbf` against the clock.
   if (issuedInFuture(claims.iat, tolerance))

@@ -107,11 +107,17 @@ export function createResourceVerifier(choice: VerifierChoice = { kind: "jwt" })
 function toRejection(error: unknown, resource: RegisteredResource): Error {
   if (error instanceof TokenRejected || error instanceof VerifierUnavailable) return error;
   if (error instanceof TokenVerificationError) {
-    if (error.bearerError) {
+    // The host's verifiers take bearer tokens only, so the DPoP codes do not arise here; they read as invalid_token.
+    const bearer = error.bearerError;
+    if (
+      bearer === "invalid_request" ||
+      bearer === "invalid_token" ||
+      bearer === "insufficient_scope"
+    ) {
       return new TokenRejected(
-        error.bearerError,
+        bearer,
         error.message,
-        error.bearerError === "insufficient_scope" ? resource.requiredScopes : undefined,
+        bearer === "insufficient_scope" ? resource.requiredScopes : undefined,
       );
     }
     return new TokenRejected("invalid_token", error.message);

@@ -103,11 +103,19 @@ export function protectNodeHandler(
       const url = requestUrl(req).href;
       const served = protection.metadataResponse({ method: req.method ?? "GET", url });
       if (served) return writeWebResponse(served, res);
-      const auth = await protection.authenticate(req.headers.authorization);
+      const header = (name: string) => {
+        const value = req.headers[name];
+        return typeof value === "string" ? value : Array.isArray(value) ? value.join(", ") : null;
+      };
+      const auth = await protection.authenticateRequest({
+        method: req.method ?? "GET",
+        headers: { get: header },
+      });
       if (!auth.ok) {
         req.resume();
         return writeWebResponse(auth.response, res);
       }
+      if (auth.dpopNonce) res.setHeader("dpop-nonce", auth.dpopNonce);
       (req as IncomingMessage & { auth?: AuthInfo }).auth = auth.authInfo;
       runAsMcpCaller(auth.caller, () => listener(req, res));
     })().catch(() => {

@@ -6,7 +6,7 @@
 
 import type { AuthInfo } from "@modelcontextprotocol/server";
 import { AgentAuthError } from "../../core/errors.ts";
-import { type BearerErrorCode, buildBearerChallenge } from "../../oauth/challenge.ts";
+import { buildResourceChallenge, type DpopErrorCode } from "../../oauth/challenge.ts";
 import type { DiscoveryOptions } from "../../oauth/discovery.ts";
 import {
   createTokenVerifier,
@@ -39,6 +39,11 @@ export interface McpProtectionOptions {
   /** Default: a JWT (RFC 9068) verifier for `issuer` with audience = `canonicalUri`. */
   verifier?: TokenVerifier;
   discovery?: DiscoveryOptions;
+  /**
+   * Take DPoP-bound tokens too (RFC 9449; the MCP DPoP extension, SEP-1932): `required` refuses bearer tokens,
+   * `nonce` makes proofs carry a nonce the server hands out. Proofs are used once. The 401 offers the DPoP scheme.
+   */
+  dpop?: { required?: boolean; nonce?: boolean };
 }
 
 /** A fetch-shaped MCP handler: `createMcpHandler(...).fetch` and `transport.handleRequest` both fit. */
@@ -48,7 +53,7 @@ export type McpFetchHandler = (
 ) => Promise<Response>;
 
 export type McpAuthentication =
-  | { ok: true; caller: McpCaller; authInfo: AuthInfo }
+  | { ok: true; caller: McpCaller; authInfo: AuthInfo; dpopNonce?: string }
   | { ok: false; response: Response };
 
 export interface McpProtection {
@@ -59,6 +64,11 @@ export interface McpProtection {
   metadataResponse(request: { method: string; url: string }): Response | undefined;
   /** Checks the request's bearer token: the verified caller, or the 400/401/403/503 answer to send. */
   authenticate(authorization: string | null | undefined): Promise<McpAuthentication>;
+  /** The same for a whole request: a DPoP-bound token's proof is checked against its method and this server's URL. */
+  authenticateRequest(request: {
+    method: string;
+    headers: { get(name: string): string | null };
+  }): Promise<McpAuthentication>;
   /** Wraps a fetch-shaped MCP handler: metadata, then the token check, then `handler` as the verified caller. */
   fetch(handler: McpFetchHandler): (request: Request) => Promise<Response>;
 }
@@ -81,12 +91,13 @@ export function protectMcpServer(options: McpProtectionOptions): McpProtection {
     resourceName: options.resourceName,
   });
   // Built once so a bad scope fails at start, not on the first request.
-  const challenge = (error?: BearerErrorCode, description?: string) =>
-    buildBearerChallenge({
+  const challenge = (error?: DpopErrorCode, description?: string) =>
+    buildResourceChallenge({
       error,
       errorDescription: description,
       scope: required,
       resourceMetadata: metadataUrl.href,
+      dpop: options.dpop,
     });
   challenge();
   const verifier =
@@ -97,37 +108,54 @@ export function protectMcpServer(options: McpProtectionOptions): McpProtection {
       requiredScopes: required,
       resourceMetadataUrl: metadataUrl.href,
       discovery: options.discovery,
+      dpop: options.dpop,
     });
   const body = JSON.stringify(metadata);
 
-  const refuse = (error: BearerErrorCode | undefined, description?: string): Response => {
+  const refuse = (
+    error: DpopErrorCode | undefined,
+    description?: string,
+    nonce?: string,
+  ): Response => {
     const { status, header } = challenge(error, description);
+    const headers: Record<string, string> = {
+      "www-authenticate": header,
+      "cache-control": "no-store",
+    };
+    if (nonce) headers["dpop-nonce"] = nonce;
     return Response.json(
       error ? { error, error_description: description } : { error: "unauthorized" },
-      {
-        status,
-        headers: { "www-authenticate": header, "cache-control": "no-store" },
-      },
+      { status, headers },
     );
   };
 
-  const authenticate = async (
-    authorization: string | null | undefined,
-  ): Promise<McpAuthentication> => {
-    if (authorization && authorization.length > MAX_AUTHORIZATION_LENGTH) {
+  const authenticateRequest = async (request: {
+    method: string;
+    headers: { get(name: string): string | null };
+  }): Promise<McpAuthentication> => {
+    const authorization = request.headers.get("authorization");
+    const proof = request.headers.get("dpop");
+    if (
+      (authorization && authorization.length > MAX_AUTHORIZATION_LENGTH) ||
+      (proof && proof.length > MAX_AUTHORIZATION_LENGTH)
+    ) {
       return {
         ok: false,
-        response: refuse("invalid_request", "The Authorization header is too long."),
+        response: refuse("invalid_request", "The Authorization or DPoP header is too long."),
       };
     }
     let verified: VerifiedToken;
     try {
-      verified = await verifier.verify(authorization, required);
+      // htu is this server's URL, not the Host header a proxy may have rewritten.
+      verified = await verifier.verifyRequest(
+        { method: request.method, url: canonicalUri.href, authorization, dpop: proof },
+        required,
+      );
     } catch (error) {
       if (error instanceof TokenVerificationError) {
         return {
           ok: false,
-          response: refuse(error.bearerError, error.bearerError && error.message),
+          response: refuse(error.bearerError, error.bearerError && error.message, error.dpopNonce),
         };
       }
       // The authorization server (its metadata or keys) is unreachable: not the caller's fault, so no challenge.
@@ -149,8 +177,19 @@ export function protectMcpServer(options: McpProtectionOptions): McpProtection {
       scopes: verified.scopes,
       expiresAt: verified.expiresAt,
     };
-    return { ok: true, caller, authInfo: toAuthInfo(caller, canonicalUri, metadataUrl.href) };
+    return {
+      ok: true,
+      caller,
+      authInfo: toAuthInfo(caller, canonicalUri, metadataUrl.href),
+      dpopNonce: verified.dpopNonce,
+    };
   };
+
+  const authenticate = (authorization: string | null | undefined) =>
+    authenticateRequest({
+      method: "POST",
+      headers: { get: (name) => (name === "authorization" ? (authorization ?? null) : null) },
+    });
 
   const metadataResponse = (request: { method: string; url: string }): Response | undefined => {
     if (URL.parse(request.url)?.pathname !== metadataUrl.pathname) return undefined;
@@ -174,13 +213,27 @@ export function protectMcpServer(options: McpProtectionOptions): McpProtection {
     metadata,
     metadataResponse,
     authenticate,
+    authenticateRequest,
     fetch(handler) {
       return async (request) => {
         const served = metadataResponse(request);
         if (served) return served;
-        const auth = await authenticate(request.headers.get("authorization"));
+        const auth = await authenticateRequest(request);
         if (!auth.ok) return auth.response;
-        return runAsMcpCaller(auth.caller, () => handler(request, { authInfo: auth.authInfo }));
+        const response = await runAsMcpCaller(auth.caller, () =>
+          handler(request, { authInfo: auth.authInfo }),
+        );
+        // RFC 9449 §9: the next nonce rides on every answer, so the client's next proof carries it.
+        if (auth.dpopNonce) {
+          const headers = new Headers(response.headers);
+          headers.set("dpop-nonce", auth.dpopNonce);
+          return new Response(response.body, {
+            status: response.status,
+            statusText: response.statusText,
+            headers,
+          });
+        }
+        return response;
       };
     },
   };
