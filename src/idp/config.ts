@@ -72,6 +72,33 @@ export interface IdpConfigOptions {
   /** Advertise `client_id_metadata_document_supported` (the adapter resolves client_id URLs). Default false. */
   clientIdMetadataDocuments?: boolean;
   routes?: IdpRoutes;
+  /** RFC 9449 §8: every DPoP proof at the token endpoint must carry a nonce this secret (32 bytes) derives. */
+  dpopNonceSecret?: Buffer;
+}
+
+/**
+ * What a resource (RFC 8707 indicator) may be granted and how its access tokens look: RFC 9068 JWTs signed ES256
+ * (resource servers verify offline against the JWKS), opaque on request; also used by the custom grants.
+ */
+export function resourceServerInfo(
+  options: Pick<
+    IdpConfigOptions,
+    "accessTokenTtlSeconds" | "resourceTokenTtlSeconds" | "opaqueResources"
+  >,
+) {
+  const accessTokenTtl = options.accessTokenTtlSeconds ?? 3600;
+  const resourceTtl = resourceTtls(options.resourceTokenTtlSeconds ?? {});
+  return (resource: string) => {
+    assertResourceIndicator(resource);
+    return {
+      scope: RESOURCE_SCOPES.join(" "),
+      audience: resource,
+      accessTokenTTL: resourceTtl(resource) ?? accessTokenTtl,
+      ...(options.opaqueResources?.includes(resource)
+        ? { accessTokenFormat: "opaque" as const }
+        : { accessTokenFormat: "jwt" as const, jwt: { sign: { alg: "ES256" as const } } }),
+    };
+  };
 }
 
 export function buildConfiguration(options: IdpConfigOptions): Configuration {
@@ -135,6 +162,12 @@ export function buildConfiguration(options: IdpConfigOptions): Configuration {
       client.redirectUris?.some((uri) => URL.parse(uri)?.origin === origin) ?? false,
     features: {
       devInteractions: { enabled: false },
+      // RFC 6749 §4.4, for clients registered with the grant type (the MCP client-credentials extension).
+      clientCredentials: { enabled: true },
+      // RFC 9449: on for every client that sends a proof (oidc-provider's default), with server nonces when asked.
+      dPoP: options.dpopNonceSecret
+        ? { enabled: true, nonceSecret: options.dpopNonceSecret, requireNonce: () => true }
+        : { enabled: true },
       deviceFlow: {
         enabled: true,
         charset: "base-20",
@@ -175,18 +208,7 @@ export function buildConfiguration(options: IdpConfigOptions): Configuration {
         enabled: true,
         defaultResource: async (_ctx, _client, oneOf) => oneOf,
         useGrantedResource: async () => false,
-        getResourceServerInfo: async (_ctx, resource) => {
-          assertResourceIndicator(resource);
-          return {
-            scope: RESOURCE_SCOPES.join(" "),
-            audience: resource,
-            accessTokenTTL: resourceTtl(resource) ?? accessTokenTtl,
-            // RFC 9068 JWT access tokens, so resource servers verify offline against the JWKS; opaque on request.
-            ...(options.opaqueResources?.includes(resource)
-              ? { accessTokenFormat: "opaque" as const }
-              : { accessTokenFormat: "jwt" as const, jwt: { sign: { alg: "ES256" as const } } }),
-          };
-        },
+        getResourceServerInfo: async (_ctx, resource) => resourceServerInfo(options)(resource),
       },
     },
     async renderError(ctx: KoaContextWithOIDC, out) {

@@ -13,7 +13,7 @@ import {
   clientMetadataDocumentResolver,
   withClientMetadataDocuments,
 } from "./client-metadata-documents.ts";
-import { buildConfiguration, type IdpRoutes, resourceTtls } from "./config.ts";
+import { buildConfiguration, type IdpRoutes, resourceServerInfo, resourceTtls } from "./config.ts";
 import {
   generateKeys,
   loadOrCreateKeys,
@@ -23,6 +23,12 @@ import {
 } from "./data-dir.ts";
 import { defaultScope } from "./default-scope.ts";
 import { devicePolling } from "./device-polling.ts";
+import {
+  type IdJagOptions,
+  registerIdJagExchange,
+  registerJwtBearerGrant,
+  type TrustedAssertionIssuer,
+} from "./grants/index.ts";
 import { interactionRoutes } from "./interactions.ts";
 import { MemoryStorage, memoryAdapterFactory } from "./memory-adapter.ts";
 import { DEMO_USERS, findDemoUser } from "./users.ts";
@@ -81,6 +87,18 @@ export interface IdpOptions {
    * `{ authorization: "/authorize", registration: "/register" }`.
    */
   routes?: IdpRoutes;
+  /**
+   * The RFC 7523 JWT bearer grant, for assertions from these issuers (workload identity; the ID-JAGs of
+   * enterprise-managed authorization). Off by default. See src/idp/grants/jwt-bearer.ts.
+   */
+  jwtBearer?: { trust: TrustedAssertionIssuer[] };
+  /**
+   * RFC 8693 token exchange of this server's ID tokens for ID-JAGs, as an enterprise identity provider: the
+   * authorization servers it may issue them for, and the client id named at each. Off by default.
+   */
+  idJag?: IdJagOptions;
+  /** RFC 9449 §8: the token endpoint requires a server nonce in DPoP proofs (`use_dpop_nonce`). Default off. */
+  dpopNonce?: boolean;
   logger?: Logger;
 }
 
@@ -175,8 +193,20 @@ export async function startIdp(options: IdpOptions = {}): Promise<RunningIdp> {
       clientIdMetadataDocuments: options.clientIdMetadataDocuments !== undefined,
       dynamicRegistration: options.dynamicRegistration,
       routes: options.routes,
+      dpopNonceSecret: options.dpopNonce ? randomBytes(32) : undefined,
     }),
   );
+  const resourceServer = resourceServerInfo(options);
+  if (options.jwtBearer) {
+    registerJwtBearerGrant(provider, { issuer, trusted: options.jwtBearer.trust, resourceServer });
+  }
+  if (options.idJag) {
+    registerIdJagExchange(provider, {
+      ...options.idJag,
+      issuer,
+      signingKey: keys.signingKeys[0] as import("jose").JWK,
+    });
+  }
 
   const stats: TokenEndpointStats = { byGrant: {}, errors: [], slowDowns: 0 };
   const count = (grantType: string, outcome: "success" | "error") => {
