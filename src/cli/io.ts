@@ -1,6 +1,6 @@
 /** What every command shares: output streams, usage errors, error reporting with exit codes (0, 1, 2, 130). */
 
-import { escapeUnseenInJson, peerText } from "../core/display.ts";
+import { jsonLine, peerText } from "../core/display.ts";
 import { AgentAuthError } from "../core/errors.ts";
 import { describeSystemError } from "./system-errors.ts";
 
@@ -19,21 +19,8 @@ export const processIo = (): CliIo => ({
   interactive: Boolean(process.stderr.isTTY),
 });
 
-/**
- * JSON for a terminal or a pipe, the one way the CLI prints it (`--json` output, ready lines, `--json` errors).
- * JSON.stringify escapes C0 controls but leaves DEL, C1 controls (the one-byte CSI), bidi overrides and invisible
- * characters raw, so peer text in a field (an account a provider named with U+202E) reached the terminal as is,
- * where text mode (peerText) and the logs (escapeUnseenInJson) already escaped it (issue 20 §1.7). Here they become
- * `\u` escapes: what a program parses is exactly what was stored. Pure.
- */
-export function jsonText(value: unknown): string {
-  return escapeUnseenInJson(JSON.stringify(value));
-}
-
-/** `jsonText` and a newline: one JSON line. */
-export function jsonLine(value: unknown): string {
-  return `${jsonText(value)}\n`;
-}
+// The CLI prints JSON only through these (test/cli/json-output.test.ts); the rule lives with the peer-text rules.
+export { jsonLine, jsonText } from "../core/display.ts";
 
 /**
  * A mistake in how the command was called: exit code 2. `code` defaults to "usage"; a flag whose value a library

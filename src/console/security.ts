@@ -129,6 +129,13 @@ export function sessionCookie(id: string): string {
 /**
  * Binds a Connect's `state` to the browser that started it. SameSite=Lax, since the authorization server sends the
  * browser back with a cross-site redirect (a Strict cookie would stay home); only the callback path sees it.
+ *
+ * No `__Host-` prefix, unlike the RAP tool's sign-in cookie (rap/tool/browser-binding.ts): the console is only ever
+ * http://127.0.0.1 (or localhost), so no network attacker sits on the path and an IP host takes no `Domain=`; the
+ * only ones able to set a cookie for it are other servers on this machine, which the prefix would not stop (to a
+ * browser that accepts `Secure` from loopback http at all, they are the same host), and which can already read the
+ * session cookie (docs/console.md, residual risks). The prefix would need `Secure`, which not every browser takes
+ * from plain http. A cookie that is there with another value is refused like a missing one (Connector.complete).
  */
 export const CONNECT_COOKIE = "agentauth_connect";
 

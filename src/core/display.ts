@@ -151,6 +151,22 @@ export function escapeUnseenInJson(json: string): string {
     .replace(JOINER_RUN, (run, first: string) => first + jsonEscape(run.slice(first.length)));
 }
 
+/**
+ * JSON for a terminal or a pipe, the one way agentauth prints it (the CLI's `--json` output, ready lines and `--json`
+ * errors, the demo's ready line). JSON.stringify escapes C0 controls but leaves DEL, C1 controls (the one-byte CSI),
+ * bidi overrides and invisible characters raw, so peer text in a field (an account a provider named with U+202E)
+ * reached the terminal as is, where text mode (peerText) and the logs (escapeUnseenInJson) already escaped it (issue
+ * 20 §1.7). Here they become `\u` escapes: what a program parses is exactly what was stored. Pure.
+ */
+export function jsonText(value: unknown): string {
+  return escapeUnseenInJson(JSON.stringify(value));
+}
+
+/** `jsonText` and a newline: one JSON line. */
+export function jsonLine(value: unknown): string {
+  return `${jsonText(value)}\n`;
+}
+
 export interface PeerTextOptions {
   /** Longest text kept, in UTF-16 code units; longer text is cut and ends with "…". Default 200. */
   max?: number;

@@ -4,7 +4,7 @@
  * printed, never logged.
  */
 
-import { escapeUnseenInJson } from "../core/display.ts";
+import { jsonLine } from "../core/display.ts";
 
 export type DemoStep = "folder" | "idp" | "vault" | "tool" | "runtime" | "ahp" | "console";
 
@@ -93,6 +93,10 @@ export function summaryText(input: SummaryInput): string {
 
 /** `{"event":"ready",…}`: the one line `--json` prints on stdout once the demo runs. */
 export function readyLine(input: SummaryInput): string {
-  // The CLI's one rule for JSON on a terminal (src/cli/io.ts jsonLine): unseen characters as \u escapes.
-  return `${escapeUnseenInJson(JSON.stringify({ event: "ready", urls: input.urls, dataDir: input.dataDir, commands: input.commands }))}\n`;
+  return jsonLine({
+    event: "ready",
+    urls: input.urls,
+    dataDir: input.dataDir,
+    commands: input.commands,
+  });
 }

@@ -1,14 +1,15 @@
 /**
  * The embedded server's data folder (I/O around state-file.ts): keys made once and kept, the storage snapshot read
- * at start and written back debounced, atomically (temp file + rename), 0600, and flushed on close.
+ * at start and written back debounced, 0600 and atomically (core/secret-file.ts), and flushed on close.
  */
 
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
+import { chmod, mkdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { exportJWK, generateKeyPair, importJWK } from "jose";
 import type { JWK } from "oidc-provider";
 import type { Logger } from "../core/log.ts";
+import { writeSecretFile } from "../core/secret-file.ts";
 import type { StoredEntry } from "./memory-adapter.ts";
 import {
   decodeKeys,
@@ -52,7 +53,7 @@ export async function loadOrCreateKeys(dir: string): Promise<IdpKeys> {
   const text = await readIfExists(file);
   if (text === undefined) {
     const keys = await generateKeys();
-    await writeAtomically(file, encodeKeys(keys));
+    await writeSecretFile(file, encodeKeys(keys));
     return keys;
   }
   const keys = decodeKeys(text, file);
@@ -121,7 +122,7 @@ export function stateWriter(options: {
     dirty = false;
     const text = encodeState(options.snapshot());
     writing = writing.then(() =>
-      writeAtomically(file, text).catch((error: NodeJS.ErrnoException) => {
+      writeSecretFile(file, text).catch((error: NodeJS.ErrnoException) => {
         // The code only (EACCES, ENOSPC…): the error object is safe, but keep logs small and predictable.
         options.logger.error("idp.state_write_failed", { file, code: error.code ?? "unknown" });
       }),
@@ -142,24 +143,6 @@ export function stateWriter(options: {
       await save();
     },
   };
-}
-
-/** Temp file (0600) in the same folder, synced, then renamed over the target: a reader sees old or new, never half. */
-export async function writeAtomically(file: string, text: string): Promise<void> {
-  const temp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
-  try {
-    const handle = await open(temp, "wx", 0o600);
-    try {
-      await handle.writeFile(text, "utf8");
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, file);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
 }
 
 async function readIfExists(file: string): Promise<string | undefined> {

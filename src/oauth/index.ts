@@ -133,7 +133,11 @@ export {
   revokeTokens,
 } from "./revoke.ts";
 export { clientOf, providerOf } from "./stored-provider.ts";
-export { assertUsableSubject, ReservedSubjectError } from "./subject.ts";
+export {
+  assertUsableProviderSubject,
+  assertUsableSubject,
+  ReservedSubjectError,
+} from "./subject.ts";
 export {
   type ExchangedToken,
   ID_JAG_TOKEN_TYPE,

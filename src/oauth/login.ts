@@ -25,7 +25,7 @@ import type { RequestPolicy } from "./http.ts";
 import { listenOnLoopback } from "./loopback.ts";
 import { MemoryPendingStore } from "./pending.ts";
 import type { Provider, ProviderAccount } from "./provider.ts";
-import { assertUsableSubject } from "./subject.ts";
+import { assertUsableProviderSubject, assertUsableSubject } from "./subject.ts";
 import { credentialFromTokens, type TokenSet } from "./tokens.ts";
 
 export const DEFAULT_LOGIN_SCOPE = "openid profile email offline_access";
@@ -198,10 +198,15 @@ export async function storeSignIn(options: {
       );
     }
   }
+  const subject = options.subject ?? account?.subject ?? tokens.subject ?? "default";
+  // Checked where it is final: without one asked for, the provider chose it.
+  if (options.subject === undefined) {
+    assertUsableProviderSubject(subject, provider?.displayName ?? "The authorization server");
+  }
   const input = credentialFromTokens(
     tokens,
     {
-      subject: options.subject ?? account?.subject ?? tokens.subject ?? "default",
+      subject,
       issuer: provider?.issuer ?? as.issuer,
       resource: options.resource ?? "",
       clientId: client.clientId,

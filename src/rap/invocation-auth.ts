@@ -17,11 +17,11 @@
  */
 
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { constants } from "node:fs";
-import { link, mkdir, open, readFile, stat, unlink } from "node:fs/promises";
+import { mkdir, readFile, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { AgentAuthError } from "../core/errors.ts";
 import { Secret } from "../core/secret.ts";
+import { createSecretFile } from "../core/secret-file.ts";
 
 export type InvocationAuth =
   | { scheme: "bearer"; secret: Secret }
@@ -216,7 +216,7 @@ export async function loadInvocationSecret(
   path: string,
   options: { create?: boolean } = {},
 ): Promise<Secret> {
-  if (options.create) await createSecretFile(path);
+  if (options.create) await createInvocationSecretFile(path);
   let text: string;
   try {
     // An empty file is one another starter has created and not yet written (a version that wrote in place, or
@@ -255,38 +255,20 @@ export async function loadInvocationSecret(
 }
 
 /**
- * Writes the secret to a private temporary file, then link()s it into place: the file appears whole or not at all,
- * so a second starter never reads it half-written. link() fails with EEXIST when another starter won; the loser
- * then reads the winner's secret. A file already there is left alone.
+ * Creates the secret file unless it exists, whole or not at all (core/secret-file.ts): a second starter never reads
+ * it half-written, and when another starter won, the loser reads the winner's secret. A file already there is left
+ * alone.
  */
-async function createSecretFile(path: string): Promise<void> {
+async function createInvocationSecretFile(path: string): Promise<void> {
   if (await exists(path)) return;
-  const unwritable = (error: unknown) =>
-    new InvocationSecretError(
+  try {
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    await createSecretFile(path, `${randomBytes(MIN_SECRET_BYTES).toString("base64url")}\n`);
+  } catch (error) {
+    throw new InvocationSecretError(
       "invocation_secret_unwritable",
       `The invocation secret file ${path} could not be created (${(error as NodeJS.ErrnoException).code ?? "unknown error"}). Check that its folder is writable.`,
     );
-  const temp = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
-  try {
-    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    const handle = await open(
-      temp,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,
-      0o600,
-    );
-    try {
-      await handle.writeFile(`${randomBytes(MIN_SECRET_BYTES).toString("base64url")}\n`);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await link(temp, path).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== "EEXIST") throw error;
-    });
-  } catch (error) {
-    throw unwritable(error);
-  } finally {
-    await unlink(temp).catch(() => {});
   }
 }
 

@@ -1,18 +1,8 @@
 /** The on-disk key file, `<home>/vault.key`: JSON `{current: kid, keys: {kid: base64}}`, mode 0600. */
 
-import { randomBytes } from "node:crypto";
-import {
-  closeSync,
-  fchmodSync,
-  fsyncSync,
-  linkSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, fsyncSync, openSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { createSecretFileSync, writeSecretFileSync } from "../core/secret-file.ts";
 import { VaultIoError, VaultKeyError } from "./errors.ts";
 import { generateVaultKey, Keyring, keyId, parseVaultKey } from "./keyring.ts";
 
@@ -34,15 +24,11 @@ export function readKeyFile(path: string): Keyring | undefined {
  * key and nobody ever reads a half-written file.
  */
 export function createKeyFile(path: string): Keyring {
-  const tmp = writeTemp(path, withNewKey({ current: "", keys: {} }));
+  const text = fileText(withNewKey({ current: "", keys: {} }));
   try {
-    linkSync(tmp, path);
+    createSecretFileSync(path, text);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
-      throw ioError(`Cannot create the vault key file ${path}; check the folder.`, error);
-    }
-  } finally {
-    rmSync(tmp, { force: true });
+    throw ioError(`Cannot create the vault key file ${path}; check the folder.`, error);
   }
   syncDir(path);
   const keyring = readKeyFile(path);
@@ -60,11 +46,10 @@ export function addKeyToFile(path: string): { kid: string; previous: string[] } 
   const contents = readContents(path)!;
   const previous = toKeyring(contents, path).kids; // validates before building on it
   const next = withNewKey(contents);
-  const tmp = writeTemp(path, next);
+  const text = fileText(next);
   try {
-    renameSync(tmp, path);
+    writeSecretFileSync(path, text);
   } catch (error) {
-    rmSync(tmp, { force: true });
     throw ioError(`Cannot replace the vault key file ${path}; check the folder.`, error);
   }
   syncDir(path);
@@ -139,17 +124,9 @@ function toKeyring(contents: KeyFileContents, path: string): Keyring {
   return new Keyring(current!, older);
 }
 
-function writeTemp(path: string, contents: KeyFileContents): string {
-  const tmp = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
-  const fd = openSync(tmp, "wx", 0o600);
-  try {
-    fchmodSync(fd, 0o600); // the umask can only remove bits, but this file is the vault's secret
-    writeSync(fd, `${JSON.stringify(contents, null, 2)}\n`);
-    fsyncSync(fd); // losing this file loses every token: on disk before it gets its name
-  } finally {
-    closeSync(fd);
-  }
-  return tmp;
+/** What the file holds: the contents as indented JSON, one final newline. */
+function fileText(contents: KeyFileContents): string {
+  return `${JSON.stringify(contents, null, 2)}\n`;
 }
 
 /** Makes the new directory entry durable too; best effort, some platforms cannot open a folder. */

@@ -6,6 +6,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { ConsoleState } from "../../src/console/index.ts";
+import {
+  type ProviderRef,
+  type ProviderResolver,
+  REGISTRATION_SUBJECT,
+} from "../../src/oauth/index.ts";
+import { generic } from "../../src/providers/index.ts";
 import { openVault } from "../../src/vault/index.ts";
 import { useIdp } from "../support/idp.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -23,11 +29,14 @@ const CLIENT = {
   redirect_uris: ["http://127.0.0.1/connect/callback"],
 } as const;
 
-async function setUp() {
+async function setUp(
+  options: { provider?: ProviderRef; providers?: (issuer: string) => ProviderResolver } = {},
+) {
   const idp = await useIdp({ clients: [CLIENT] });
   const store = openVault({ env: { AGENTAUTH_HOME: tempDir() } });
   const signedIn = await signedInConsole({
     store,
+    providers: options.providers?.(idp.issuer),
     connectTargets: [
       {
         id: "demo-idp",
@@ -35,6 +44,7 @@ async function setUp() {
         issuer: idp.issuer,
         clientId: CLIENT_ID,
         scope: "openid profile email offline_access",
+        provider: options.provider,
       },
     ],
   });
@@ -211,6 +221,28 @@ test("[CONSOLE-connect-reserved-subject] a subject in agentauth's reserved names
   });
   assert.equal(ok.status, 200, JSON.stringify(ok.json));
   assert.deepEqual(await store.list(), []);
+  await store.close();
+});
+
+test("[CONSOLE-connect-reserved-subject] Connect without a subject refuses the one the provider named when it is in agentauth's namespace (an account API answering agentauth:client-registration): the callback says so, nothing is stored", async () => {
+  const { store, signedIn } = await setUp({
+    provider: { name: "generic", options: {} },
+    // The demo server's own sign-in (alice), read back by an account API that names the account in agentauth's
+    // namespace: the subject the credential would have been filed under without one given.
+    providers: (issuer) => (_ref, client) => ({
+      ...generic({ issuer, clientId: client.clientId }),
+      account: async () => ({ subject: REGISTRATION_SUBJECT, login: "mallory" }),
+    }),
+  });
+  const started = await postJson(signedIn, "/api/connect", { target: "demo-idp" });
+  assert.equal(started.status, 200, JSON.stringify(started.json));
+  const callback = await backFromIdp(String(started.json.authorizationUrl));
+  const answer = await fetch(callback, { headers: { cookie: connectCookie(started.headers) } });
+  const html = await answer.text();
+  assert.equal(answer.status, 400, html);
+  assert.match(html, /Not connected/);
+  assert.match(html, /agentauth&#39;s own|agentauth's own/);
+  assert.deepEqual(await store.list(), [], "nothing filed under the reserved subject");
   await store.close();
 });
 

@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { test } from "node:test";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { CookieBrowser } from "../support/cookie-browser.ts";
@@ -158,4 +158,30 @@ test("[RAP-consent-browser-binding] the browser that pressed Continue completes 
   assert.equal(erin.cookieHeader(landed.callback), "", "the binding cookie is cleared");
   const settled = await runtime.waitForResult(call.groupId, call.id);
   assert.match(settled.result.text, /^signed in as alice/);
+});
+
+test("[RAP-consent-cookie-wrong-value] on plain-http loopback too, a browser that holds the binding cookie's name with another value (present but wrong) is refused before the exchange, nothing is stored, and the plain name and redirect path are kept", async () => {
+  const carol = new CookieBrowser();
+  const alice = new CookieBrowser();
+  const call = await invokeAs("carol");
+  const authUrl = await authUrlOf(call.id);
+  const providerUrl = await pressContinue(carol, authUrl);
+  const callbackUrl = new URL("/oauth/callback", authUrl);
+  const [name = "", value = ""] = carol.cookieHeader(callbackUrl).split("=");
+  assert.match(name, /^rap_signin_[A-Za-z0-9_-]{16}$/, "no prefix on plain http");
+  // The right name, a value that is not carol's: however alice's browser came to hold it.
+  assert.ok(value.length > 0);
+  alice.store(callbackUrl, [
+    `${name}=${randomBytes(32).toString("base64url")}; Path=/oauth/callback; HttpOnly`,
+  ]);
+  assert.match(alice.cookieHeader(callbackUrl), new RegExp(`^${name}=`));
+  const codesBefore = idp.stats.byGrant.authorization_code?.success ?? 0;
+
+  const landed = await signInAtProvider(alice, providerUrl);
+  assert.equal(landed.status, 403, landed.page);
+  assert.match(landed.page, /another browser/);
+  assert.equal(idp.stats.byGrant.authorization_code?.success ?? 0, codesBefore);
+  assert.equal(await store.get({ subject: "carol", issuer: idp.issuer, resource: "" }), undefined);
+  const settled = await runtime.waitForResult(call.groupId, call.id);
+  assert.match(settled.result.text, /^Error: .*another browser/s);
 });

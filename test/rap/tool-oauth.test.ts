@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { Secret } from "../../src/core/index.ts";
+import { REGISTRATION_SUBJECT } from "../../src/oauth/index.ts";
 import { OAuthMessageSchema } from "../../src/rap/wire.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
 import { callbackSink, type Message } from "../support/callback-sink.ts";
@@ -144,6 +146,42 @@ test("[RAP-oauth-no-user-id] an operation that needs OAuth, invoked without user
   }
   const open = await call({ operation: "public_echo", user_id: undefined });
   assert.equal(open.first.text, "public", "operations without requiresAuth do not need user_id");
+});
+
+test("[RAP-oauth-reserved-user-id] a user_id in agentauth's namespace (agentauth:…, where client registrations live) is refused at intake with an error tool_result, for every operation: no oauth message, nothing stored; disconnect refuses it too", async () => {
+  for (const userId of [REGISTRATION_SUBJECT, "agentauth:client:https://mcp.example/"]) {
+    for (const operation of ["whoami", "public_echo"]) {
+      const { first } = await call({ operation, user_id: userId });
+      assert.equal(
+        first.type,
+        "tool_result",
+        `${operation} as ${userId}: ${JSON.stringify(first)}`,
+      );
+      assert.match(
+        String(first.text),
+        /^Error: The invocation's user_id starts with "agentauth:", which is kept for agentauth's own vault records/,
+      );
+    }
+  }
+  assert.equal(
+    (await store.list()).filter((c) => c.subject.startsWith("agentauth:")).length,
+    0,
+    "nothing filed under the reserved namespace",
+  );
+  // A record of agentauth's own under that namespace is not the tool's to revoke or delete.
+  const own = await store.put({
+    subject: "agentauth:kept",
+    issuer: idp.issuer,
+    resource: "",
+    clientId: RAP_TOOL_CLIENT.client_id,
+    tokens: { accessToken: new Secret("kept-access-token-0123456789"), tokenType: "bearer" },
+    scopes: [],
+    account: {},
+    status: "active",
+  });
+  await assert.rejects(tool.disconnect("agentauth:kept", "demo"), { code: "invalid_subject" });
+  assert.ok(await store.getById(own.id), "still there");
+  await store.deleteById(own.id);
 });
 
 test("[RAP-oauth-state-csrf-forged] a forged or missing state is refused with a 400 page; nothing is exchanged or sent", async () => {

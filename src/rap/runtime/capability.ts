@@ -6,17 +6,9 @@
  */
 
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import {
-  chmodSync,
-  closeSync,
-  fsyncSync,
-  linkSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  writeSync,
-} from "node:fs";
+import { chmodSync, readFileSync } from "node:fs";
 import type { Secret } from "../../core/secret.ts";
+import { createSecretFileSync } from "../../core/secret-file.ts";
 import { CallbackKeyError } from "./errors.ts";
 
 export const KEY_BYTES = 32;
@@ -100,22 +92,12 @@ export function keyFrom(value: Uint8Array | Secret): Uint8Array {
  * Reads the key file, creating it (owner-only) when missing. Restarting with the same file keeps every callback URL already handed to tools valid.
  */
 export function loadOrCreateKeyFile(path: string): Uint8Array {
-  // Written whole to a private temporary file, then linked into place: link fails if the key exists, so two
-  // runtimes starting at once agree on one key, and nobody ever reads a half-written file.
-  const temp = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  // Created whole or not at all, and only if missing: two runtimes starting at once agree on one key, and nobody
+  // ever reads a half-written file (core/secret-file.ts).
   try {
-    const fd = openSync(temp, "wx", 0o600);
-    try {
-      writeSync(fd, `${randomBytes(KEY_BYTES).toString("base64url")}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    linkSync(temp, path);
+    createSecretFileSync(path, `${randomBytes(KEY_BYTES).toString("base64url")}\n`);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw keyFileError(path, error);
-  } finally {
-    rmSync(temp, { force: true });
+    throw keyFileError(path, error);
   }
   try {
     chmodSync(path, 0o600);

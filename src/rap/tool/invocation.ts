@@ -3,6 +3,7 @@
  * target), or refuse it with HTTP 400 (there is nothing to call back to). Hostile input never throws here.
  */
 
+import { isReservedSubject, RESERVED_SUBJECT_PREFIX } from "../../oauth/index.ts";
 import { type Invocation, InvocationSchema, MAX_JSON_DEPTH, nestedDeeperThan } from "../wire.ts";
 import type { CallTarget } from "./messages.ts";
 import type { CompiledOperation, OperationTable } from "./toolset.ts";
@@ -86,6 +87,16 @@ export function judgeCall(
     };
   }
   const invocation = parsed.data;
+  // The tool files a user's credentials under their user_id (providers.ts credentialKey): agentauth's own namespace
+  // would have them taken for, or shadow, its own vault records (oauth/subject.ts). Refused for every operation, since
+  // a handler is given the user_id too (a disconnect, say).
+  if (invocation.user_id && isReservedSubject(invocation.user_id)) {
+    return {
+      kind: "error",
+      target,
+      message: `The invocation's user_id starts with "${RESERVED_SUBJECT_PREFIX}", which is kept for agentauth's own vault records. The runtime must send the user's own id.`,
+    };
+  }
   const operation = operations.get(invocation.operation);
   if (!operation) {
     const known = [...operations.keys()].join(", ");

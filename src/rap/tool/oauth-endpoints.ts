@@ -227,7 +227,8 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
     const cleared = { "set-cookie": clearBindingCookie(state, bindingOptions()) };
     // Login CSRF / consent bypass: a provider URL carried from the browser that pressed Continue to another one is
     // refused before the code is exchanged, so nobody's sign-in is filed under a user_id they never consented for.
-    if (!sameBrowser(readCookie(req.headers.cookie, bindingCookieName(state)), entry.browser)) {
+    const sent = readCookie(req.headers.cookie, bindingCookieName(state, bindingOptions()));
+    if (!sameBrowser(sent, entry.browser)) {
       o.logger.warn("rap.oauth.browser_mismatch", {
         provider: spec.provider,
         user_id: spec.userId,

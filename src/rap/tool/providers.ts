@@ -8,6 +8,7 @@
 import type { Logger } from "../../core/log.ts";
 import {
   type AuthorizationServer,
+  assertUsableSubject,
   credentialFromTokens,
   type DiscoveryOptions,
   discoverAuthorizationServer,
@@ -125,11 +126,16 @@ function fromConfig(
   };
 }
 
-/** The vault key of a user's credential at a provider: a preset's own issuer, else the discovered one. */
+/**
+ * The vault key of a user's credential at a provider: a preset's own issuer, else the discovered one. A `userId` in
+ * agentauth's namespace is refused (`invalid_subject`): invocations carrying one are refused at intake
+ * (invocation.ts), and this keeps `disconnect` and every other lookup from reaching agentauth's own records.
+ */
 export async function credentialKey(
   provider: ToolProvider,
   userId: string,
 ): Promise<CredentialKey> {
+  assertUsableSubject(userId);
   const issuer = provider.preset?.issuer ?? (await provider.server()).issuer;
   return { subject: userId, issuer, resource: provider.resource };
 }
