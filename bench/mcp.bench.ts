@@ -3,7 +3,10 @@
  * 2.x), in the same run, against the same protected MCP server (`@modelcontextprotocol/server` 2.x behind
  * `protectMcpServer`) and the same embedded authorization server (refresh-token rotation, reuse revokes the grant):
  *   (a) the SDK's own OAuth orchestration (an `OAuthClientProvider`, bench/fixtures/mcp-sdk-provider.ts);
- *   (b) agentauth's `agentAuthProvider` (src/mcp/client): tokens from the single-flight TokenRefresher.
+ *   (b) agentauth's `agentAuthProvider` (src/mcp/client): tokens from the single-flight TokenRefresher;
+ *   (c) the same with DPoP-bound tokens (RFC 9449) against a twin server that requires DPoP and its own nonces, the
+ *       authorization server requiring nonces too: one refresh with a proof of the sealed key, a fresh proof per
+ *       call, and the nonce learnt once per key and origin (no nonce challenge per call at expiry).
  * Each row starts from a real sign-in whose access token has expired at the server. Per row: calls succeeded,
  * refresh requests seen at the authorization server, invalid_grant answers, and whether the user still holds a
  * valid refresh token afterwards (one refresh tried at the end; a rotated-away or revoked family fails it).
@@ -13,6 +16,7 @@
 
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { CLI_CLIENT_ID, MAX_ERROR_STATS, type RunningIdp, startIdp } from "../src/idp/index.ts";
+import { TokenRefresher } from "../src/oauth/index.ts";
 import { MemoryCredentialStore } from "../src/vault/index.ts";
 import { authorizeAndRedeem, LOOPBACK_REDIRECT, tokenRequest } from "../test/support/authorize.ts";
 import { loginForTest } from "../test/support/credentials.ts";
@@ -45,13 +49,22 @@ interface Row {
   refreshTokenValidAfter: boolean | null;
   ms: number;
   note?: string;
+  /** Row (c): proofs the MCP server received during the burst, distinct among them, and nonce challenges. */
+  dpop?: { proofs: number; distinctJtis: number; nonceChallenges: number };
 }
 
 const idp = await startIdp({
   autoApproveAs: "alice",
   accessTokenTtlSeconds: ACCESS_TOKEN_TTL_SECONDS,
+  // RFC 9449 §8: applies to requests that carry a DPoP proof only (row c); the others send none.
+  dpopNonce: true,
 });
 const server = await startProtectedMcpServer({ issuer: idp.issuer, requiredScopes: ["read"] });
+const dpopServer = await startProtectedMcpServer({
+  issuer: idp.issuer,
+  requiredScopes: ["read"],
+  dpop: { required: true, nonce: true },
+});
 const clients: Client[] = [];
 try {
   // (a) The SDK's own provider: in-memory tokens from a real sign-in, the pre-registered CLI client.
@@ -107,6 +120,45 @@ try {
     };
   }
 
+  // (c) agentauth with DPoP-bound tokens: the twin server offers (and requires) the DPoP scheme.
+  let dpopClient: Client | undefined;
+  let dpopValid: (() => Promise<boolean>) | undefined;
+  let dpopSignIns = 0;
+  if (agentauth) {
+    const store = new MemoryCredentialStore();
+    const person = async (url: URL) => {
+      await (await fetch(url)).arrayBuffer();
+    };
+    const provider = agentauth({
+      serverUrl: dpopServer.url,
+      store,
+      subject: "alice",
+      clientFor: () => ({ clientId: CLI_CLIENT_ID }),
+      onAuthorizationUrl: async (url) => {
+        // The first sign-in is the setup's; any later one would mean the refresh token was lost.
+        if (dpopClient) dpopSignIns++;
+        else await person(url);
+      },
+      signInTimeoutMs: 5000,
+    });
+    dpopClient = await connect(
+      new StreamableHTTPClientTransport(new URL(dpopServer.url), {
+        authProvider: provider,
+        fetch: provider.fetch,
+      }),
+    );
+    const key = { subject: "alice", issuer: idp.issuer, resource: dpopServer.url };
+    const bound = await store.get(key);
+    if (!bound?.tokens.dpopKey)
+      throw new Error("row (c): the sign-in did not bind the token to a key");
+    // The refresh check at the end must prove the key too: the engine's refresher does, from the row's vault.
+    dpopValid = async () =>
+      new TokenRefresher({ store }).forceRefresh(key).then(
+        () => true,
+        () => false,
+      );
+  }
+
   // Both access tokens were issued within a second or two of `expiresAt`: wait until the server refuses them.
   await sleep(expiresAt + VERIFIER_TOLERANCE_SECONDS * 1000 + 1500 - Date.now());
 
@@ -115,10 +167,7 @@ try {
     await burst(
       "SDK OAuthClientProvider (auth())",
       sdkClient,
-      async () => {
-        const tokens = sdkProvider.tokens();
-        return tokens?.refresh_token;
-      },
+      () => refreshes(sdkProvider.tokens()?.refresh_token),
       () => sdkProvider.redirects,
     ),
   );
@@ -127,10 +176,20 @@ try {
       await burst(
         "agentauth agentAuthProvider",
         agentauthClient,
-        agentauthCheck,
+        async () => refreshes(await agentauthCheck()),
         () => agentauthSignIns,
       ),
     );
+    if (dpopClient && dpopValid) {
+      dpopServer.resetDpopStats();
+      const row = await burst(
+        "agentauth, DPoP-bound tokens",
+        dpopClient,
+        dpopValid,
+        () => dpopSignIns,
+      );
+      rows.push({ ...row, dpop: dpopServer.dpopStats() });
+    }
   } else {
     rows.push({
       provider: "agentauth agentAuthProvider",
@@ -164,6 +223,13 @@ try {
       `${r.provider.padEnd(34)}  ${`${r.succeeded}/${r.calls}`.padStart(8)}  ${String(r.refreshRequests).padStart(16)}  ${String(r.refused).padStart(7)}  ${`${r.invalidGrantCapped ? ">=" : ""}${r.invalidGrant}`.padStart(13)}  ${String(r.signInsAsked ?? "-").padStart(14)}  ${String(r.refreshTokenValidAfter ? "yes" : "no").padStart(25)}  ${String(r.ms).padStart(6)}`,
     );
   }
+  for (const r of rows) {
+    if (r.dpop) {
+      console.log(
+        `${r.provider}: ${r.dpop.proofs} DPoP proofs at the MCP server for ${r.calls} calls, ${r.dpop.distinctJtis} distinct, ${r.dpop.nonceChallenges} nonce challenges (use_dpop_nonce) during the burst`,
+      );
+    }
+  }
   console.log(
     JSON.stringify({
       bench: "mcp",
@@ -176,6 +242,7 @@ try {
 } finally {
   for (const client of clients) await client.close().catch(() => {});
   await server.close();
+  await dpopServer.close();
   await idp.close();
 }
 
@@ -186,10 +253,21 @@ async function connect(transport: StreamableHTTPClientTransport): Promise<Client
   return client;
 }
 
+/** Whether a refresh token still works at the authorization server (a bearer one: no proof needed). */
+async function refreshes(refreshToken: string | undefined): Promise<boolean> {
+  if (!refreshToken) return false;
+  const answer = await tokenRequest(idp.issuer, {
+    grant_type: "refresh_token",
+    refresh_token: refreshToken,
+    resource: server.url,
+  });
+  return answer.status === 200;
+}
+
 async function burst(
   provider: string,
   client: Client,
-  currentRefreshToken: () => Promise<string | undefined>,
+  refreshTokenValid: () => Promise<boolean>,
   signIns: () => number | null,
 ): Promise<Row> {
   idp.resetStats();
@@ -214,16 +292,7 @@ async function burst(
   console.error = error;
   const succeeded = settled ? settled.filter(Boolean).length : await countSettled(calls);
   const stats = snapshot(idp);
-  const refreshToken = await currentRefreshToken();
-  let valid = false;
-  if (refreshToken) {
-    const answer = await tokenRequest(idp.issuer, {
-      grant_type: "refresh_token",
-      refresh_token: refreshToken,
-      resource: server.url,
-    });
-    valid = answer.status === 200;
-  }
+  const valid = await refreshTokenValid();
   return {
     provider,
     available: true,
