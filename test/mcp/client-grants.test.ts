@@ -7,113 +7,23 @@
  */
 
 import assert from "node:assert/strict";
-import { generateKeyPairSync } from "node:crypto";
-import { createServer } from "node:net";
 import { test } from "node:test";
-import { exportJWK, SignJWT } from "jose";
 import { Secret } from "../../src/core/index.ts";
-import { JWT_BEARER_GRANT } from "../../src/idp/grants/index.ts";
 import { clientCredentials, enterpriseManaged, workloadIdentity } from "../../src/mcp/index.ts";
 import { MemoryCredentialStore } from "../../src/vault/index.ts";
-import { authorizeAndRedeem } from "../support/authorize.ts";
 import { expireAccessToken } from "../support/credentials.ts";
-import { useIdp } from "../support/idp.ts";
+import {
+  CC_SECRET,
+  clientPem,
+  EMA_SECRET,
+  enterprise,
+  enterpriseIdToken,
+  idp,
+  JWT_BEARER_GRANT,
+  workloadToken,
+} from "./fixtures/grant-servers.ts";
 import { connect, connectRefused, hello, providerFor, whoami } from "./fixtures/mcp-client.ts";
 import { startProtectedMcpServer } from "./fixtures/protected-mcp-server.ts";
-
-const WORKLOAD_ISSUER = "https://workload-platform.example.test";
-const workloadKey = generateKeyPairSync("ec", { namedCurve: "P-256" });
-const workloadJwk = {
-  ...(await exportJWK(workloadKey.publicKey)),
-  kid: "platform-1",
-  alg: "ES256",
-};
-const clientKey = generateKeyPairSync("ec", { namedCurve: "P-256" });
-const clientPem = clientKey.privateKey.export({ type: "pkcs8", format: "pem" }).toString();
-const clientPublicJwk = {
-  ...(await exportJWK(clientKey.publicKey)),
-  kid: "client-1",
-  alg: "ES256",
-};
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-const CC_SECRET = "cc-secret-0123456789abcdef0123456789";
-const EMA_SECRET = "ema-secret-0123456789abcdef012345678";
-// The MCP server's authorization server, on a port chosen first: the enterprise IdP names it as an ID-JAG audience.
-const asPort = await freePort();
-const enterprise = await useIdp({
-  idJag: { audiences: { [`http://127.0.0.1:${asPort}`]: { clientId: "ema-client" } } },
-  clients: [
-    {
-      // The app's client at the enterprise identity provider: the person signs in there, and it exchanges the ID token.
-      client_id: "ema-app",
-      application_type: "native",
-      token_endpoint_auth_method: "none",
-      grant_types: ["authorization_code", "urn:ietf:params:oauth:grant-type:token-exchange"],
-      response_types: ["code"],
-      redirect_uris: ["http://127.0.0.1/callback"],
-    },
-    {
-      client_id: "ema-other",
-      application_type: "native",
-      token_endpoint_auth_method: "none",
-      grant_types: ["urn:ietf:params:oauth:grant-type:token-exchange"],
-      response_types: [],
-      redirect_uris: [],
-    },
-  ],
-});
-const idp = await useIdp({
-  port: asPort,
-  jwtBearer: {
-    trust: [
-      { issuer: WORKLOAD_ISSUER, jwks: { keys: [workloadJwk] } },
-      { issuer: enterprise.issuer, jwksUri: `${enterprise.issuer}/jwks` },
-    ],
-  },
-  clients: [
-    {
-      client_id: "cc-basic",
-      client_secret: CC_SECRET,
-      grant_types: ["client_credentials"],
-      response_types: [],
-      redirect_uris: [],
-      token_endpoint_auth_method: "client_secret_basic",
-    },
-    {
-      client_id: "cc-key",
-      grant_types: ["client_credentials"],
-      response_types: [],
-      redirect_uris: [],
-      token_endpoint_auth_method: "private_key_jwt",
-      token_endpoint_auth_signing_alg: "ES256",
-      jwks: { keys: [clientPublicJwk] },
-    },
-    {
-      client_id: "workload",
-      grant_types: [JWT_BEARER_GRANT],
-      response_types: [],
-      redirect_uris: [],
-      token_endpoint_auth_method: "none",
-    },
-    {
-      client_id: "ema-client",
-      client_secret: EMA_SECRET,
-      grant_types: [JWT_BEARER_GRANT],
-      response_types: [],
-      redirect_uris: [],
-      token_endpoint_auth_method: "client_secret_basic",
-    },
-  ],
-});
 
 /** The OAuth error code the server answered with, along the cause chain the SDK wraps it in. */
 function oauthErrorOf(error: unknown): string | undefined {
@@ -125,18 +35,6 @@ function oauthErrorOf(error: unknown): string | undefined {
     if (typeof e.oauthError === "string") return e.oauthError;
   }
   return undefined;
-}
-
-function workloadToken(claims: { aud?: string; exp?: number; sub?: string } = {}): Promise<string> {
-  return new SignJWT({})
-    .setProtectedHeader({ alg: "ES256", kid: "platform-1", typ: "JWT" })
-    .setIssuer(WORKLOAD_ISSUER)
-    .setSubject(claims.sub ?? "spiffe://example.test/ns/prod/sa/indexer")
-    .setAudience(claims.aud ?? idp.issuer)
-    .setJti(crypto.randomUUID())
-    .setIssuedAt()
-    .setExpirationTime(claims.exp ?? "5m")
-    .sign(workloadKey.privateKey);
 }
 
 test("[MCP-client-credentials-basic] client credentials with client_secret_basic: no person, a token for the server, a new grant (not a bare request) when it expires", async (t) => {
@@ -281,16 +179,6 @@ test("[MCP-client-workload-identity-replay] the same platform token presented tw
     /invalid_grant|already used/.test(String(e)),
   );
 });
-
-/** The person's ID token from the enterprise identity provider, issued to the app's client there. */
-async function enterpriseIdToken(): Promise<string> {
-  const answer = await authorizeAndRedeem(
-    enterprise.issuer,
-    { scope: "openid", client_id: "ema-app" },
-    { client_id: "ema-app" },
-  );
-  return String(answer.body.id_token);
-}
 
 test("[MCP-client-enterprise-managed] enterprise-managed authorization: the person's ID token becomes an ID-JAG at the enterprise IdP (RFC 8693), then a token for the server at its authorization server (RFC 7523)", async (t) => {
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });

@@ -99,7 +99,9 @@ export async function mcpLogin(io: CliIo, options: McpLoginOptions): Promise<num
       issuer: record.issuer,
     });
     const token = await provider.token();
-    const answer = token ? await checkToken(options.serverUrl, token, record) : undefined;
+    const answer = token
+      ? await checkToken(options.serverUrl, token, record, (url, init) => provider.fetch(url, init))
+      : undefined;
     const view = credentialView({ ...record, refreshToken: Boolean(record.tokens.refreshToken) });
     if (!answer?.ok) throw refused(answer, shown, record);
     if (options.json) {
@@ -148,7 +150,12 @@ function showDevicePrompt(io: CliIo, shown: string, prompt: DevicePrompt): void 
  * An MCP `initialize` POST (the first thing any client sends), with the token when given. The body is discarded:
  * only the status and the challenge matter here. A session the server may have opened is closed again.
  */
-async function initializeRequest(serverUrl: URL, token?: string): Promise<Response> {
+async function initializeRequest(
+  serverUrl: URL,
+  token?: string,
+  // The provider's fetch presents a DPoP-bound token with its proof (a bearer one as it is).
+  fetchWith: (url: URL, init: RequestInit) => Promise<Response> = fetch,
+): Promise<Response> {
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
@@ -156,7 +163,7 @@ async function initializeRequest(serverUrl: URL, token?: string): Promise<Respon
   if (token) headers.authorization = `Bearer ${token}`;
   let response: Response;
   try {
-    response = await fetch(serverUrl, {
+    response = await fetchWith(serverUrl, {
       method: "POST",
       headers,
       redirect: "manual",
@@ -183,7 +190,7 @@ async function initializeRequest(serverUrl: URL, token?: string): Promise<Respon
   await response.body?.cancel().catch(() => {});
   const session = response.headers.get("mcp-session-id");
   if (session && response.ok) {
-    await fetch(serverUrl, {
+    await fetchWith(serverUrl, {
       method: "DELETE",
       headers: { ...headers, "mcp-session-id": session },
       signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
@@ -199,9 +206,10 @@ async function checkToken(
   serverUrl: URL,
   token: string,
   record: CredentialRecord,
+  fetchWith: (url: URL, init: RequestInit) => Promise<Response>,
 ): Promise<Response> {
   try {
-    return await initializeRequest(serverUrl, token);
+    return await initializeRequest(serverUrl, token, fetchWith);
   } catch (error) {
     if (!(error instanceof McpLoginError)) throw error;
     throw new McpLoginError(

@@ -1,11 +1,13 @@
 /**
  * `agentauth mcp status|logout <server-url>`: the vault's credentials whose RFC 8707 resource is the MCP server's
- * canonical URI (any subject and issuer, or one --subject). Status only reads the vault (no network, no key);
+ * canonical URI, or else covers it (its origin or a path prefix, as a root metadata document names it) (any subject
+ * and issuer, or one --subject). Status only reads the vault (no network, no key);
  * logout revokes at the authorization server (RFC 7009, the engine's logout) and deletes.
  */
 
 import { peerText } from "../../core/display.ts";
 import type { AgentAuthError } from "../../core/errors.ts";
+import { coveringResource } from "../../mcp/client/discovery.ts";
 import { serverResourceUri } from "../../mcp/client/provider.ts";
 import { logout } from "../../oauth/index.ts";
 import { openExistingVault, type VaultStore } from "../../vault/index.ts";
@@ -64,8 +66,14 @@ async function listFor(io: CliIo, options: McpStatusOptions, readOnly: boolean) 
   const store = openExistingVault({ env: io.env, readOnly });
   if (!store) return { server, store: undefined, found: [] };
   try {
-    const filter = { resource: server, ...(options.subject ? { subject: options.subject } : {}) };
-    return { server, store, found: await store.list(filter) };
+    const subject = options.subject ? { subject: options.subject } : {};
+    const exact = await store.list({ resource: server, ...subject });
+    if (exact.length > 0) return { server, store, found: exact };
+    // A server whose metadata names its origin (or a path prefix) as the resource: the sign-in is kept under that.
+    const covering = (await store.list(subject)).filter(
+      (c) => coveringResource(c.resource, server) !== undefined,
+    );
+    return { server, store, found: covering };
   } catch (error) {
     await store.close();
     throw error;

@@ -20,7 +20,7 @@ import {
 } from "../../oauth/index.ts";
 import type { CredentialKey, CredentialRecord } from "../../vault/index.ts";
 import { readUnauthorized, type UnauthorizedHints } from "./challenge.ts";
-import { discoverMcpAuthorization } from "./discovery.ts";
+import { coveringResource, discoverMcpAuthorization } from "./discovery.ts";
 import { McpAuthError } from "./errors.ts";
 import { signInWithGrant } from "./machine-sign-in.ts";
 import { checkClientIdUrl } from "./metadata-document.ts";
@@ -94,6 +94,8 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
   // The RFC 8707 resource tokens are kept under: the server's URL until its metadata names a covering resource
   // (a root document names the origin); learnt with the issuer at each 401.
   let resource = canonicalUri;
+  // Until a 401's discovery says which resource the server names: what the vault already keeps for it (below).
+  let resourceLookup: Promise<void> | undefined;
   // The version of the record whose token was last handed out: a 401 is taken to be about that version.
   let handedVersion: number | undefined;
   // One forced refresh per stale version, shared by every request that saw it.
@@ -111,8 +113,26 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
     resource,
   });
 
+  /**
+   * Once, before discovery has said: the vault's credential for this server under this issuer, its own URL first,
+   * else the longest resource covering it (a root metadata document's origin), so a new process uses a stored
+   * sign-in at once instead of sending a request bare to learn the resource again.
+   */
+  function storedResource(iss: string): Promise<void> {
+    resourceLookup ??= (async () => {
+      if (await options.store.get(keyOf(iss))) return;
+      const covering = (await options.store.list({ subject: options.subject, issuer: iss }))
+        .map((c) => c.resource)
+        .filter((r) => coveringResource(r, canonicalUri) !== undefined)
+        .sort((a, b) => b.length - a.length)[0];
+      if (covering) resource = covering;
+    })().catch(() => {});
+    return resourceLookup;
+  }
+
   async function token(): Promise<string | undefined> {
     if (!issuer) return undefined;
+    await storedResource(issuer);
     let record: CredentialRecord;
     try {
       record = await refresher.getCredential(keyOf(issuer));
@@ -195,6 +215,7 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
       .then((record) => {
         issuer = record.issuer;
         resource = record.resource;
+        resourceLookup = Promise.resolve();
       })
       .finally(() => {
         signingIn = undefined;
@@ -248,6 +269,7 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
     const hints = readUnauthorized(ctx.response.headers.get("www-authenticate"), ctx.serverUrl);
     lastHints = hints;
     ({ issuer, resource } = await currentAuthority(hints));
+    resourceLookup = Promise.resolve();
     const seen = presenter.answered(ctx.response) ?? handedVersion;
     const stored = await options.store.get(keyOf(issuer));
     if (
