@@ -103,7 +103,6 @@ export function resourceServerInfo(
 
 export function buildConfiguration(options: IdpConfigOptions): Configuration {
   const accessTokenTtl = options.accessTokenTtlSeconds ?? 3600;
-  const resourceTtl = resourceTtls(options.resourceTokenTtlSeconds ?? {});
   return {
     adapter: options.adapter,
     clients: [
