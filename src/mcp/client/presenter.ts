@@ -33,8 +33,8 @@ export interface TokenPresenter {
   answered(response: Response): number | undefined;
   /** Whether a response went through `fetch` without any token. */
   bare(response: Response): boolean;
-  /** Whether `fetch` carried a DPoP-bound token for this response. */
-  seenBound(response: Response): boolean;
+  /** Whether the response came through `fetch` at all (a host may not pass it to the transport). */
+  seen(response: Response): boolean;
   readonly fetch: FetchLike;
 }
 
@@ -42,7 +42,7 @@ export function createPresenter(): TokenPresenter {
   const handed = new Map<string, Handed>();
   const answered = new WeakMap<Response, number>();
   const bare = new WeakSet<Response>();
-  const bound = new WeakSet<Response>();
+  const seen = new WeakSet<Response>();
 
   function remember(value: string, entry: Handed): void {
     handed.delete(value);
@@ -75,10 +75,11 @@ export function createPresenter(): TokenPresenter {
       headers.delete("authorization");
       const response = await sendBound(new URL(url), init, headers, entry.bound);
       answered.set(response, entry.version);
-      bound.add(response);
+      seen.add(response);
       return response;
     }
     const response = await fetch(url, init);
+    seen.add(response);
     if (entry) answered.set(response, entry.version);
     else if (!authorization) bare.add(response);
     return response;
@@ -88,7 +89,7 @@ export function createPresenter(): TokenPresenter {
     hand,
     answered: (response) => answered.get(response),
     bare: (response) => bare.has(response),
-    seenBound: (response) => bound.has(response),
+    seen: (response) => seen.has(response),
     fetch: fetchWith,
   };
 }

@@ -272,12 +272,8 @@ export function agentAuthProvider(options: AgentAuthProviderOptions): AgentAuthP
     resourceLookup = Promise.resolve();
     const seen = presenter.answered(ctx.response) ?? handedVersion;
     const stored = await options.store.get(keyOf(issuer));
-    if (
-      stored?.tokens.dpopKey &&
-      !presenter.seenBound(ctx.response) &&
-      !presenter.bare(ctx.response)
-    ) {
-      // The transport sent the placeholder of a DPoP-bound token: only the provider's fetch presents it.
+    if (stored?.tokens.dpopKey && !presenter.seen(ctx.response)) {
+      // The transport does not use the provider's fetch, the only way a DPoP-bound token is presented.
       throw new McpAuthError(
         "dpop_needs_fetch",
         `The credential for the MCP server ${shown} is bound to a DPoP key (RFC 9449), and the transport did not send it through the provider: pass fetch: authProvider.fetch to the transport. A bound token is never sent as a bearer token.`,
