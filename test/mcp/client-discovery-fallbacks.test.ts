@@ -262,3 +262,43 @@ test("[MCP-client-2025-03-26-not-for-metadata-servers] a server whose challenge 
     "no 2025-03-26 discovery",
   );
 });
+
+test("[MCP-client-2025-03-26-issuer-path] a 2025-03-26 server's metadata may name an issuer with a path on its own origin (the revision located metadata by origin); one on another origin is refused", async (t) => {
+  const legacy = (issuerOf: (origin: string) => string) =>
+    scriptedServer({
+      "/mcp": () => ({ status: 401, headers: { "www-authenticate": 'Bearer realm="mcp"' } }),
+      "/.well-known/oauth-authorization-server": (_req, _body, origin) => ({
+        body: {
+          issuer: issuerOf(origin),
+          authorization_endpoint: `${origin}/oauth/authorize`,
+          token_endpoint: `${origin}/oauth/token`,
+          registration_endpoint: `${origin}/oauth/register`,
+          code_challenge_methods_supported: ["S256"],
+          response_types_supported: ["code"],
+        },
+      }),
+      "/oauth/register": () => ({ status: 201, body: { client_id: "legacy-client" } }),
+    });
+  const tolerated = await legacy((origin) => `${origin}/oauth`);
+  const person = browser();
+  const provider = providerFor(`${tolerated.origin}/mcp`, {
+    onAuthorizationUrl: async (url) => {
+      person.asked.push(url);
+    },
+    signInTimeoutMs: 200,
+  });
+  // The sign-in starts (the person is sent to the metadata's endpoint); nobody completes it here.
+  await connectRefused(t, `${tolerated.origin}/mcp`, provider);
+  assert.equal(person.asked[0]?.origin, tolerated.origin);
+  assert.equal(person.asked[0]?.pathname, "/oauth/authorize");
+
+  const elsewhere = await legacy(() => "https://login.elsewhere.example");
+  const refused = browser();
+  const error = await connectRefused(
+    t,
+    `${elsewhere.origin}/mcp`,
+    providerFor(`${elsewhere.origin}/mcp`, { onAuthorizationUrl: refused.open }),
+  );
+  assert.equal(findCode(error)?.code, "issuer_mismatch");
+  assert.equal(refused.asked.length, 0);
+});
