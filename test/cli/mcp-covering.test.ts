@@ -9,7 +9,7 @@ import { test } from "node:test";
 import { openVault } from "../../src/vault/index.ts";
 import { startDpopMcpServer } from "../mcp/fixtures/dpop-mcp-server.ts";
 import { connect, hello, providerFor, whoami } from "../mcp/fixtures/mcp-client.ts";
-import { startProtectedMcpServer } from "../mcp/fixtures/protected-mcp-server.ts";
+import { startRootMetadataServer } from "../mcp/fixtures/protected-mcp-server.ts";
 import { runCli, startCli } from "../support/cli.ts";
 import { useIdp } from "../support/idp.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -29,12 +29,7 @@ async function deviceLogin(url: string, env: NodeJS.ProcessEnv) {
 test("[CLI-mcp-covering-resource] a server whose root metadata names its origin: login keeps the sign-in under the origin, status and logout find it from the server's URL, a program in a new process uses it without a bare request", {
   timeout: 60_000,
 }, async (t) => {
-  const mcp = await startProtectedMcpServer({
-    issuer: idp.issuer,
-    metadataAt: "root",
-    resource: (url) => new URL(url).origin,
-  });
-  mcp.hostileChallenge = 'Bearer realm="mcp"';
+  const mcp = await startRootMetadataServer(idp.issuer);
   const origin = new URL(mcp.url).origin;
   const home = tempDir();
   const env = { AGENTAUTH_HOME: home };

@@ -27,18 +27,15 @@ import {
   startDocumentServer,
   whoami,
 } from "./fixtures/mcp-client.ts";
-import { startProtectedMcpServer } from "./fixtures/protected-mcp-server.ts";
+import {
+  startProtectedMcpServer,
+  startRootMetadataServer,
+} from "./fixtures/protected-mcp-server.ts";
 
 const idp = await useIdp();
 
 test("[MCP-client-root-metadata-origin] a root-only metadata document naming the server's origin is accepted: the origin is the RFC 8707 resource asked for, checked and kept", async (t) => {
-  const mcp = await startProtectedMcpServer({
-    issuer: idp.issuer,
-    metadataAt: "root",
-    resource: (url) => new URL(url).origin,
-  });
-  // No resource_metadata in the challenge: the client finds the root document by the well-known fallback.
-  mcp.hostileChallenge = 'Bearer realm="mcp"';
+  const mcp = await startRootMetadataServer(idp.issuer);
   const origin = new URL(mcp.url).origin;
   const store = new MemoryCredentialStore();
   const { client, person } = await connectWithPerson(mcp.url, { store }, { t });

@@ -19,6 +19,20 @@ import { startProtectedMcpServer } from "./fixtures/protected-mcp-server.ts";
 const idp = await useIdp({ dpopNonce: true });
 const key = (url: string) => ({ subject: "alice", issuer: idp.issuer, resource: url });
 
+/** The official client signed in to `mcp` (a person approving) over a fresh vault, closed after the test. */
+async function signedIn(mcp: { url: string }, t: { after: (fn: () => unknown) => void }) {
+  const store = new MemoryCredentialStore();
+  const client = await connect(
+    mcp.url,
+    providerFor(mcp.url, { store, onAuthorizationUrl: browser().open }),
+    {
+      t,
+    },
+  );
+  await client.callTool(whoami);
+  return { client, store };
+}
+
 function payload(jwt: string | undefined): Record<string, unknown> {
   return JSON.parse(Buffer.from(String(jwt).split(".")[1] ?? "", "base64url").toString("utf8"));
 }
@@ -65,13 +79,7 @@ test("[MCP-client-dpop] a server offering DPoP gets a bound token: nonces at bot
 
 test("[MCP-client-dpop-refresh] a bound token is refreshed with a proof of the same key, in another process too: still bound, to the same key", async (t) => {
   const mcp = await startDpopMcpServer({ issuer: idp.issuer, dpop: { required: true } });
-  const store = new MemoryCredentialStore();
-  const client = await connect(
-    mcp.url,
-    providerFor(mcp.url, { store, onAuthorizationUrl: browser().open }),
-    { t },
-  );
-  await client.callTool(whoami);
+  const { store } = await signedIn(mcp, t);
   const first = await store.get(key(mcp.url));
   assert.ok(first);
   await expireAccessToken(store, first);
@@ -95,12 +103,7 @@ test("[MCP-client-dpop-refresh] a bound token is refreshed with a proof of the s
 
 test("[MCP-client-dpop-replay] a request replayed with its proof is refused (invalid_dpop_proof); a bound token without a proof is refused", async (t) => {
   const mcp = await startDpopMcpServer({ issuer: idp.issuer, dpop: { required: true } });
-  const client = await connect(
-    mcp.url,
-    providerFor(mcp.url, { onAuthorizationUrl: browser().open }),
-    { t },
-  );
-  await client.callTool(whoami);
+  await signedIn(mcp, t);
   const captured = mcp.seen.findLast((r) => r.authorization && r.dpop);
   assert.ok(captured?.authorization && captured.dpop);
   const replay = await fetch(mcp.url, {
@@ -129,14 +132,8 @@ test("[MCP-client-dpop-replay] a request replayed with its proof is refused (inv
 
 test("[MCP-client-dpop-needs-fetch] a host that does not pass the provider's fetch gets dpop_needs_fetch; the server never sees the token", async (t) => {
   const mcp = await startDpopMcpServer({ issuer: idp.issuer, dpop: { required: true } });
-  const store = new MemoryCredentialStore();
   // Signed in (bound) first through a host that wires fetch, then used by one that does not.
-  const wired = await connect(
-    mcp.url,
-    providerFor(mcp.url, { store, onAuthorizationUrl: browser().open }),
-    { t },
-  );
-  await wired.callTool(whoami);
+  const { store } = await signedIn(mcp, t);
   const access = (await store.get(key(mcp.url)))?.tokens.accessToken?.reveal();
   mcp.seen.length = 0;
   const unwired = providerFor(mcp.url, {
@@ -155,13 +152,7 @@ test("[MCP-client-dpop-needs-fetch] a host that does not pass the provider's fet
 
 test("[MCP-client-dpop-bearer-server] auto: a server that offers only Bearer keeps getting bearer tokens, although its authorization server takes DPoP", async (t) => {
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
-  const store = new MemoryCredentialStore();
-  const client = await connect(
-    mcp.url,
-    providerFor(mcp.url, { store, onAuthorizationUrl: browser().open }),
-    { t },
-  );
-  await client.callTool(whoami);
+  const { store } = await signedIn(mcp, t);
   const stored = await store.get(key(mcp.url));
   assert.equal(stored?.tokens.tokenType?.toLowerCase(), "bearer");
   assert.equal(stored?.tokens.dpopKey, undefined);

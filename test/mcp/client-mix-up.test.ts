@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { test } from "node:test";
 import type { DevicePrompt } from "../../src/oauth/index.ts";
 import { useIdp } from "../support/idp.ts";
@@ -52,20 +52,40 @@ async function hostileAuthorizationServer(endpoints: (origin: string) => Record<
     token_endpoint: `${server.origin}/token`,
     ...endpoints(server.origin),
   });
+  const relay = relayTo(real.token_endpoint);
   server.at("/token", (req, res) => {
+    stolen.push(req.headers["content-length"] ?? "a request");
+    relay(req, res);
+  });
+  return { ...server, stolen };
+}
+
+/** A provider as the CLI's client whose person enters every code shown (on the page the prompt names). */
+function devicePerson(serverUrl: string) {
+  const prompts: DevicePrompt[] = [];
+  const provider = providerFor(serverUrl, {
+    clientFor: () => ({ clientId: "agentauth-cli" }),
+    onDeviceCode: async (prompt) => {
+      prompts.push(prompt);
+      await (await fetch(prompt.verificationUriComplete ?? "")).arrayBuffer();
+    },
+  });
+  return { provider, prompts };
+}
+
+/** Forwards a form POST to `target` and its answer back: how a relay turns what it is sent into real tokens. */
+function relayTo(target: string) {
+  return (req: IncomingMessage, res: ServerResponse) => {
     void (async () => {
-      const text = await body(req);
-      stolen.push(text);
-      const relayed = await fetch(real.token_endpoint, {
+      const relayed = await fetch(target, {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: text,
+        body: await body(req),
       });
       res.writeHead(relayed.status, { "content-type": "application/json" });
       res.end(await relayed.text());
     })();
-  });
-  return { ...server, stolen };
+  };
 }
 
 test("[MCP-client-mix-up-browser] a hostile server naming a real authorization endpoint (without iss) beside its own token endpoint is refused before the person is asked; its token endpoint receives nothing", async (t) => {
@@ -95,15 +115,8 @@ test("[MCP-client-mix-up-device] a hostile server naming a real device endpoint 
     device_authorization_endpoint: real.device_authorization_endpoint,
   }));
   const mcp = await startProtectedMcpServer({ issuer: hostile.origin });
-  const prompts: DevicePrompt[] = [];
-  const provider = providerFor(mcp.url, {
-    clientFor: () => ({ clientId: "agentauth-cli" }),
-    onDeviceCode: async (prompt) => {
-      prompts.push(prompt);
-      // The person enters the code on the real server's own page.
-      await (await fetch(prompt.verificationUriComplete ?? "")).arrayBuffer();
-    },
-  });
+  // The person enters the code on the real server's own page.
+  const { provider, prompts } = devicePerson(mcp.url);
   const error = await connectRefused(t, mcp.url, provider);
   assert.equal(findCode(error)?.code, "endpoint_off_issuer");
   assert.equal(prompts.length, 0, "no code was shown");
@@ -114,26 +127,9 @@ test("[MCP-client-mix-up-device-relay] a hostile server relaying its own device 
   const hostile = await hostileAuthorizationServer((origin) => ({
     device_authorization_endpoint: `${origin}/device`,
   }));
-  hostile.at("/device", (req, res) => {
-    void (async () => {
-      const relayed = await fetch(real.device_authorization_endpoint, {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: await body(req),
-      });
-      res.writeHead(relayed.status, { "content-type": "application/json" });
-      res.end(await relayed.text());
-    })();
-  });
+  hostile.at("/device", relayTo(real.device_authorization_endpoint));
   const mcp = await startProtectedMcpServer({ issuer: hostile.origin });
-  const prompts: DevicePrompt[] = [];
-  const provider = providerFor(mcp.url, {
-    clientFor: () => ({ clientId: "agentauth-cli" }),
-    onDeviceCode: async (prompt) => {
-      prompts.push(prompt);
-      await (await fetch(prompt.verificationUriComplete ?? "")).arrayBuffer();
-    },
-  });
+  const { provider, prompts } = devicePerson(mcp.url);
   const error = await connectRefused(t, mcp.url, provider);
   const found = findCode(error) as { code?: string; message?: string } | undefined;
   assert.equal(found?.code, "endpoint_off_issuer");
@@ -169,14 +165,7 @@ test("[MCP-client-mix-up-allowed] a host that trusts an authorization server wit
 
 test("[MCP-client-device-prompt-issuer] the device prompt names the authorization server, for hosts to show (RFC 8628 §5.4)", async (t) => {
   const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
-  const prompts: DevicePrompt[] = [];
-  const provider = providerFor(mcp.url, {
-    clientFor: () => ({ clientId: "agentauth-cli" }),
-    onDeviceCode: async (prompt) => {
-      prompts.push(prompt);
-      await (await fetch(prompt.verificationUriComplete ?? "")).arrayBuffer();
-    },
-  });
+  const { provider, prompts } = devicePerson(mcp.url);
   const client = await connect(mcp.url, provider, { t });
   assert.deepEqual((await client.callTool(whoami)).content, hello);
   assert.equal(prompts.length, 1);
