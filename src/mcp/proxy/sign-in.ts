@@ -1,0 +1,164 @@
+/**
+ * One sign-in per MCP server and subject for the whole machine (and for every machine on a PostgreSQL vault), shared
+ * by every proxy: a vault lease `mcp-sign-in:<hash>` held by the process running the sign-in (the background
+ * sign-in, background.ts), whose note says what the person must open (the authorization URL, or the device flow's
+ * page and code) or, when it failed, why. A proxy that needs a sign-in joins the holder, or asks for one to start
+ * (`startSignIn`); it waits a little for the credential (the person may be quick), and otherwise answers its client
+ * with what to do. A proxy restarted by its client joins the same sign-in: one browser tab, not one per restart;
+ * a refused refresh token leads to one sign-in, not a loop of authorization requests.
+ */
+
+import { createHash } from "node:crypto";
+import { peerText, peerUrl } from "../../core/display.ts";
+import type { Logger } from "../../core/log.ts";
+import { sleep } from "../../oauth/http.ts";
+import { isLeaseOwnerGone } from "../../vault/index.ts";
+import type { CredentialStore } from "../../vault/types.ts";
+import { displayMcpServerUrl } from "../client/server-url.ts";
+import type { SignInOutcome } from "./pump.ts";
+
+/** What the holder publishes. Not secret: the person opens it (the URL's `state` is single-use anti-CSRF). */
+export type SignInNote =
+  | { kind: "browser"; url: string }
+  | { kind: "device"; verificationUri: string; verificationUriComplete?: string; userCode: string }
+  | { kind: "failed"; code: string; message: string };
+
+/** JSON-RPC error codes the proxy answers with. -32042 is MCP's URLElicitationRequiredError (2025-11-25). */
+export const SIGN_IN_REQUIRED = -32001;
+export const URL_ELICITATION_REQUIRED = -32042;
+const POLL_MS = 250;
+const NOTE_WAIT_MS = 5_000;
+const MAX_NOTE = 4_096;
+
+export function signInLeaseName(canonicalUri: string, subject: string): string {
+  const digest = createHash("sha256").update(`${subject}\u0000${canonicalUri}`).digest("base64url");
+  return `mcp-sign-in:${digest.slice(0, 22)}`;
+}
+
+export function encodeNote(note: SignInNote): string {
+  return JSON.stringify(note);
+}
+
+/** The holder's note, when the lease is live (held, unexpired, its owner's process still there). */
+export async function liveSignIn(
+  store: CredentialStore,
+  name: string,
+): Promise<{ live: boolean; note?: SignInNote }> {
+  const lease = await store.getLease?.(name);
+  if (!lease || lease.expiresAt <= Date.now() || isLeaseOwnerGone(lease.owner))
+    return { live: false };
+  return { live: true, note: parseNote(lease.note) };
+}
+
+function parseNote(text: string | undefined): SignInNote | undefined {
+  if (!text || text.length > MAX_NOTE) return undefined;
+  try {
+    const note = JSON.parse(text) as SignInNote;
+    if (note.kind === "browser" && typeof note.url === "string") return note;
+    if (
+      note.kind === "device" &&
+      typeof note.verificationUri === "string" &&
+      typeof note.userCode === "string"
+    )
+      return note;
+    if (note.kind === "failed" && typeof note.code === "string" && typeof note.message === "string")
+      return note;
+  } catch {}
+  return undefined;
+}
+
+export interface CoordinatorOptions {
+  store: CredentialStore;
+  canonicalUri: string;
+  subject: string;
+  /** Starts a background sign-in (the CLI spawns `agentauth mcp login --background`); absent: say how to sign in. */
+  startSignIn?: () => void;
+  /** Whether the proxy can get a token now (the provider's `token()`). */
+  ready: () => Promise<boolean>;
+  /** How long to wait for the person before answering the client. Default 15 s. */
+  waitMs?: number;
+  /** The MCP client took part in URL elicitation (its `initialize` said `elicitation.url`). */
+  urlElicitation: () => boolean;
+  log: Logger;
+}
+
+/** The pump's `signIn`: join or start the machine's sign-in, wait a little, then retry or say what to do. */
+export function signInCoordinator(options: CoordinatorOptions): () => Promise<SignInOutcome> {
+  const name = signInLeaseName(options.canonicalUri, options.subject);
+  return async () => {
+    let state = await liveSignIn(options.store, name);
+    if (!state.live) {
+      if (!options.startSignIn) return { retry: false, error: howToSignIn(options, undefined) };
+      options.log.info("mcp.proxy.sign_in_started", {
+        server: displayMcpServerUrl(options.canonicalUri),
+      });
+      options.startSignIn();
+    } else {
+      options.log.info("mcp.proxy.sign_in_joined", {
+        server: displayMcpServerUrl(options.canonicalUri),
+      });
+    }
+    const deadline = Date.now() + Math.max(options.waitMs ?? 15_000, NOTE_WAIT_MS);
+    const wanted = Date.now() + (options.waitMs ?? 15_000);
+    for (;;) {
+      if (await options.ready()) return { retry: true };
+      state = await liveSignIn(options.store, name);
+      if (state.note?.kind === "failed") break;
+      // Wait at least until the note is published, so the answer can name the URL; then until `waitMs`.
+      if (Date.now() >= deadline || (Date.now() >= wanted && state.note)) break;
+      await sleep(POLL_MS);
+    }
+    return { retry: false, error: howToSignIn(options, state.note) };
+  };
+}
+
+/** The answer for the client: what happened and what to do, the URL when there is one. */
+function howToSignIn(
+  options: CoordinatorOptions,
+  note: SignInNote | undefined,
+): { code: number; message: string; data?: unknown } {
+  const shown = displayMcpServerUrl(options.canonicalUri);
+  const command = `npx agentauth mcp login ${shown}`;
+  if (note?.kind === "failed") {
+    return {
+      code: SIGN_IN_REQUIRED,
+      message: `Signing in to ${shown} failed (${peerText(note.code, { max: 64 })}): ${peerText(note.message, { max: 400 })} Run '${command}' in a terminal to try again.`,
+      data: { command },
+    };
+  }
+  if (note?.kind === "device") {
+    const page =
+      peerUrl(note.verificationUriComplete ?? note.verificationUri) ?? "(no usable page)";
+    return {
+      code: SIGN_IN_REQUIRED,
+      message: `Sign in to ${shown} to use it: open ${page} and enter the code ${peerText(note.userCode, { max: 64 })}, then try again.`,
+      data: { url: page, userCode: note.userCode, command },
+    };
+  }
+  if (note?.kind === "browser") {
+    const url = peerUrl(note.url) ?? "(no usable URL)";
+    const message = `Sign in to ${shown} to use it: open ${url} in a browser, then try again (or run '${command}').`;
+    if (options.urlElicitation()) {
+      return {
+        code: URL_ELICITATION_REQUIRED,
+        message,
+        data: {
+          elicitations: [
+            {
+              mode: "url",
+              elicitationId: crypto.randomUUID(),
+              url,
+              message: `Sign in to ${shown}`,
+            },
+          ],
+        },
+      };
+    }
+    return { code: SIGN_IN_REQUIRED, message, data: { url, command } };
+  }
+  return {
+    code: SIGN_IN_REQUIRED,
+    message: `Signing in to ${shown} is needed. Run '${command}' in a terminal, then try again.`,
+    data: { command },
+  };
+}
