@@ -64,7 +64,13 @@ export async function mcpProxy(
   if ((values["client-secret-env"] || values["client-secret-file"]) && !values["client-id"]) {
     throw new UsageError("a client secret goes with --client-id");
   }
-  const headers = parseHeaders(values.header ?? [], io.env);
+  let headers: Record<string, string>;
+  try {
+    headers = parseHeaders(values.header ?? [], io.env);
+  } catch (error) {
+    // A mistake in the call: exit 2 with the --help hint, under --json the usage code.
+    throw new UsageError((error as Error).message.replace(/\.$/, ""));
+  }
   const clientFor = clientOf(
     values["client-id"],
     values["client-secret-env"],
