@@ -39,6 +39,7 @@ test(
     assert.ok(!log.includes("authenticate chatgpt"), log.join("\n"));
     assert.ok(log.includes("stored-key CODEX_API_KEY match"));
     assert.ok(log.includes("session/new ok"), "a session confirmed the key");
+    assert.ok(log.includes("session/close codex-session-1"), "and was closed again");
     assert.match(result.stdout, /Codex accepted .*a session opened/);
     assert.match(result.stdout, /auth\.json/);
     assert.ok(!(result.stdout + result.stderr).includes(key));
@@ -53,7 +54,8 @@ test(
     const result = await acp(["login", "--timeout", "4", ...codex(dir)], {});
     assert.equal(result.code, 1, result.stderr);
     assert.ok(calls(dir).includes("authenticate chatgpt"));
-    const hint = /Codex has shown no sign-in link.*127\.0\.0\.1:1455.*codex-api-key.*CODEX_API_KEY/s;
+    const hint =
+      /Codex has shown no sign-in link.*127\.0\.0\.1:1455.*codex-api-key.*CODEX_API_KEY/s;
     assert.match(result.stderr, hint);
     assert.match(result.stderr, /codex login --device-auth/);
     assert.match(result.stderr, /\[acp_timeout\]/);

@@ -9,8 +9,8 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { scripted } from "./fixtures/acp-cli-process.ts";
 import { runCli } from "../support/cli.ts";
+import { scripted } from "./fixtures/acp-cli-process.ts";
 import { calls, isRunning, stateFolder } from "./fixtures/scripted-agent-harness.ts";
 
 const GUARD = { timeout: 60_000 };

@@ -8,7 +8,11 @@ import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { AcpCommandNotConfirmedError, connectAgent, runInheritedTerminal } from "../../src/acp/client/index.ts";
+import {
+  AcpCommandNotConfirmedError,
+  connectAgent,
+  runInheritedTerminal,
+} from "../../src/acp/client/index.ts";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 import { scripted } from "./fixtures/acp-cli-process.ts";
@@ -22,14 +26,26 @@ test(
   GUARD,
   async () => {
     const dir = stateFolder();
-    const json = await runCli(["acp", "status", "--json", ...scripted("push", dir, "--delay", "100")]);
+    const json = await runCli([
+      "acp",
+      "status",
+      "--json",
+      ...scripted("push", dir, "--delay", "100"),
+    ]);
     assert.equal(json.code, 0, json.stderr);
     const parsed = JSON.parse(json.stdout);
     assert.equal(parsed.state, "unauthenticated");
     assert.deepEqual(parsed.accounts, []);
-    const text = await runCli(["acp", "status", ...scripted("push", stateFolder(), "--delay", "100")]);
+    const text = await runCli([
+      "acp",
+      "status",
+      ...scripted("push", stateFolder(), "--delay", "100"),
+    ]);
     assert.doesNotMatch(text.stdout, /Account:/);
-    assert.match(text.stdout, /State: {4}unauthenticated \(from _auth\/status_update\)\n {10}Not logged in/);
+    assert.match(
+      text.stdout,
+      /State: {4}unauthenticated \(from _auth\/status_update\)\n {10}Not logged in/,
+    );
   },
 );
 

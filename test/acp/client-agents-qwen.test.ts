@@ -17,7 +17,8 @@ function acp(args: string[], env: NodeJS.ProcessEnv) {
   return runCli(["acp", ...args], { ...NO_QWEN_ENV, ...env });
 }
 
-const secondServer = (dir: string) => calls(dir).some((line) => line.includes("--auth-type=openai"));
+const secondServer = (dir: string) =>
+  calls(dir).some((line) => line.includes("--auth-type=openai"));
 
 test(
   "[ACP-login-qwen-authenticate] variables set: authenticate is sent and signs in; the agent's ACP server is never started as a 'terminal login'",

@@ -11,6 +11,7 @@ import {
   type AcpAuthClient,
   type AuthStatus,
   connectAgent,
+  type LoginResult,
   type UrlPrompt,
 } from "../../acp/client/index.ts";
 import type { DevicePromptView } from "../../console/wire.ts";
@@ -57,7 +58,7 @@ export interface AcpLoginOptions {
 }
 
 export interface AcpLoginView extends AcpStatusView {
-  outcome: "signed_in" | "accepted_unverified" | "still_signed_out";
+  outcome: LoginResult;
   method: string;
 }
 
