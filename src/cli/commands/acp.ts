@@ -21,6 +21,7 @@ import {
 } from "../../acp/client/index.ts";
 import { peerText } from "../../core/display.ts";
 import { type Secret, secret } from "../../core/secret.ts";
+import { selfArgv } from "../../core/self-command.ts";
 import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 import { ACP_HELP } from "./acp-help.ts";
@@ -305,7 +306,10 @@ async function withAgent(
   session: Session,
   run: (connected: Connected) => Promise<number>,
 ): Promise<number> {
-  const [command = "", ...args] = agent;
+  // `agentauth` as the agent is this same agentauth (this Node, this build), found whether or not it is on PATH:
+  // `npx agentauth acp status -- agentauth acp example-agent` works from a project that installed it.
+  const [command = "", ...args] =
+    agent[0] === "agentauth" ? [...selfArgv(), ...agent.slice(1)] : agent;
   const controller = new AbortController();
   let signals = 0;
   const onSignal = () => {
