@@ -1,5 +1,15 @@
 /** `agentauth acp <sub> --help`: one full usage per subcommand (the CLI help contract), keyed by the words after `acp`. */
 
+export const ACP_USAGE = `agentauth acp status [--json] [--protocol 1|2] -- <agent command…>
+  Starts the agent, asks for its sign-in state, lists its auth methods.
+agentauth acp login [--method ID] [--force] [--yes] [--force-terminal] [--timeout S]
+                    [--api-key-env VAR | --api-key-stdin] [--json] [--protocol 1|2] -- <agent command…>
+  Signs in to the agent with the method given, or the best one it offers.
+agentauth acp logout [--json] [--protocol 1|2] -- <agent command…>
+  Signs out, when the agent supports logout.
+agentauth acp example-agent [--issuer URL] [--session-policy require-auth|terminate|keep]
+  The reference echo agent (ACP v1 and v2 on stdio). Run 'agentauth acp <command> --help' for details.`;
+
 export const ACP_HELP: Record<string, string> = {
   "": `agentauth acp: sign in to any ACP agent launched over stdio
 

@@ -24,21 +24,8 @@ import { type Secret, secret } from "../../core/secret.ts";
 import { selfArgv } from "../../core/self-command.ts";
 import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
-import { ACP_HELP } from "./acp-help.ts";
 import { agentName, signedInAs, statusJson, statusText, textLinks } from "./acp-output.ts";
 import { askEnvVars, askLine, confirmCommand, readStdinSecret, stdinIsTty } from "./acp-prompts.ts";
-
-export { ACP_HELP };
-
-export const ACP_USAGE = `agentauth acp status [--json] [--protocol 1|2] -- <agent command…>
-  Starts the agent, asks for its sign-in state, lists its auth methods.
-agentauth acp login [--method ID] [--force] [--yes] [--force-terminal] [--timeout S]
-                    [--api-key-env VAR | --api-key-stdin] [--json] [--protocol 1|2] -- <agent command…>
-  Signs in to the agent with the method given, or the best one it offers.
-agentauth acp logout [--json] [--protocol 1|2] -- <agent command…>
-  Signs out, when the agent supports logout.
-agentauth acp example-agent [--issuer URL] [--session-policy require-auth|terminate|keep]
-  The reference echo agent (ACP v1 and v2 on stdio). Run 'agentauth acp <command> --help' for details.`;
 
 /** Exit status of a command ended by Ctrl-C or SIGTERM (128 + SIGINT), as shells report it. */
 const EXIT_CANCELLED = 130;
