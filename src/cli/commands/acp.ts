@@ -170,7 +170,9 @@ async function loginCommand(options: string[], agent: string[], io: CliIo): Prom
       const chosen = client.profile.authMethods.find((m) => m.id === values.method);
       const needs = chosen && methodNeeds(client.profile, chosen);
       const envHas = (variable: string) => Boolean(io.env[variable]);
-      if (!apiKey && needs?.route && !needsMet(needs, envHas, false) && stdinIsTty()) {
+      // Asked on a terminal when --method names a key method whose variables are unset (or not known: the kit's).
+      const unset = needs && (needs.anyOf.length === 0 || !needsMet(needs, envHas, false));
+      if (!apiKey && needs?.route && unset && stdinIsTty()) {
         const typed = await askLine(`API key for ${name} (${chosen?.name}, not shown): `, true);
         if (typed) apiKey = secret(typed);
       }
