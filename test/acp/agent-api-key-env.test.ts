@@ -148,3 +148,24 @@ test(
     assert.ok(!outcome.stderr.includes(envKey) && !outcome.stderr.includes(metaKey));
   },
 );
+
+test(
+  '[ACP-apikey-meta-string] the kit also reads _meta["api-key"] as a plain string, the shape gemini-cli reads and clients send it',
+  TIMEOUT,
+  async (t) => {
+    const home = tempDir();
+    const metaKey = `echo-string-${crypto.randomUUID()}`;
+    const outcome = await journey(
+      t,
+      home,
+      {},
+      {
+        methodId: "api-key",
+        _meta: { "api-key": metaKey },
+      },
+    );
+    assert.deepEqual(outcome.authenticate, {});
+    assert.equal((await vaultSummaries(home)).length, 1, "stored as a key passed in _meta");
+    assert.ok(!outcome.stderr.includes(metaKey));
+  },
+);

@@ -17,23 +17,22 @@
 
 import { peerText } from "../../core/display.ts";
 import type { Secret } from "../../core/secret.ts";
-import { API_KEY_META } from "../wire.ts";
+import { confirmBySession, sendAgentLogin, settleLogin } from "./agent-login.ts";
 import type { AgentLaunch } from "./agent-process.ts";
-import type { AgentProfile } from "./agent-profile.ts";
+import { type AgentProfile, agentDisplayName } from "./agent-profile.ts";
 import type { AdvertisedAuthMethod } from "./auth-methods.ts";
-import { type AuthStatus, AuthStatusCache, unknownStatus } from "./auth-status.ts";
+import { type AuthStatus, AuthStatusCache } from "./auth-status.ts";
 import { type AgentConnection, openConnection } from "./connection.ts";
 import { supplyEnvVars } from "./env-var-login.ts";
 import {
   AcpAuthRequiredError,
-  AcpCancelledError,
   AcpClosedError,
-  AcpLoginError,
   AcpLogoutUnsupportedError,
   AcpRequestError,
-  AcpTimeoutError,
 } from "./errors.ts";
-import { type CallerAbilities, chooseAuthMethod, runsAs } from "./method-choice.ts";
+import type { KeyDelivery } from "./login-advice.ts";
+import { planLogin } from "./login-plan.ts";
+import type { CallerAbilities } from "./method-choice.ts";
 import {
   type ConnectAgentOptions,
   DEFAULT_TIMEOUTS,
@@ -42,8 +41,8 @@ import {
   type RequestOptions,
 } from "./options.ts";
 import { AUTH_METHODS, DEFAULT_CLIENT_INFO, type ProtocolVersion } from "./protocol.ts";
-import { agentDetail, isAuthRequired, RequestError, requestError } from "./rpc-errors.ts";
-import { queryAuthStatus } from "./status-query.ts";
+import { isAuthRequired, requestError } from "./rpc-errors.ts";
+import { pushedStatus, queryAuthStatus } from "./status-query.ts";
 import { type TerminalRunner, terminalInvocation } from "./terminal.ts";
 import { runTerminalLogin } from "./terminal-login.ts";
 
@@ -68,6 +67,8 @@ export class AcpAuthClient {
   readonly #envOverlay = new Map<string, Secret>();
   #connection: AgentConnection | undefined;
   #login: Promise<LoginOutcome> | undefined;
+  /** URL prompts handed to `onUrl` so far, across reconnects (a login that shows none gets `onStillWaiting`). */
+  #urlsShown = 0;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -110,31 +111,10 @@ export class AcpAuthClient {
       signal: options.signal,
     });
     if (status.source === "none" && connection.profile.capabilities.statusPush) {
-      return this.#cache.answer(await this.#pushedStatus(options.signal), startedAt);
+      const pushed = await pushedStatus(this.#cache, this.#timeouts.statusPushMs, options.signal);
+      return this.#cache.answer(pushed, startedAt);
     }
     return this.#cache.answer(status, startedAt);
-  }
-
-  /**
-   * claude-agent-acp advertises `_meta.authStatus`, answers neither `auth/status` nor `getAuthState`, and pushes
-   * `_auth/status_update` 0.35–0.9 s after `initialize` (issue 8 §3.9). For an agent that declares this channel the
-   * push is its word on the state, so it is waited for (bounded) and reported as the state.
-   */
-  async #pushedStatus(signal?: AbortSignal): Promise<AuthStatus> {
-    const hint = await this.#cache.firstHint(this.#timeouts.statusPushMs, signal);
-    if (signal?.aborted) throw new AcpCancelledError("Asking for the state was cancelled.");
-    if (hint) {
-      return {
-        state: hint.state,
-        accounts: hint.label ? [{ label: hint.label, active: true }] : [],
-        source: "_auth/status_update",
-      };
-    }
-    return unknownStatus(
-      "none",
-      `The agent announces its state by a push (_meta.authStatus) but did not report its state within ` +
-        `${this.#timeouts.statusPushMs / 1000} s.`,
-    );
   }
 
   /** What the current agent printed on stdout that was not JSON-RPC (dropped): a count and the last few lines. */
@@ -157,60 +137,54 @@ export class AcpAuthClient {
   }
 
   async #runLogin(methodId: string | undefined, options: LoginOptions): Promise<LoginOutcome> {
-    const connection = this.#live();
-    const method = chooseAuthMethod(
-      connection.profile.authMethods,
-      this.#abilities(),
-      { agentIsAgentauth: connection.profile.capabilities.agentauth },
-      methodId,
-    );
-    const kind = runsAs(method, this.#abilities());
+    const profile = this.#live().profile;
+    const name = agentDisplayName(profile, this.#command);
+    const { method, kind, needs, route } = planLogin(profile, this.#abilities(), {
+      ...(methodId !== undefined ? { methodId } : {}),
+      keyGiven: options.apiKey !== undefined,
+      name,
+    });
+    let delivery: KeyDelivery | undefined = route?.kind === "meta" ? "meta" : undefined;
+    if (route?.kind === "env" && options.apiKey) {
+      // The agent reads the variable when it starts (codex-acp, qwen-code, a legacy env_var method).
+      this.#envOverlay.set(route.name, options.apiKey);
+      delivery = "env-overlay";
+      await this.reconnect();
+    }
     if (kind === "terminal") await this.#terminalLogin(method, options.signal);
     else if (kind === "env_var") await this.#envVarLogin(method, options.signal);
-    else await this.#agentLogin(method, options);
+    else {
+      await sendAgentLogin({
+        connection: this.#live(),
+        version: this.protocolVersion,
+        method,
+        name,
+        ...(route?.kind === "meta" && options.apiKey
+          ? { metaKey: { route, value: options.apiKey.reveal() } }
+          : {}),
+        timeoutMs: this.#timeouts.loginMs,
+        silentMs: this.#timeouts.silentMs,
+        urlsShown: () => this.#urlsShown,
+        options,
+      });
+    }
     const status = await this.status({ signal: options.signal });
-    // Never "signed in" on a state the agent did not report (issue 8 §3.8: gemini without a key, opencode).
-    const outcome =
-      status.state === "authenticated"
-        ? "signed_in"
-        : status.state === "unauthenticated"
-          ? "still_signed_out"
-          : "accepted_unverified";
+    const settled = await settleLogin(status, {
+      name,
+      needs,
+      delivery,
+      verify: options.verify !== false,
+      confirm: () =>
+        confirmBySession(this.#live(), profile, this.#options.cwd ?? process.cwd(), {
+          timeoutMs: this.#timeouts.requestMs,
+          ...(options.signal ? { signal: options.signal } : {}),
+        }),
+    });
     return {
       method: { id: method.id, name: method.name, type: kind },
-      status,
-      outcome,
-      authenticated: outcome === "signed_in",
+      ...settled,
+      authenticated: settled.outcome === "signed_in",
     };
-  }
-
-  /** `authenticate` (v1) / `auth/login` (v2): the agent runs the flow and reaches the person through `onUrl`. */
-  async #agentLogin(method: AdvertisedAuthMethod, options: LoginOptions): Promise<void> {
-    const params = {
-      methodId: method.id,
-      ...(options.apiKey ? { _meta: { [API_KEY_META]: { apiKey: options.apiKey.reveal() } } } : {}),
-    };
-    options.onWaiting?.({ id: method.id, name: method.name, type: method.type });
-    try {
-      await this.#live().call(AUTH_METHODS[this.protocolVersion].login, params, {
-        what: `the login with "${peerText(method.id, { max: 60 })}"`,
-        signal: options.signal,
-        timeoutMs: this.#timeouts.loginMs,
-      });
-    } catch (error) {
-      const stray = this.#connection?.stray.note() ?? "";
-      if (error instanceof RequestError) {
-        throw new AcpLoginError(
-          `The agent refused the login with "${peerText(method.id, { max: 60 })}": ${peerText(error.message)} ` +
-            `(JSON-RPC ${error.code}).${agentDetail(error)}${stray}`,
-          { rpcCode: error.code },
-        );
-      }
-      if (error instanceof AcpTimeoutError && stray) {
-        throw new AcpTimeoutError(`${error.message}${stray}`);
-      }
-      throw error;
-    }
   }
 
   /**
@@ -220,6 +194,8 @@ export class AcpAuthClient {
   #terminalLogin(method: AdvertisedAuthMethod, signal?: AbortSignal): Promise<void> {
     return runTerminalLogin(method, {
       invocation: terminalInvocation(this.#launch(), method),
+      name: agentDisplayName(this.#live().profile, this.#command),
+      agentCommand: this.#command,
       runner: this.#options.runTerminal as TerminalRunner, // chooseAuthMethod checked it
       confirm: this.#options.confirmCommand,
       show: this.#options.showCommand,
@@ -241,7 +217,16 @@ export class AcpAuthClient {
       signal,
     });
     if (supplied) await this.reconnect();
-    await this.#agentLogin(method, { signal });
+    await sendAgentLogin({
+      connection: this.#live(),
+      version: this.protocolVersion,
+      method,
+      name: agentDisplayName(this.#live().profile, this.#command),
+      timeoutMs: this.#timeouts.loginMs,
+      silentMs: this.#timeouts.silentMs,
+      urlsShown: () => this.#urlsShown,
+      options: signal ? { signal } : {},
+    });
   }
 
   /**
@@ -342,7 +327,7 @@ export class AcpAuthClient {
       },
       clientInfo: this.#options.clientInfo ?? DEFAULT_CLIENT_INFO,
       hooks: {
-        onUrl: this.#options.onUrl,
+        ...(this.#options.onUrl ? { onUrl: this.#countedUrl(this.#options.onUrl) } : {}),
         onStatusUpdate: (status) => this.#cache.notify(status),
         onStatusHint: (hint) => this.#cache.hint(hint),
         ...(this.#options.onSessionUpdate
@@ -374,6 +359,13 @@ export class AcpAuthClient {
       this.#closing = connection ? connection.close() : Promise.resolve();
     }
     return this.#closing;
+  }
+
+  #countedUrl(onUrl: NonNullable<ConnectAgentOptions["onUrl"]>): ConnectAgentOptions["onUrl"] {
+    return (prompt) => {
+      this.#urlsShown++;
+      return onUrl(prompt);
+    };
   }
 
   #call(method: string, params: unknown, options: RequestOptions): Promise<unknown> {

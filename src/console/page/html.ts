@@ -129,7 +129,7 @@ export function signedOutPage(): string {
     "agentauth console: sign-in needed",
     `<main><h1>agentauth console</h1>
 <p>This browser has no console session. The link the console printed works once; to get a fresh one, stop the
-console (Ctrl-C) and start it again (<code>agentauth console</code>, or <code>npm start</code> for the demo), then
+console (Ctrl-C) and start it again (<code>agentauth console</code>, or <code>agentauth demo</code> for the demo), then
 open the link it prints.</p></main>`,
   );
 }
