@@ -12,6 +12,7 @@ import { test } from "node:test";
 import { signInLeaseName } from "../../src/mcp/proxy/index.ts";
 import { discoverAuthorizationServer, revokeTokens } from "../../src/oauth/index.ts";
 import { openVault } from "../../src/vault/index.ts";
+import { runCli } from "../support/cli.ts";
 import { expireAccessToken } from "../support/credentials.ts";
 import { useIdp } from "../support/idp.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -131,6 +132,10 @@ test("[MCP-proxy-revoked-one-prompt] a revoked grant leads to one sign-in prompt
   // The note is published before the browser is started: wait for the browser, then count.
   await waitFor("the browser to be asked", () => (browserLog(home).length > 0 ? true : undefined));
   assert.equal(browserLog(home).length, 1, "one prompt");
+  const started = others
+    .flatMap((o) => o.stderr().split("\n"))
+    .filter((line) => line.includes('"mcp.proxy.sign_in_started"'));
+  assert.equal(started.length, 1, "one request starts the sign-in; the others join it");
   assert.ok(
     calls.every((answer) => answer.includes(browserLog(home)[0] as string)),
     "all name it",
@@ -140,4 +145,25 @@ test("[MCP-proxy-revoked-one-prompt] a revoked grant leads to one sign-in prompt
     "the refused refresh token was not retried",
   );
   await signedIn.close();
+});
+
+test("[MCP-proxy-late-sign-in-none] a background sign-in that starts after another one finished signs nobody in again: the vault's credential is used", {
+  timeout: 120_000,
+}, async () => {
+  const mcp = await startStatefulMcpServer({ issuer: idp.issuer });
+  const home = tempDir();
+  const env = {
+    AGENTAUTH_HOME: home,
+    BROWSER: FETCH_BROWSER,
+    FETCH_BROWSER_LOG: join(home, "browser.log"),
+  };
+  const signedIn = await connectThroughProxy(mcp.url, env);
+  await signedIn.close();
+  assert.equal(browserLog(home).length, 1, "the first sign-in");
+  idp.resetStats();
+  // What a proxy that saw the refusal late starts: the background sign-in, after the first one let its lease go.
+  const late = await runCli(["mcp", "login", mcp.url, "--background"], env);
+  assert.equal(late.code, 0, late.stderr);
+  assert.equal(browserLog(home).length, 1, "no second browser sign-in");
+  assert.equal(idp.stats.byGrant.authorization_code, undefined, "nobody signed in again");
 });

@@ -45,12 +45,14 @@ test("[MCP-proxy-headers] --header values come from the environment (not argv); 
   const proxy = await connectThroughProxy(
     mcp.url,
     { AGENTAUTH_HOME: home, BROWSER: FETCH_BROWSER, TEAM_ID: "blue-team-7" },
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the proxy's own ${VAR} syntax, passed as is
     ["--header", "X-Team: ${TEAM_ID}"],
   );
   await proxy.client.callTool({ name: "whoami", arguments: {} });
   assert.equal(mcp.lastHeaders?.get("x-team"), "blue-team-7");
   await proxy.close();
 
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the proxy's own ${VAR} syntax, passed as is
   const unset = await runCli(["mcp", "proxy", mcp.url, "--header", "X-Team: ${NOT_SET_ANYWHERE}"], {
     AGENTAUTH_HOME: home,
   });
@@ -70,6 +72,7 @@ test("[MCP-proxy-own-authorization] an Authorization header is the user's own cr
   const failed = await connectThroughProxy(
     mcp.url,
     { AGENTAUTH_HOME: tempDir(), API_KEY: "static-key-123" },
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the proxy's own ${VAR} syntax, passed as is
     ["--header", "Authorization: Bearer ${API_KEY}", "--sign-in-wait", "0"],
   ).catch((e: Error) => e);
   // This server takes OAuth tokens only: the key is refused, and the proxy says so instead of signing in.

@@ -2,7 +2,8 @@
  * The background sign-in proxies share (sign-in.ts): `agentauth mcp login <url> --background` runs this in a process
  * of its own, detached from the proxy that started it, so the sign-in survives an MCP client restarting the proxy.
  * It takes the server's sign-in lease (another process holding it means a sign-in is already running: it ends at
- * once), reads the server's challenge, signs in (browser through a loopback redirect, or the device flow), publishes
+ * once), reads the server's challenge, ends at once if the vault can give a token now (another sign-in finished
+ * just before), signs in (browser through a loopback redirect, or the device flow), publishes
  * what the person must open in the lease's note, opens the browser unless told not to, stores the credential, and
  * ends: at the latest when the sign-in times out. A failure is published as the note for a while (so waiting proxies
  * can say why instead of starting another), then the lease is released.
@@ -10,10 +11,11 @@
 
 import type { Logger } from "../../core/log.ts";
 import { sleep } from "../../oauth/http.ts";
-import type { OAuthClient } from "../../oauth/index.ts";
+import { type OAuthClient, TokenRefresher } from "../../oauth/index.ts";
 import { leaseOwnerId } from "../../vault/index.ts";
 import type { CredentialStore } from "../../vault/types.ts";
 import { readUnauthorized } from "../client/challenge.ts";
+import { discoverMcpAuthorization } from "../client/discovery.ts";
 import type { DpopPolicy } from "../client/dpop-policy.ts";
 import { probeMcpServer } from "../client/probe.ts";
 import { signInToMcpServer } from "../client/sign-in.ts";
@@ -59,6 +61,12 @@ export async function runBackgroundSignIn(options: BackgroundSignInOptions): Pro
       challenge.headers.get("www-authenticate"),
       new URL(options.canonicalUri),
     );
+    // A proxy that saw the refusal late starts this after another sign-in stored a credential and let the lease go:
+    // a credential the vault can give a token from now (refreshing it if due) means nobody is asked again.
+    if (await usableCredential(options, hints)) {
+      log.info("mcp.sign_in.not_needed", {});
+      return 0;
+    }
     const record = await signInToMcpServer({
       canonicalUri: options.canonicalUri,
       subject: options.subject,
@@ -98,5 +106,25 @@ export async function runBackgroundSignIn(options: BackgroundSignInOptions): Pro
     return 1;
   } finally {
     await store.releaseLease(name, owner).catch(() => {});
+  }
+}
+
+/** Whether the vault holds a credential for this server that gives an access token without the person. */
+async function usableCredential(
+  options: BackgroundSignInOptions,
+  hints: ReturnType<typeof readUnauthorized>,
+): Promise<boolean> {
+  if (options.scope) return false; // Asked for scopes: a new sign-in is the point.
+  try {
+    const target = await discoverMcpAuthorization(options.canonicalUri, hints);
+    await new TokenRefresher({ store: options.store }).getCredential({
+      subject: options.subject,
+      issuer: target.as.issuer,
+      resource: target.resource,
+    });
+    return true;
+  } catch {
+    // LoginRequiredError: the sign-in is needed. Discovery or the vault failed: the sign-in meets it and says why.
+    return false;
   }
 }

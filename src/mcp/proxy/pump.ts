@@ -61,7 +61,10 @@ export async function startPump(options: PumpOptions): Promise<Pump> {
 
   function attach(transport: Transport): Transport {
     transport.onmessage = (message) => fromServer(message as Message);
-    transport.onerror = (error) => log.warn("mcp.proxy.server_error", { error });
+    transport.onerror = (error) => {
+      // A sign-in needed is the coordinator's to handle and say; the provider's own words are for library users.
+      if (!signInNeeded(error)) log.warn("mcp.proxy.server_error", { error });
+    };
     return transport;
   }
 

@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { peerText, peerUrl } from "../../core/display.ts";
 import type { Logger } from "../../core/log.ts";
 import { sleep } from "../../oauth/http.ts";
-import { isLeaseOwnerGone } from "../../vault/index.ts";
+import { isLeaseOwnerGone, leaseOwnerId } from "../../vault/index.ts";
 import type { CredentialStore } from "../../vault/types.ts";
 import { displayMcpServerUrl } from "../client/server-url.ts";
 import type { SignInOutcome } from "./pump.ts";
@@ -29,6 +29,11 @@ export const URL_ELICITATION_REQUIRED = -32042;
 const POLL_MS = 250;
 const NOTE_WAIT_MS = 5_000;
 const MAX_NOTE = 4_096;
+/**
+ * Proxies that meet the refusal together: the first takes this short lease and starts the background sign-in, the
+ * others join; by the time it runs out, the background process holds the sign-in lease itself.
+ */
+const START_LEASE_MS = 10_000;
 
 export function signInLeaseName(canonicalUri: string, subject: string): string {
   const digest = createHash("sha256").update(`${subject}\u0000${canonicalUri}`).digest("base64url");
@@ -85,30 +90,52 @@ export interface CoordinatorOptions {
 /** The pump's `signIn`: join or start the machine's sign-in, wait a little, then retry or say what to do. */
 export function signInCoordinator(options: CoordinatorOptions): () => Promise<SignInOutcome> {
   const name = signInLeaseName(options.canonicalUri, options.subject);
+  const startLease = `${name}:start`;
+  const owner = leaseOwnerId();
+  // Requests of this process waiting on the sign-in it started: the later ones join it.
+  let startedHere = 0;
   return async () => {
+    // Another process may have signed in (or refreshed) since this request was refused.
+    if (await options.ready()) return { retry: true };
     let state = await liveSignIn(options.store, name);
+    let starter = false;
     if (!state.live) {
       if (!options.startSignIn) return { retry: false, error: howToSignIn(options, undefined) };
-      options.log.info("mcp.proxy.sign_in_started", {
+      if (startedHere === 0) {
+        startedHere++; // before the await: a second request of this process joins this one
+        starter = await options.store
+          .acquireLease(startLease, owner, START_LEASE_MS)
+          .catch(() => true);
+        if (!starter) startedHere--;
+      }
+      options.log.info(starter ? "mcp.proxy.sign_in_started" : "mcp.proxy.sign_in_joined", {
         server: displayMcpServerUrl(options.canonicalUri),
       });
-      options.startSignIn();
+      if (starter) options.startSignIn();
     } else {
       options.log.info("mcp.proxy.sign_in_joined", {
         server: displayMcpServerUrl(options.canonicalUri),
       });
     }
-    const deadline = Date.now() + Math.max(options.waitMs ?? 15_000, NOTE_WAIT_MS);
-    const wanted = Date.now() + (options.waitMs ?? 15_000);
-    for (;;) {
-      if (await options.ready()) return { retry: true };
-      state = await liveSignIn(options.store, name);
-      if (state.note?.kind === "failed") break;
-      // Wait at least until the note is published, so the answer can name the URL; then until `waitMs`.
-      if (Date.now() >= deadline || (Date.now() >= wanted && state.note)) break;
-      await sleep(POLL_MS);
+    try {
+      const deadline = Date.now() + Math.max(options.waitMs ?? 15_000, NOTE_WAIT_MS);
+      const wanted = Date.now() + (options.waitMs ?? 15_000);
+      for (;;) {
+        if (await options.ready()) return { retry: true };
+        state = await liveSignIn(options.store, name);
+        if (state.note?.kind === "failed") break;
+        // Wait at least until the note is published, so the answer can name the URL; then until `waitMs`.
+        if (Date.now() >= deadline || (Date.now() >= wanted && state.note)) break;
+        await sleep(POLL_MS);
+      }
+      return { retry: false, error: howToSignIn(options, state.note) };
+    } finally {
+      // The background sign-in holds its own lease by now (or never started): the next refusal may start one.
+      if (starter) {
+        startedHere--;
+        await options.store.releaseLease(startLease, owner).catch(() => {});
+      }
     }
-    return { retry: false, error: howToSignIn(options, state.note) };
   };
 }
 
