@@ -19,6 +19,10 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { FETCH_BROWSER } from "../mcp/fixtures/proxy-client.ts";
+import { startStatefulMcpServer } from "../mcp/fixtures/stateful-mcp-server.ts";
 import { REPO_ROOT } from "../support/cli.ts";
 import { useIdp } from "../support/idp.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -119,10 +123,6 @@ test("[PKG-install] npm pack, then npm i <tgz> in an empty project: the README s
       join(packs, tgz),
       `typescript@${rootPkg.devDependencies.typescript}`,
       `@types/node@${rootPkg.devDependencies["@types/node"]}`,
-      // The optional peers a user of agentauth/mcp installs (the official MCP SDK), at the versions we test.
-      ...Object.keys(rootPkg.peerDependencies ?? {}).map(
-        (name) => `${name}@${rootPkg.devDependencies[name]}`,
-      ),
     ],
     { cwd: consumer },
   );
@@ -300,6 +300,34 @@ test("[PKG-readme-commands] every `npx agentauth …` command in the README runs
   for (const command of commands) {
     const help = shell(withHelp(command.replace(/^npx agentauth/, "npx --no agentauth")), home);
     assert.equal(help.status, 0, `${command}\n${help.stdout}${help.stderr}`);
+  }
+});
+
+test("[PKG-mcp-proxy] the installed package alone runs agentauth mcp proxy for an MCP client (the official MCP SDKs come with it): a browser sign-in, then a tool call", {
+  timeout: 180_000,
+}, async () => {
+  assert.ok(installed, "the install test ran first");
+  const mcp = await startStatefulMcpServer({ issuer: idp.issuer });
+  const home = tempDir();
+  const transport = new StdioClientTransport({
+    command: NODE,
+    args: [
+      join(consumer, "node_modules", "agentauth", "bin", "agentauth.js"),
+      "mcp",
+      "proxy",
+      mcp.url,
+    ],
+    cwd: consumer,
+    env: { PATH: env.PATH ?? "", HOME: home, AGENTAUTH_HOME: home, BROWSER: FETCH_BROWSER },
+    stderr: "pipe",
+  });
+  const client = new Client({ name: "pkg-test-client", version: "1.0.0" });
+  try {
+    await client.connect(transport);
+    const answer = await client.callTool({ name: "whoami", arguments: {} });
+    assert.deepEqual(answer.content, [{ type: "text", text: "hello alice" }]);
+  } finally {
+    await client.close();
   }
 });
 
