@@ -13,17 +13,18 @@
  *     token in plain text (every access token the MCP server saw, every refresh token the server issued).
  * (1b) A revoked grant (see revokedRun): how many times each bridge asks the person to sign in again.
  * (2) The proxy's cost: `tools/call` throughput through each bridge and through the SDK client talking HTTP directly
- *     (a bearer token in its headers), rounds interleaved, 1 and 8 calls in flight, medians of the rounds.
+ *     (a bearer token in its headers), rounds interleaved, 1 and 8 calls in flight, medians of the rounds. The
+ *     servers run in a child process (bench/fixtures/mcp-stand.ts), so no path shares an event loop with them.
  *
  * Run: node_modules/.bin/node --no-warnings bench/mcp-proxy.bench.ts [fleet] [revoked] [throughput]
  */
 
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { type RunningIdp, startIdp } from "../src/idp/index.ts";
-import { authorizeAndRedeem } from "../test/support/authorize.ts";
 import { startProtectedMcpServer } from "./fixtures/mcp-server.ts";
 import {
   agentauthProxy,
@@ -46,7 +47,6 @@ const DUE_SOON_TTL_SECONDS = 61;
 const VERIFIER_SKEW_MS = 5_000;
 const ROUNDS = 9;
 const CALLS_PER_ROUND = 200;
-const SCOPE = "openid offline_access read";
 
 const work = mkdtempSync(join(tmpdir(), "agentauth-proxy-bench-"));
 // `node bench/mcp-proxy.bench.ts fleet|revoked|throughput…` runs those parts only (to profile one); default: all.
@@ -150,18 +150,24 @@ async function revokedRun(bridge: Bridge) {
     const dir = mkdtempSync(join(work, "revoked-"));
     const browserLog = join(work, `${slug(bridge)}-revoked-browser.log`);
     const clients = await startFleet(bridge, dueServer.url, dir, browserLog);
-    const grant = await bridge.storedGrant(dir);
-    if (!grant) throw new Error(`${bridge.name}: no stored grant after the sign-in`);
-    const revoked = await fetch(`${dueIdp.issuer}/token/revocation`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({
-        token: grant.refreshToken,
-        token_type_hint: "refresh_token",
-        client_id: grant.clientId,
-      }),
-    });
-    if (!revoked.ok) throw new Error(`revocation failed: HTTP ${revoked.status}`);
+    // A refresh may still be in flight from the last start (the token is due a second after it is issued): revoke
+    // the refresh token the bridge holds once it has stopped changing, and check it did not change meanwhile.
+    let grant = await settledGrant(bridge, dir);
+    for (;;) {
+      const revoked = await fetch(`${dueIdp.issuer}/token/revocation`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          token: grant.refreshToken,
+          token_type_hint: "refresh_token",
+          client_id: grant.clientId,
+        }),
+      });
+      if (!revoked.ok) throw new Error(`revocation failed: HTTP ${revoked.status}`);
+      const after = await settledGrant(bridge, dir);
+      if (after.refreshToken === grant.refreshToken) break;
+      grant = after;
+    }
     // Past the access token's real expiry (the server allows 5 s of skew): no bridge can lean on it any more.
     const expiry = (await bridge.storedExpiry(dir)) ?? Date.now();
     await sleep(expiry + VERIFIER_SKEW_MS + 1000 - Date.now());
@@ -188,6 +194,17 @@ async function revokedRun(bridge: Bridge) {
   }
 }
 
+/** The refresh token the bridge stores, once it has stayed the same for a second. */
+async function settledGrant(bridge: Bridge, dir: string) {
+  let last = await bridge.storedGrant(dir);
+  for (;;) {
+    await sleep(1000);
+    const now = await bridge.storedGrant(dir);
+    if (now && now.refreshToken === last?.refreshToken) return now;
+    last = now;
+  }
+}
+
 /** One client first (its bridge signs in through the browser), then the others on the same folder. */
 async function startFleet(bridge: Bridge, url: string, dir: string, browserLog: string) {
   const first = await connectThrough(bridge, url, dir, browserLog);
@@ -202,23 +219,13 @@ function slug(bridge: Bridge): string {
 }
 
 async function throughput() {
-  const tpIdp = await startIdp({ autoApproveAs: "alice", accessTokenTtlSeconds: 3600 });
-  const tpServer = await startProtectedMcpServer({
-    issuer: tpIdp.issuer,
-    requiredScopes: ["read"],
-  });
+  const stand = await startStand();
   const closers: (() => Promise<void>)[] = [];
   try {
-    const signIn = await authorizeAndRedeem(
-      tpIdp.issuer,
-      { resource: tpServer.url, scope: SCOPE },
-      { resource: tpServer.url },
-    );
-    const token = (signIn.body as { access_token?: string }).access_token;
-    if (!token) throw new Error(`direct client sign-in failed: HTTP ${signIn.status}`);
+    const { url, token } = stand;
     const direct = new Client({ name: "bench-direct", version: "1.0.0" });
     await direct.connect(
-      new StreamableHTTPClientTransport(new URL(tpServer.url), {
+      new StreamableHTTPClientTransport(new URL(url), {
         requestInit: { headers: { authorization: `Bearer ${token}` } },
       }),
     );
@@ -228,12 +235,7 @@ async function throughput() {
     ];
     for (const bridge of [agentauthProxy, mcpRemote]) {
       const dir = mkdtempSync(join(work, "tp-"));
-      const connected = await connectThrough(
-        bridge,
-        tpServer.url,
-        dir,
-        join(work, "tp-browser.log"),
-      );
+      const connected = await connectThrough(bridge, url, dir, join(work, "tp-browser.log"));
       closers.push(connected.close);
       paths.push({ name: `through ${bridge.name}`, client: connected.client });
     }
@@ -269,9 +271,38 @@ async function throughput() {
     console.table(rows);
   } finally {
     for (const close of closers) await close().catch(() => {});
-    await tpServer.close();
-    await tpIdp.close();
+    await stand.close();
   }
+}
+
+/** bench/fixtures/mcp-stand.ts in a child process: the servers off this process's event loop. */
+async function startStand(): Promise<{ url: string; token: string; close(): Promise<void> }> {
+  const child = spawn(
+    process.execPath,
+    ["--no-warnings", join(import.meta.dirname, "fixtures", "mcp-stand.ts")],
+    { stdio: ["pipe", "pipe", "inherit"] },
+  );
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const line = await new Promise<string>((resolve, reject) => {
+    let buffered = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const end = buffered.indexOf("\n");
+      if (end >= 0) resolve(buffered.slice(0, end));
+    });
+    child.once("exit", (code) => reject(new Error(`bench/fixtures/mcp-stand.ts exited (${code})`)));
+  });
+  const { url, token } = JSON.parse(line) as { url: string; token: string };
+  return {
+    url,
+    token,
+    async close() {
+      child.stdin.end();
+      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
 }
 
 /** Calls per second for `count` whoami calls with `inFlight` outstanding at a time; every answer checked. */

@@ -16,7 +16,11 @@ import { runCli } from "../support/cli.ts";
 import { expireAccessToken } from "../support/credentials.ts";
 import { useIdp } from "../support/idp.ts";
 import { tempDir } from "../support/tmp.ts";
-import { connectThroughProxy, FETCH_BROWSER } from "./fixtures/proxy-client.ts";
+import {
+  connectThroughProxy,
+  endBackgroundSignIn,
+  FETCH_BROWSER,
+} from "./fixtures/proxy-client.ts";
 import { startStatefulMcpServer } from "./fixtures/stateful-mcp-server.ts";
 
 const idp = await useIdp();
@@ -65,7 +69,10 @@ test("[MCP-proxy-sign-in-answer] with no token, the client's request is answered
   assert.ok(url);
   assert.match(first.message, /Sign in to http:\/\/127\.0\.0\.1:\d+\/mcp to use it: open /);
   assert.ok(first.message.includes(url), "the answer names the URL the browser was given");
-  assert.match(first.message, /npx agentauth mcp login http:\/\/127\.0\.0\.1:\d+\/mcp/);
+  assert.match(
+    first.message,
+    /npx agentauth mcp login http:\/\/127\.0\.0\.1:\d+\/mcp --subject default/,
+  );
 
   // The client restarts the proxy: the same sign-in, the same URL, no second browser tab.
   const second = await connectThroughProxy(mcp.url, env, ["--sign-in-wait", "1"]).catch(
@@ -145,6 +152,8 @@ test("[MCP-proxy-revoked-one-prompt] a revoked grant leads to one sign-in prompt
     "the refused refresh token was not retried",
   );
   await signedIn.close();
+  // The person never finishes here: end the background sign-in rather than leave it waiting out its 5 minutes.
+  await endBackgroundSignIn(home, mcp.url);
 });
 
 test("[MCP-proxy-late-sign-in-none] a background sign-in that starts after another one finished signs nobody in again: the vault's credential is used", {

@@ -12,6 +12,8 @@ import { after, test } from "node:test";
 import { McpServer as McpServerV1 } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { protectMcpServer, protectNodeHandler } from "../../src/mcp/index.ts";
+import { signInLeaseName } from "../../src/mcp/proxy/index.ts";
+import { openVault } from "../../src/vault/index.ts";
 import { runCli } from "../support/cli.ts";
 import { useIdp } from "../support/idp.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -69,19 +71,32 @@ test("[MCP-proxy-own-authorization] an Authorization header is the user's own cr
   timeout: 60_000,
 }, async () => {
   const mcp = await startStatefulMcpServer({ issuer: idp.issuer });
+  const home = tempDir();
+  idp.resetStats();
   const failed = await connectThroughProxy(
     mcp.url,
-    { AGENTAUTH_HOME: tempDir(), API_KEY: "static-key-123" },
+    { AGENTAUTH_HOME: home, API_KEY: "static-key-123", BROWSER: FETCH_BROWSER },
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the proxy's own ${VAR} syntax, passed as is
     ["--header", "Authorization: Bearer ${API_KEY}", "--sign-in-wait", "0"],
   ).catch((e: Error) => e);
   // This server takes OAuth tokens only: the key is refused, and the proxy says so instead of signing in.
   assert.ok(failed instanceof Error);
+  assert.match(failed.message, /HTTP 401/);
   assert.deepEqual(mcp.authorizations, ["Bearer static-key-123"]);
+  // No OAuth at all: no sign-in started, nothing stored, no token asked for.
+  assert.doesNotMatch(failed.message, /Sign in|agentauth mcp login/);
+  const vault = openVault({ env: { AGENTAUTH_HOME: home } });
+  try {
+    assert.equal(await vault.getLease?.(signInLeaseName(mcp.url, "default")), undefined);
+    assert.deepEqual(await vault.list(), []);
+  } finally {
+    await vault.close();
+  }
+  assert.equal(idp.stats.byGrant.authorization_code, undefined);
 });
 
 /** A server of the 2024-11-05 revision: GET /sse opens the stream, POST /messages carries the client's messages. */
-async function startSseServer(issuer: string) {
+async function startSseServer(issuer: string, options: { refusePostBeforeAuth?: boolean } = {}) {
   const http = createServer();
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const origin = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
@@ -92,31 +107,36 @@ async function startSseServer(issuer: string) {
   });
   const transports = new Map<string, SSEServerTransport>();
   const served = { streams: 0 };
-  http.on(
-    "request",
-    protectNodeHandler(protection, (req, res) => {
-      void (async () => {
-        const url = new URL(req.url ?? "/", origin);
-        if (req.method === "GET" && url.pathname === "/sse") {
-          const transport = new SSEServerTransport("/messages", res);
-          transports.set(transport.sessionId, transport);
-          served.streams++;
-          const server = new McpServerV1({ name: "sse-fixture", version: "1.0.0" });
-          server.registerTool("whoami", { description: "Says hello" }, async () => ({
-            content: [{ type: "text", text: "hello over sse" }],
-          }));
-          await server.connect(transport);
-          return;
-        }
-        const transport = transports.get(url.searchParams.get("sessionId") ?? "");
-        if (req.method === "POST" && url.pathname === "/messages" && transport) {
-          await transport.handlePostMessage(req, res);
-          return;
-        }
-        res.writeHead(405).end();
-      })();
-    }),
-  );
+  const handler = protectNodeHandler(protection, (req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? "/", origin);
+      if (req.method === "GET" && url.pathname === "/sse") {
+        const transport = new SSEServerTransport("/messages", res);
+        transports.set(transport.sessionId, transport);
+        served.streams++;
+        const server = new McpServerV1({ name: "sse-fixture", version: "1.0.0" });
+        server.registerTool("whoami", { description: "Says hello" }, async () => ({
+          content: [{ type: "text", text: "hello over sse" }],
+        }));
+        await server.connect(transport);
+        return;
+      }
+      const transport = transports.get(url.searchParams.get("sessionId") ?? "");
+      if (req.method === "POST" && url.pathname === "/messages" && transport) {
+        await transport.handlePostMessage(req, res);
+        return;
+      }
+      res.writeHead(405).end();
+    })();
+  });
+  http.on("request", (req, res) => {
+    // Some servers refuse the Streamable HTTP POST before they look at the token.
+    if (options.refusePostBeforeAuth && req.method === "POST" && req.url === "/sse") {
+      res.writeHead(405).end();
+      return;
+    }
+    handler(req, res);
+  });
   after(() => {
     http.closeAllConnections();
     return new Promise<void>((resolve) => http.close(() => resolve()));
@@ -136,5 +156,34 @@ test("[MCP-proxy-sse-fallback] a server with only the HTTP+SSE transport (SDK 1.
     { type: "text", text: "hello over sse" },
   ]);
   assert.equal(sse.served.streams, 1);
+  await proxy.close();
+});
+
+test("[MCP-proxy-sse-only-sign-in] --transport sse-only with no sign-in yet: the stream's 401 starts the background sign-in like any request, then the call goes through", {
+  timeout: 60_000,
+}, async () => {
+  const sse = await startSseServer(idp.issuer);
+  const proxy = await connectThroughProxy(
+    sse.url,
+    { AGENTAUTH_HOME: tempDir(), BROWSER: FETCH_BROWSER },
+    ["--transport", "sse-only"],
+  );
+  assert.deepEqual((await proxy.client.callTool({ name: "whoami", arguments: {} })).content, [
+    { type: "text", text: "hello over sse" },
+  ]);
+  await proxy.close();
+});
+
+test("[MCP-proxy-sse-fallback-sign-in] http-first against a server that refuses the POST (405) before the token: the move to SSE meets the 401, signs in, and the SSE connection is made afresh", {
+  timeout: 60_000,
+}, async () => {
+  const sse = await startSseServer(idp.issuer, { refusePostBeforeAuth: true });
+  const proxy = await connectThroughProxy(sse.url, {
+    AGENTAUTH_HOME: tempDir(),
+    BROWSER: FETCH_BROWSER,
+  });
+  assert.deepEqual((await proxy.client.callTool({ name: "whoami", arguments: {} })).content, [
+    { type: "text", text: "hello over sse" },
+  ]);
   await proxy.close();
 });

@@ -2,10 +2,9 @@
 
 import { startExampleHost } from "../../ahp/host/index.ts";
 import { createLogger } from "../../core/log.ts";
-import { parseFlags } from "../flags.ts";
+import { parseFlags, parseInteger } from "../flags.ts";
 import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
-import { parseInteger } from "./idp.ts";
 
 export async function ahpHostCommand(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;

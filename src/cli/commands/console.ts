@@ -4,10 +4,9 @@ import { type ConnectTarget, startConsole } from "../../console/index.ts";
 import { createLogger } from "../../core/log.ts";
 import { resolveProvider } from "../../providers/index.ts";
 import { openVault } from "../../vault/index.ts";
-import { parseFlags } from "../flags.ts";
+import { parseFlags, parseInteger } from "../flags.ts";
 import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
-import { parseInteger } from "./idp.ts";
 
 export async function consoleCommand(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseFlags({

@@ -9,9 +9,8 @@ import { createLogger, type Logger } from "../../core/log.ts";
 import { defaultDemoDir } from "../../demo/data-folder.ts";
 import { progressText, readyLine, summaryText } from "../../demo/progress.ts";
 import { startDemo } from "../../demo/start.ts";
-import { parseFlags } from "../flags.ts";
+import { parseFlags, parseInteger } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
-import { parseInteger } from "./idp.ts";
 
 export async function demoCommand(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseFlags({

@@ -2,7 +2,7 @@
 
 import { createLogger } from "../../core/log.ts";
 import { startIdp } from "../../idp/index.ts";
-import { parseFlags } from "../flags.ts";
+import { parseFlags, parseInteger } from "../flags.ts";
 import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 
@@ -47,11 +47,4 @@ export async function idpCommand(argv: string[], io: CliIo): Promise<number> {
   await terminated;
   await idp.close();
   return EXIT.ok;
-}
-
-export function parseInteger(value: string, flag: string, min: number, max: number): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < min || n > max)
-    throw new UsageError(`${flag} must be an integer from ${min} to ${max}`);
-  return n;
 }

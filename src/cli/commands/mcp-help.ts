@@ -1,6 +1,6 @@
 /** The usage and `--help` texts of `agentauth mcp`: what each command does, its flags, an example. */
 
-export const MCP_USAGE = `agentauth mcp login <server-url> [--subject S] [--scope S] [--client-id ID] [--device] [--json]
+export const MCP_USAGE = `agentauth mcp login <server-url> [--subject S] [--scope S] [--client-id ID [--client-secret-env VAR | --client-secret-file PATH]] [--device] [--json]
 agentauth mcp status <server-url> [--subject S] [--json]
 agentauth mcp logout <server-url> [--subject S] [--json]
 agentauth mcp proxy <server-url> [--subject S] [--header 'Name: value']... [--client-id ID] [--transport MODE] [--device]
@@ -33,7 +33,10 @@ agentAuthProvider to use it. Ctrl-C cancels (exit 130).
                   id from the ID token when the server sends one, else "default")
   --scope S       the scopes to ask for (default: those the server's 401 or metadata names, plus offline_access
                   when the authorization server lists it)
-  --client-id ID  a client registered beforehand at the authorization server (a public client)
+  --client-id ID  a client registered beforehand at the authorization server
+  --client-secret-env VAR, --client-secret-file PATH
+                  its secret (a confidential client), from this environment variable or file: never on the
+                  command line
   --device        the device flow (RFC 8628) instead of a browser: a URL and a code to enter on any device, for
                   machines without a browser (the authorization server must offer it)
   --json          the stored credential (never a token) as one JSON object on stdout; errors as JSON too
@@ -91,7 +94,7 @@ Tokens never cross stdio. stdout is the MCP channel; logs go to stderr as JSON l
   --client-secret-file PATH   its secret, from this file
   --scope S                   the scopes to ask for at sign-in (default: what the server names)
   --device                    sign in with the device flow (RFC 8628), for machines without a browser
-  --no-browser                do not open a browser: the URL is only given to the client and logged
+  --no-browser                do not open a browser: the URL is given to the client (its error) and logged on stderr
   --transport MODE            http-first (default), sse-first, http-only or sse-only
   --allow-http                accepted for mcp-remote users; plain http is allowed on loopback only, with or without it
   --sign-in-wait S            how long a request waits for a sign-in before the client is told what to do (default 15)

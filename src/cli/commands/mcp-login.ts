@@ -14,7 +14,12 @@ import { agentAuthProvider, readUnauthorized } from "../../mcp/client/index.ts";
 import { PROBE_TIMEOUT_MS, probeMcpServer } from "../../mcp/client/probe.ts";
 import { serverResourceUri } from "../../mcp/client/provider.ts";
 import { signInToMcpServer } from "../../mcp/client/sign-in.ts";
-import { type DevicePrompt, findBearerChallenge, parseWwwAuthenticate } from "../../oauth/index.ts";
+import {
+  type DevicePrompt,
+  findBearerChallenge,
+  type OAuthClient,
+  parseWwwAuthenticate,
+} from "../../oauth/index.ts";
 import { openVault } from "../../vault/index.ts";
 import type { CredentialRecord } from "../../vault/types.ts";
 import type { CliIo } from "../io.ts";
@@ -36,7 +41,8 @@ export interface McpLoginOptions {
   serverUrl: URL;
   subject?: string;
   scope?: string;
-  clientId?: string;
+  /** A client registered beforehand (with its secret, for a confidential one); else the MCP client registration. */
+  clientFor?: (issuer: string) => OAuthClient | undefined;
   /** The device flow (RFC 8628) instead of a browser and a loopback redirect. */
   device?: boolean;
   json: boolean;
@@ -82,7 +88,7 @@ export async function mcpLogin(io: CliIo, options: McpLoginOptions): Promise<num
           showDevicePrompt(io, shown, prompt);
           spinner = startSpinner(io.stderr, io.interactive, "Waiting for you to enter the code…");
         },
-        clientFor: options.clientId ? () => ({ clientId: options.clientId as string }) : undefined,
+        clientFor: options.clientFor,
         registrations: new Map(),
         clientName: "agentauth CLI",
         timeoutMs: SIGN_IN_TIMEOUT_MS,

@@ -9,17 +9,18 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createLogger } from "../../core/log.ts";
 import { Secret } from "../../core/secret.ts";
+import { displayMcpServerUrl } from "../../mcp/client/server-url.ts";
 import {
   parseHeaders,
   REMOTE_TRANSPORT_MODES,
   type RemoteTransportMode,
+  shellWord,
   startMcpProxy,
 } from "../../mcp/proxy/index.ts";
 import { isLoopback, type OAuthClient } from "../../oauth/index.ts";
 import { openVault } from "../../vault/index.ts";
-import { parseFlags } from "../flags.ts";
+import { parseFlags, parseInteger } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
-import { parseInteger } from "./idp.ts";
 
 export async function mcpProxy(
   argv: string[],
@@ -56,14 +57,6 @@ export async function mcpProxy(
   if (!REMOTE_TRANSPORT_MODES.includes(transport)) {
     throw new UsageError(`--transport is one of ${REMOTE_TRANSPORT_MODES.join(", ")}`);
   }
-  if (values["client-secret-env"] && values["client-secret-file"]) {
-    throw new UsageError(
-      "give the client secret once: --client-secret-env or --client-secret-file",
-    );
-  }
-  if ((values["client-secret-env"] || values["client-secret-file"]) && !values["client-id"]) {
-    throw new UsageError("a client secret goes with --client-id");
-  }
   let headers: Record<string, string>;
   try {
     headers = parseHeaders(values.header ?? [], io.env);
@@ -90,6 +83,7 @@ export async function mcpProxy(
       clientFor,
       transport,
       signInWaitMs: waitMs,
+      loginCommand: loginCommand(serverUrl, subject, values),
       startSignIn: () =>
         startBackgroundSignIn(serverUrl, {
           subject,
@@ -110,6 +104,32 @@ export async function mcpProxy(
   }
 }
 
+/** What the person runs to sign in by hand: the same server, subject and client as this proxy. */
+function loginCommand(
+  serverUrl: URL,
+  subject: string,
+  values: {
+    scope?: string;
+    "client-id"?: string;
+    "client-secret-env"?: string;
+    "client-secret-file"?: string;
+  },
+): string {
+  const words = [
+    "npx agentauth mcp login",
+    displayMcpServerUrl(serverUrl.href),
+    "--subject",
+    shellWord(subject),
+  ];
+  if (values.scope) words.push("--scope", shellWord(values.scope));
+  if (values["client-id"]) words.push("--client-id", shellWord(values["client-id"]));
+  if (values["client-secret-env"])
+    words.push("--client-secret-env", shellWord(values["client-secret-env"]));
+  if (values["client-secret-file"])
+    words.push("--client-secret-file", shellWord(values["client-secret-file"]));
+  return words.join(" ");
+}
+
 /** A pre-registered client, its secret from the environment or a file (never argv). */
 function clientOf(
   clientId: string | undefined,
@@ -117,7 +137,15 @@ function clientOf(
   secretFile: string | undefined,
   env: NodeJS.ProcessEnv,
 ): ((issuer: string) => OAuthClient | undefined) | undefined {
-  if (!clientId) return undefined;
+  if (secretEnv && secretFile) {
+    throw new UsageError(
+      "give the client secret once: --client-secret-env or --client-secret-file",
+    );
+  }
+  if (!clientId) {
+    if (secretEnv || secretFile) throw new UsageError("a client secret goes with --client-id");
+    return undefined;
+  }
   let secret: Secret | undefined;
   if (secretEnv) {
     const value = env[secretEnv];
@@ -160,15 +188,15 @@ function startBackgroundSignIn(
     "login",
     serverUrl.href,
     "--background",
-    "--subject",
-    options.subject,
+    // Joined with `=`: a value starting with "-" stays a value.
+    `--subject=${options.subject}`,
   ];
-  if (options.scope) args.push("--scope", options.scope);
+  if (options.scope) args.push(`--scope=${options.scope}`);
   if (options.device) args.push("--device");
   if (!options.browser) args.push("--no-browser");
-  if (options.clientId) args.push("--client-id", options.clientId);
-  if (options.secretEnv) args.push("--client-secret-env", options.secretEnv);
-  if (options.secretFile) args.push("--client-secret-file", options.secretFile);
+  if (options.clientId) args.push(`--client-id=${options.clientId}`);
+  if (options.secretEnv) args.push(`--client-secret-env=${options.secretEnv}`);
+  if (options.secretFile) args.push(`--client-secret-file=${options.secretFile}`);
   const child = spawn(process.execPath, args, {
     detached: true,
     stdio: "ignore",

@@ -7,10 +7,9 @@
 import { peerText } from "../../core/display.ts";
 import { canonicalMcpServerUrl, McpServerUrlError } from "../../mcp/client/index.ts";
 import { isLoopback } from "../../oauth/index.ts";
-import { parseFlags } from "../flags.ts";
+import { parseFlags, parseInteger } from "../flags.ts";
 import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
-import { parseInteger } from "./idp.ts";
 import { backgroundSignIn } from "./mcp-background.ts";
 import { checkExampleIssuer } from "./mcp-example-issuer.ts";
 import { URL_RULE } from "./mcp-help.ts";
@@ -77,9 +76,9 @@ export async function mcpCommand(argv: string[], io: CliIo): Promise<number> {
       ),
     });
   }
-  if (values["no-browser"] || values["client-secret-env"] || values["client-secret-file"]) {
+  if (values["no-browser"]) {
     throw new UsageError(
-      "--no-browser and a client secret go with 'mcp login --background' or 'mcp proxy'",
+      "--no-browser goes with 'mcp login --background' or 'mcp proxy' ('mcp login' opens nothing: it prints the URL)",
     );
   }
   switch (sub) {
@@ -88,7 +87,12 @@ export async function mcpCommand(argv: string[], io: CliIo): Promise<number> {
         serverUrl,
         subject,
         scope: loginScope(values.scope),
-        clientId: nonEmpty(values["client-id"], "--client-id"),
+        clientFor: clientOf(
+          nonEmpty(values["client-id"], "--client-id"),
+          values["client-secret-env"],
+          values["client-secret-file"],
+          io.env,
+        ),
         device: values.device === true,
         json,
       });

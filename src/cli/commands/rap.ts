@@ -21,10 +21,9 @@ import {
   type ToolStateStore,
 } from "../../rap/tool/index.ts";
 import { loadKeyring, openVault } from "../../vault/index.ts";
-import { parseFlags } from "../flags.ts";
+import { parseFlags, parseInteger } from "../flags.ts";
 import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
-import { parseInteger } from "./idp.ts";
 import { inspectCommand } from "./rap-inspect.ts";
 import { runtimeServeCommand } from "./rap-runtime.ts";
 

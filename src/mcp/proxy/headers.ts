@@ -44,6 +44,10 @@ export function parseHeaders(
         `the value of --header ${name} has a line break or control character, or is too long`,
       );
     }
+    // HTTP field values are bytes (RFC 9110 §5.5): fetch refuses anything past Latin-1 at every request.
+    if (/[^\t\u0020-\u00ff]/.test(value)) {
+      throw invalid(`the value of --header ${name} has characters HTTP headers cannot carry`);
+    }
     headers[name] = value;
   }
   return headers;

@@ -26,7 +26,7 @@ export { type BackgroundSignInOptions, runBackgroundSignIn } from "./background.
 export { parseHeaders } from "./headers.ts";
 export { browserCommand, openBrowser } from "./open-browser.ts";
 export { REMOTE_TRANSPORT_MODES, type RemoteTransportMode } from "./remote.ts";
-export { signInLeaseName } from "./sign-in.ts";
+export { shellWord, signInLeaseName } from "./sign-in.ts";
 
 export interface McpProxyOptions {
   /** The remote MCP server's URL (https, or http on loopback). */
@@ -43,6 +43,8 @@ export interface McpProxyOptions {
   transport?: RemoteTransportMode;
   /** Starts the machine's background sign-in; without it, the client is told to run `agentauth mcp login`. */
   startSignIn?: () => void;
+  /** What the person runs to sign in by hand, named in the client's answer (see CoordinatorOptions.loginCommand). */
+  loginCommand?: string;
   /** How long a request that needs a sign-in waits for it before the client is told what to do. Default 15 s. */
   signInWaitMs?: number;
   /** The streams the MCP client speaks on. Default the process's stdin and stdout. */
@@ -97,6 +99,7 @@ export async function startMcpProxy(options: McpProxyOptions): Promise<McpProxy>
       canonicalUri: canonical.href,
       subject,
       startSignIn: options.startSignIn,
+      loginCommand: options.loginCommand,
       ready: async () =>
         authProvider ? Boolean(await authProvider.token().catch(() => undefined)) : true,
       waitMs: options.signInWaitMs,

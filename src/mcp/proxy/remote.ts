@@ -2,7 +2,8 @@
  * The proxy's transport to the remote MCP server, built from the official client SDK's: Streamable HTTP (MCP
  * 2025-03-26 and later) or the HTTP+SSE transport of 2024-11-05, or the first then the other. With `http-first` (the
  * default) an `initialize` POST answered 400, 404 or 405 moves the connection to SSE, as the spec's backwards-
- * compatibility section says; `sse-first` is the reverse; `http-only` and `sse-only` never move. Every request goes
+ * compatibility section says; `sse-first` is the reverse; `http-only` and `sse-only` never move. It starts on the
+ * first message, and a start that failed (a sign-in needed, the server down) is made again on the next one. Every request goes
  * through `fetchWith` (the extra headers, then the provider's fetch, which presents tokens and notes answers).
  */
 
@@ -26,7 +27,10 @@ export interface RemoteOptions {
   headers: Record<string, string>;
 }
 
-/** A started transport to the server, per `mode`. */
+/**
+ * The transport to the server, per `mode`. Not started yet: it starts on the first message (an SSE transport
+ * connects then, and a sign-in it needs is handled like any other request's).
+ */
 export async function connectRemote(options: RemoteOptions): Promise<Transport> {
   const sdk = await loadMcpClientSdk("agentauth mcp proxy");
   const base: FetchLike = options.authProvider?.fetch ?? fetch;
@@ -39,37 +43,74 @@ export async function connectRemote(options: RemoteOptions): Promise<Transport> 
   const http = () =>
     new sdk.StreamableHTTPClientTransport(options.serverUrl, { ...auth, fetch: fetchWith });
   const sse = () => new sdk.SSEClientTransport(options.serverUrl, { ...auth, fetch: fetchWith });
-  const transport =
-    options.mode === "http-only"
-      ? http()
-      : options.mode === "sse-only"
-        ? sse()
-        : new FallbackTransport(
-            options.mode === "http-first" ? http : sse,
-            options.mode === "http-first" ? sse : http,
-          );
-  await transport.start();
-  return transport;
+  switch (options.mode) {
+    case "http-only":
+      return new RemoteTransport(http);
+    case "sse-only":
+      return new RemoteTransport(sse);
+    case "http-first":
+      return new RemoteTransport(http, sse);
+    case "sse-first":
+      return new RemoteTransport(sse, http);
+  }
 }
 
 /** Statuses that say "not this transport" to a first `initialize` (never 401/403: those are about the token). */
 const WRONG_TRANSPORT = new Set([400, 404, 405]);
 
 /**
- * One transport until the first `initialize` is refused as the wrong transport, then the other. Messages and
- * callbacks pass through; `setProtocolVersion` and the session calls go to whichever is current.
+ * One SDK transport, started on the first send; when its start or the first `initialize` is refused as the wrong
+ * transport (and there is another), the other. A start that fails otherwise (a sign-in needed, the server down)
+ * leaves nothing behind: the next send builds and starts a fresh one. Messages and callbacks pass through;
+ * `setProtocolVersion` and the session calls go to whichever is current.
  */
-class FallbackTransport implements Transport {
+class RemoteTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
-  #current: Transport;
+  #make: () => Transport;
   #other?: () => Transport;
+  #current?: Transport;
+  #starting?: Promise<Transport>;
   #settled = false;
+  #protocolVersion?: string;
 
-  constructor(first: () => Transport, other: () => Transport) {
-    this.#current = this.#wire(first());
+  constructor(make: () => Transport, other?: () => Transport) {
+    this.#make = make;
     this.#other = other;
+  }
+
+  get sessionId(): string | undefined {
+    return this.#current?.sessionId;
+  }
+
+  /** Nothing to do until the first message. */
+  async start(): Promise<void> {}
+
+  #started(): Promise<Transport> {
+    if (this.#current) return Promise.resolve(this.#current);
+    this.#starting ??= (async () => {
+      for (;;) {
+        const transport = this.#wire(this.#make());
+        try {
+          await transport.start();
+        } catch (error) {
+          transport.onclose = undefined;
+          await transport.close().catch(() => {});
+          if (!this.#settled && this.#other && wrongTransport(error)) {
+            this.#useOther();
+            continue;
+          }
+          throw error;
+        }
+        if (this.#protocolVersion) transport.setProtocolVersion?.(this.#protocolVersion);
+        this.#current = transport;
+        return transport;
+      }
+    })().finally(() => {
+      this.#starting = undefined;
+    });
+    return this.#starting;
   }
 
   #wire(transport: Transport): Transport {
@@ -79,53 +120,41 @@ class FallbackTransport implements Transport {
     return transport;
   }
 
-  get sessionId(): string | undefined {
-    return this.#current.sessionId;
-  }
-
-  start(): Promise<void> {
-    // An SSE transport connects at start; a refusal there moves to the other transport at once.
-    return this.#current.start().catch(async (error: unknown) => {
-      if (!this.#other || !wrongTransport(error)) throw error;
-      await this.#switch();
-    });
+  #useOther(): void {
+    this.#make = this.#other as () => Transport;
+    this.#other = undefined;
   }
 
   async send(message: JSONRPCMessage, options?: Parameters<Transport["send"]>[1]): Promise<void> {
+    const transport = await this.#started();
     try {
-      await this.#current.send(message, options);
+      await transport.send(message, options);
       if (isInitialize(message)) this.#settled = true;
     } catch (error) {
       if (this.#settled || !this.#other || !isInitialize(message) || !wrongTransport(error))
         throw error;
-      await this.#switch();
-      await this.#current.send(message, options);
+      this.#useOther();
+      transport.onclose = undefined;
+      this.#current = undefined;
+      await transport.close().catch(() => {});
+      await (await this.#started()).send(message, options);
       this.#settled = true;
     }
   }
 
-  async #switch(): Promise<void> {
-    const next = this.#other as () => Transport;
-    this.#other = undefined;
-    const previous = this.#current;
-    previous.onclose = undefined;
-    await previous.close().catch(() => {});
-    this.#current = this.#wire(next());
-    await this.#current.start();
-  }
-
   setProtocolVersion(version: string): void {
-    this.#current.setProtocolVersion?.(version);
+    this.#protocolVersion = version;
+    this.#current?.setProtocolVersion?.(version);
   }
 
   async terminateSession(): Promise<void> {
     await (
-      this.#current as Transport & { terminateSession?: () => Promise<void> }
-    ).terminateSession?.();
+      this.#current as (Transport & { terminateSession?: () => Promise<void> }) | undefined
+    )?.terminateSession?.();
   }
 
-  close(): Promise<void> {
-    return this.#current.close();
+  async close(): Promise<void> {
+    await this.#current?.close();
   }
 }
 

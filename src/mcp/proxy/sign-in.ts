@@ -82,19 +82,32 @@ export interface CoordinatorOptions {
   ready: () => Promise<boolean>;
   /** How long to wait for the person before answering the client. Default 15 s. */
   waitMs?: number;
+  /**
+   * What the person runs to sign in by hand (the CLI adds its --client-id and secret flags). Default:
+   * `npx agentauth mcp login <url> --subject <subject>`, the subject always named (mcp login's own default differs).
+   */
+  loginCommand?: string;
   /** The MCP client took part in URL elicitation (its `initialize` said `elicitation.url`). */
   urlElicitation: () => boolean;
   log: Logger;
 }
 
+/**
+ * How long an `initialize` waits for the person at most: clients give a server's start about 10 s (Codex's default
+ * `startup_timeout_sec`) and show their own timeout instead of our answer if we wait longer.
+ */
+const INITIALIZE_WAIT_MS = 7_000;
+
 /** The pump's `signIn`: join or start the machine's sign-in, wait a little, then retry or say what to do. */
-export function signInCoordinator(options: CoordinatorOptions): () => Promise<SignInOutcome> {
+export function signInCoordinator(
+  options: CoordinatorOptions,
+): (message: { method?: string }, signal?: AbortSignal) => Promise<SignInOutcome> {
   const name = signInLeaseName(options.canonicalUri, options.subject);
   const startLease = `${name}:start`;
   const owner = leaseOwnerId();
   // Requests of this process waiting on the sign-in it started: the later ones join it.
   let startedHere = 0;
-  return async () => {
+  return async (message, signal) => {
     // Another process may have signed in (or refreshed) since this request was refused.
     if (await options.ready()) return { retry: true };
     let state = await liveSignIn(options.store, name);
@@ -118,9 +131,14 @@ export function signInCoordinator(options: CoordinatorOptions): () => Promise<Si
       });
     }
     try {
-      const deadline = Date.now() + Math.max(options.waitMs ?? 15_000, NOTE_WAIT_MS);
-      const wanted = Date.now() + (options.waitMs ?? 15_000);
+      const waitMs =
+        message.method === "initialize"
+          ? Math.min(options.waitMs ?? 15_000, INITIALIZE_WAIT_MS)
+          : (options.waitMs ?? 15_000);
+      const deadline = Date.now() + Math.max(waitMs, Math.min(NOTE_WAIT_MS, INITIALIZE_WAIT_MS));
+      const wanted = Date.now() + waitMs;
       for (;;) {
+        if (signal?.aborted) break;
         if (await options.ready()) return { retry: true };
         state = await liveSignIn(options.store, name);
         if (state.note?.kind === "failed") break;
@@ -128,7 +146,16 @@ export function signInCoordinator(options: CoordinatorOptions): () => Promise<Si
         if (Date.now() >= deadline || (Date.now() >= wanted && state.note)) break;
         await sleep(POLL_MS);
       }
-      return { retry: false, error: howToSignIn(options, state.note) };
+      const answer = howToSignIn(options, state.note);
+      // Also on stderr (the client's MCP log), for clients that show a server's errors poorly; a device code is
+      // a credential while pending (the logs never hold one), so that answer is not repeated there.
+      options.log.info("mcp.proxy.sign_in_needed", {
+        what:
+          state.note?.kind === "device"
+            ? "a device sign-in (the code is in the client's answer)"
+            : answer.message,
+      });
+      return { retry: false, error: answer };
     } finally {
       // The background sign-in holds its own lease by now (or never started): the next refusal may start one.
       if (starter) {
@@ -145,7 +172,9 @@ function howToSignIn(
   note: SignInNote | undefined,
 ): { code: number; message: string; data?: unknown } {
   const shown = displayMcpServerUrl(options.canonicalUri);
-  const command = `npx agentauth mcp login ${shown}`;
+  const command =
+    options.loginCommand ??
+    `npx agentauth mcp login ${shown} --subject ${shellWord(options.subject)}`;
   if (note?.kind === "failed") {
     return {
       code: SIGN_IN_REQUIRED,
@@ -188,4 +217,9 @@ function howToSignIn(
     message: `Signing in to ${shown} is needed. Run '${command}' in a terminal, then try again.`,
     data: { command },
   };
+}
+
+/** A word a shell reads back as it is: plain when it can be, else single-quoted. */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9._@:+=/-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
