@@ -121,6 +121,26 @@ test(
 );
 
 test(
+  "[ACP-login-key-note-variable] vertex-ai signed in by GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION: the note names those, not GOOGLE_API_KEY",
+  GUARD,
+  async () => {
+    const dir = stateFolder();
+    const result = await acp(["login", "--method", "vertex-ai", ...gemini(dir)], {
+      ...NO_GEMINI_ENV,
+      GOOGLE_CLOUD_PROJECT: "my-project",
+      GOOGLE_CLOUD_LOCATION: "us-central1",
+    });
+    assert.equal(result.code, 0, result.stderr);
+    assert.ok(calls(dir).includes("authenticate vertex-ai api-key=absent"), calls(dir).join("\n"));
+    assert.match(
+      result.stdout,
+      /reads GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION from its environment/,
+    );
+    assert.doesNotMatch(result.stdout, /GOOGLE_API_KEY/);
+  },
+);
+
+test(
   "[ACP-login-stdin-prompt] oauth-personal asks for a code on the ACP channel: stopped at once, nothing written to it, and the person is told what works",
   GUARD,
   async () => {

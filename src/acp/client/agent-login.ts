@@ -134,6 +134,8 @@ export interface SettleContext {
   delivery: KeyDelivery | undefined;
   verify: boolean;
   confirm: () => Promise<SessionCheck>;
+  /** Whether the agent's launch environment holds a variable (which of the method's sets it signed in with). */
+  envHas: (variable: string) => boolean;
 }
 
 /**
@@ -162,6 +164,9 @@ export async function settleLogin(
           ? "session_opened"
           : "accepted_unverified";
   const delivery = context.delivery ?? (keyLogin ? "launch-env" : undefined);
-  const note = outcome === "still_signed_out" ? undefined : keyNote(context.name, needs, delivery);
+  const note =
+    outcome === "still_signed_out"
+      ? undefined
+      : keyNote(context.name, needs, delivery, context.envHas);
   return { status, outcome, ...(note ? { note } : {}) };
 }

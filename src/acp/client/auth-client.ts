@@ -174,6 +174,7 @@ export class AcpAuthClient {
       needs,
       delivery,
       verify: options.verify !== false,
+      envHas: this.#abilities().envHas,
       confirm: () =>
         confirmBySession(this.#live(), profile, this.#options.cwd ?? process.cwd(), {
           timeoutMs: this.#timeouts.requestMs,

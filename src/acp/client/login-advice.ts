@@ -96,16 +96,22 @@ export function keyNote(
   name: string,
   needs: MethodNeeds,
   delivery: KeyDelivery | undefined,
+  envHas: (variable: string) => boolean,
 ): string | undefined {
   const lives = needs.keyLives;
   if (lives === undefined) return undefined;
   if (typeof lives === "object") {
     return `${name} stored the key in ${lives.file}; logging out of ${name} deletes it.`;
   }
+  // A key given to the login stands for the route's variable; without one, the agent signed in with whichever set
+  // of its variables the environment holds (vertex-ai: GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, not the
+  // GOOGLE_API_KEY its key route names).
   const variable =
-    needs.route?.kind === "env"
-      ? needs.route.name
-      : (needs.route?.standsFor ?? needs.anyOf[0]?.[0]);
+    delivery === "launch-env"
+      ? (needs.anyOf.find((set) => set.every(envHas)) ?? needs.anyOf[0])?.join(" and ")
+      : needs.route?.kind === "env"
+        ? needs.route.name
+        : (needs.route?.standsFor ?? needs.anyOf[0]?.[0]);
   if (!variable) return undefined;
   if (delivery === "meta") {
     return (
@@ -119,5 +125,6 @@ export function keyNote(
       `your editor starts ${name}.`
     );
   }
-  return `${name} reads ${variable} from its environment: keep it set where your editor starts ${name}.`;
+  const it = variable.includes(" and ") ? "them" : "it";
+  return `${name} reads ${variable} from its environment: keep ${it} set where your editor starts ${name}.`;
 }
