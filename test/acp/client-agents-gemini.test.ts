@@ -56,7 +56,15 @@ test(
     assert.ok(log.includes("authenticate gemini-api-key api-key=string(match)"), log.join("\n"));
     assert.ok(log.includes("session/new ok gemini-api-key"), log.join("\n"));
     assert.match(result.stdout, /Gemini CLI accepted .*a session opened/);
-    assert.match(result.stdout, /only in the agent process.*set GEMINI_API_KEY where your editor/s);
+    // What happened to the key (gone with the agent agentauth started), and what the next start needs.
+    assert.match(
+      result.stdout,
+      /did not store the key: only the agent process this login started holds it, and the key is gone once that process stops/,
+    );
+    assert.match(
+      result.stdout,
+      /now starts with gemini-api-key selected: set GEMINI_API_KEY where your editor/,
+    );
     assert.doesNotMatch(result.stdout + result.stderr, /Logged in/);
     assert.ok(!(result.stdout + result.stderr).includes(key));
 

@@ -129,6 +129,8 @@ export async function confirmBySession(
 
 export interface SettleContext {
   name: string;
+  /** The method that signed in. */
+  methodId: string;
   needs: MethodNeeds;
   /** How the key reached the agent; undefined for a login without one. */
   delivery: KeyDelivery | undefined;
@@ -167,6 +169,6 @@ export async function settleLogin(
   const note =
     outcome === "still_signed_out"
       ? undefined
-      : keyNote(context.name, needs, delivery, context.envHas);
+      : keyNote(context.name, needs, delivery, context.envHas, context.methodId);
   return { status, outcome, ...(note ? { note } : {}) };
 }

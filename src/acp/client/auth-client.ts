@@ -171,6 +171,7 @@ export class AcpAuthClient {
     const status = await this.status({ signal: options.signal });
     const settled = await settleLogin(status, {
       name,
+      methodId: method.id,
       needs,
       delivery,
       verify: options.verify !== false,

@@ -97,6 +97,7 @@ export function keyNote(
   needs: MethodNeeds,
   delivery: KeyDelivery | undefined,
   envHas: (variable: string) => boolean,
+  methodId: string,
 ): string | undefined {
   const lives = needs.keyLives;
   if (lives === undefined) return undefined;
@@ -114,9 +115,13 @@ export function keyNote(
         : (needs.route?.standsFor ?? needs.anyOf[0]?.[0]);
   if (!variable) return undefined;
   if (delivery === "meta") {
+    // The agent started for the login (the CLI stops it as it ends) takes the key with it; what stays is the
+    // method's selection (gemini-cli's settings.json), so the next start needs the variable.
+    const selected = peerText(methodId, { max: 60 });
     return (
-      `${name} keeps the key only in the agent process it was sent to (it is gone when that process ends): set ` +
-      `${variable} where your editor starts ${name}.`
+      `${name} did not store the key: only the agent process this login started holds it, and the key is gone once ` +
+      `that process stops (agentauth acp login stops it as it ends). ${name} now starts with ${selected} ` +
+      `selected: set ${variable} where your editor starts ${name}, or its sessions will fail asking for the key.`
     );
   }
   if (delivery === "env-overlay") {
