@@ -45,6 +45,28 @@ export function noKeyTaken(
   );
 }
 
+/**
+ * A key was given for a method that runs as a login in the terminal: the program there asks for what it needs, and
+ * nothing would hand it the key.
+ */
+export function keyForTerminal(
+  name: string,
+  profile: AgentProfile,
+  method: AdvertisedAuthMethod,
+): string {
+  const taking = profile.authMethods
+    .filter((m) => m.id !== method.id && !m.terminal && methodNeeds(profile, m).route)
+    .map(id);
+  return (
+    `${name}'s method "${id(method)}" (${peerText(method.name, { max: 80 })}) runs as a login in the terminal, ` +
+    "which asks for what it needs itself and would never see the key, so the key was not sent and nothing was run. " +
+    "To use that method, sign in without the key and answer the login in the terminal" +
+    (taking.length > 0
+      ? `, or give the key to a method that reads it: ${taking.join(", ")}.`
+      : `; ${name} advertises no other method that takes a key.`)
+  );
+}
+
 /** The refusal before `authenticate` of a method whose variables are not set. */
 export function missingNeeds(
   name: string,
