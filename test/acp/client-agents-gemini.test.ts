@@ -149,6 +149,52 @@ test(
 );
 
 test(
+  "[ACP-login-keeps-sign-in] plain login (no --method) with GEMINI_API_KEY set and a working Google sign-in: a session shows it is signed in, so nothing is sent and the sign-in stays",
+  GUARD,
+  async () => {
+    const dir = stateFolder();
+    const env = { ...NO_GEMINI_ENV, GEMINI_API_KEY: "AIza-unrelated" };
+    const result = await acp(["login", ...gemini(dir, "--signed-in-google")], env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(
+      result.stdout,
+      /Already signed in to Gemini CLI \(it reports no state, but it opened a session\); nothing was changed/,
+    );
+    assert.match(
+      result.stdout,
+      /--force --method ID \(Gemini CLI advertises: oauth-personal, gemini-api-key/,
+    );
+    const log = calls(dir);
+    assert.ok(!log.some((line) => line.startsWith("authenticate")), log.join("\n"));
+    assert.ok(existsSync(join(dir, "google-credentials")), "the Google sign-in stays");
+
+    const json = await acp(
+      ["login", "--json", ...gemini(stateFolder(), "--signed-in-google")],
+      env,
+    );
+    assert.equal(json.code, 0, json.stderr);
+    assert.equal(JSON.parse(json.stdout).outcome, "already_signed_in");
+  },
+);
+
+test(
+  "[ACP-login-keeps-sign-in] plain login when neither the state nor a session can tell: refused, naming --method and --force; nothing sent",
+  GUARD,
+  async () => {
+    const dir = stateFolder();
+    const result = await acp(["login", ...gemini(dir, "--session-fails")], {
+      ...NO_GEMINI_ENV,
+      GEMINI_API_KEY: "AIza-unrelated",
+    });
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, /\[acp_sign_in_unknown\]/);
+    assert.match(result.stderr, /cannot tell whether Gemini CLI is signed in/);
+    assert.match(result.stderr, /--method .*gemini-api-key/);
+    assert.ok(!calls(dir).some((line) => line.startsWith("authenticate")), calls(dir).join("\n"));
+  },
+);
+
+test(
   "[ACP-login-stdin-prompt] oauth-personal asks for a code on the ACP channel: stopped at once, nothing written to it, and the person is told what works",
   GUARD,
   async () => {

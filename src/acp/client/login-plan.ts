@@ -19,6 +19,11 @@ export interface LoginPlan {
   needs: MethodNeeds;
   /** Where the key given to the login goes; undefined without a key. */
   route?: KeyRoute;
+  /**
+   * Chosen without a method id or a key because the variables it needs happen to be set (method-choice.ts rank 0):
+   * such a choice may replace a sign-in the agent has, with variables set for something else.
+   */
+  byEnvironment: boolean;
 }
 
 export function planLogin(
@@ -55,5 +60,16 @@ export function planLogin(
       acceptsKey: needs.route !== undefined && needsMet(needs, () => false, true),
     });
   }
-  return { method, kind, needs, ...(keyGiven && needs.route ? { route: needs.route } : {}) };
+  const byEnvironment =
+    request.methodId === undefined &&
+    !keyGiven &&
+    (kind === "agent" || kind === "env_var") &&
+    ready(method);
+  return {
+    method,
+    kind,
+    needs,
+    ...(keyGiven && needs.route ? { route: needs.route } : {}),
+    byEnvironment,
+  };
 }

@@ -9,6 +9,7 @@ import {
   type AcpAuthClient,
   AcpCancelledError,
   AcpEnvVarsMissingError,
+  AcpSignInUnknownError,
   type ConnectAgentOptions,
   connectAgent,
   killAllGroups,
@@ -155,16 +156,50 @@ async function loginCommand(options: string[], agent: string[], io: CliIo): Prom
     session,
     async ({ client, name, signal, methodShown, linksShown }) => {
       if (!values.force) {
-        const before = await client.status({ signal });
-        if (before.state === "authenticated") {
+        // Without --method (or a key), agentauth chooses the method, and a variable set for something else
+        // (GEMINI_API_KEY, OPENAI_API_KEY…) can make it choose one that replaces a working sign-in: a signed-in
+        // agent stops the login, and such a choice is not made for an agent whose sign-in cannot be told.
+        const choosing = values.method === undefined && apiKey === undefined;
+        const before = choosing
+          ? await client.signedIn({ signal })
+          : { signedIn: undefined, by: "state" as const, status: await client.status({ signal }) };
+        const signedIn = before.signedIn ?? before.status.state === "authenticated";
+        const methods = client.profile.authMethods
+          .map((m) => peerText(m.id, { max: 60 }))
+          .join(", ");
+        if (signedIn) {
+          const how =
+            before.by === "session"
+              ? " (it reports no state, but it opened a session)"
+              : signedInAs(before.status);
           if (values.json) {
-            io.stdout(jsonLine({ ...statusJson(client, before), outcome: "already_signed_in" }));
+            io.stdout(
+              jsonLine({
+                ...statusJson(client, before.status),
+                outcome: "already_signed_in",
+                by: before.by,
+              }),
+            );
           } else {
             io.stdout(
-              `Already signed in to ${name}${signedInAs(before)}; pass --force to sign in again.\n`,
+              `Already signed in to ${name}${how}; nothing was changed. To sign in again, pass --force; to ` +
+                `switch methods, --force --method ID (${name} advertises: ${methods || "none"}).\n`,
             );
           }
           return EXIT.ok;
+        }
+        if (
+          choosing &&
+          before.signedIn === undefined &&
+          client.plan(undefined, { keyGiven: false }).byEnvironment
+        ) {
+          throw new AcpSignInUnknownError(
+            `agentauth cannot tell whether ${name} is signed in: it reports no state, and ` +
+              `${before.reason ?? "a session could not tell"}. The method agentauth would choose is chosen only ` +
+              `because variables it reads are set, which may be for something else, and could replace the ` +
+              `sign-in ${name} has, so nothing was sent. Pass --method ID to sign in with one (${name} advertises: ` +
+              `${methods || "none"}), or --force to let agentauth choose.`,
+          );
         }
       }
       const chosen = client.profile.authMethods.find((m) => m.id === values.method);
