@@ -14,7 +14,6 @@ import {
   connectAgent,
   killAllGroups,
   type LoginOutcome,
-  methodNeeds,
   needsMet,
   type ProtocolVersion,
   runInheritedTerminal,
@@ -202,13 +201,18 @@ async function loginCommand(options: string[], agent: string[], io: CliIo): Prom
           );
         }
       }
-      const chosen = client.profile.authMethods.find((m) => m.id === values.method);
-      const needs = chosen && methodNeeds(client.profile, chosen);
-      const envHas = (variable: string) => Boolean(io.env[variable]);
-      // Asked on a terminal when --method names a key method whose variables are unset (or not known: the kit's).
-      const unset = needs && (needs.anyOf.length === 0 || !needsMet(needs, envHas, false));
-      if (!apiKey && needs?.route && unset && stdinIsTty()) {
-        const typed = await askLine(`API key for ${name} (${chosen?.name}, not shown): `, true);
+      // Asked on a terminal only once the login's own checks say the method takes a key and lacks one (its
+      // variables unset, or not known: the kit's api-key); never for a method that runs in the terminal.
+      const wanted =
+        !apiKey &&
+        values.method !== undefined &&
+        stdinIsTty() &&
+        keyWanted(client, values.method, io);
+      if (wanted) {
+        const typed = await askLine(
+          `API key for ${name} (${peerText(wanted, { max: 80 })}, not shown): `,
+          true,
+        );
         if (typed) apiKey = secret(typed);
       }
       let linksAtWait = 0;
@@ -234,6 +238,26 @@ async function loginCommand(options: string[], agent: string[], io: CliIo): Prom
       return reportLogin(io, name, outcome, values.json);
     },
   );
+}
+
+/**
+ * The method's name when a login with `methodId` and no key would lack the key the method takes (checked by the
+ * login's own plan, nothing sent); undefined when no key is needed, or when the plan refuses for another reason (the
+ * login then says why).
+ */
+function keyWanted(client: AcpAuthClient, methodId: string, io: CliIo): string | undefined {
+  let plan: ReturnType<AcpAuthClient["plan"]>;
+  try {
+    plan = client.plan(methodId, { keyGiven: false });
+  } catch (error) {
+    if (!(error instanceof AcpEnvVarsMissingError) || !error.acceptsKey) return undefined;
+    plan = client.plan(methodId, { keyGiven: true });
+    return plan.method.name;
+  }
+  const { needs, kind, method } = plan;
+  if (kind === "terminal" || !needs.route) return undefined;
+  const envHas = (variable: string) => Boolean(io.env[variable]);
+  return needs.anyOf.length === 0 || !needsMet(needs, envHas, false) ? method.name : undefined;
 }
 
 /** A refusal for unset variables, with how this command supplies them. */
