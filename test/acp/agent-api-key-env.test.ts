@@ -123,9 +123,47 @@ test(
     const error = outcome.authenticate as acp.RequestError;
     assert.ok(error instanceof acp.RequestError);
     assert.equal(error.code, -32602);
-    assert.match(error.message, /_meta\["api-key"\]\.apiKey/);
+    assert.match(
+      error.message,
+      /: no API key: pass one in _meta\["api-key"\] \(a string or \{apiKey\}\)/,
+    );
     assert.match(error.message, /\$AGENTAUTH_EXAMPLE_API_KEY/);
     assert.equal((outcome.session as acp.RequestError).code, -32000, "still not signed in");
+  },
+);
+
+test(
+  '[ACP-apikey-refusal-words] each refusal says what was wrong and what to send instead: both shapes _meta["api-key"] takes, a refused key',
+  TIMEOUT,
+  async (t) => {
+    const malformed = await journey(
+      t,
+      tempDir(),
+      {},
+      {
+        methodId: "api-key",
+        _meta: { "api-key": 42 },
+      },
+    );
+    const shape = malformed.authenticate as acp.RequestError;
+    assert.equal(shape.code, -32602);
+    assert.match(shape.message, /_meta\["api-key"\] is not an API key/);
+    assert.match(shape.message, /a string, or \{apiKey: string\}/);
+
+    const key = `nope-${crypto.randomUUID()}`;
+    const refused = await journey(
+      t,
+      tempDir(),
+      {},
+      {
+        methodId: "api-key",
+        _meta: { "api-key": key },
+      },
+    );
+    const error = refused.authenticate as acp.RequestError;
+    assert.equal(error.code, -32602);
+    assert.match(error.message, /the API key was refused: .*nothing was stored.*valid key/);
+    assert.ok(!JSON.stringify(error).includes(key));
   },
 );
 

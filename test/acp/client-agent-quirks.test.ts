@@ -100,6 +100,47 @@ test("[ACP-login-key-method-needs-key] planLogin refuses an unset key method bef
   );
 });
 
+test("[ACP-login-key-terminal-method] a key for a method that runs as a terminal login is refused, not dropped: the login in the terminal would never read it", () => {
+  const profile = readInitializeResponse(
+    {
+      protocolVersion: 1,
+      agentInfo: { name: "keyed-tui", title: "Keyed TUI", version: "1.0.0" },
+      authMethods: [
+        {
+          id: "api-key",
+          name: "API key",
+          _meta: {
+            "api-key": { provider: "x" },
+            "terminal-auth": { command: "keyed-tui", args: ["login"], label: "Keyed TUI login" },
+          },
+        },
+        { id: "token", name: "Token", _meta: { "api-key": { provider: "x" } } },
+      ],
+    },
+    1,
+  );
+  const name = "Keyed TUI";
+  assert.throws(
+    () => planLogin(profile, abilities(), { methodId: "api-key", keyGiven: true, name }),
+    (error: Error & { code?: string }) =>
+      error.code === "acp_method_unsupported" &&
+      /"api-key" .*runs as a login in the terminal/.test(error.message) &&
+      /the key was not sent/.test(error.message) &&
+      /sign in without the key .*or give the key to a method that reads it: token/.test(
+        error.message,
+      ),
+  );
+  // Without a key it runs in the terminal as before; a key goes to the method that reads it.
+  assert.equal(
+    planLogin(profile, abilities(), { methodId: "api-key", keyGiven: false, name }).kind,
+    "terminal",
+  );
+  assert.equal(
+    planLogin(profile, abilities(), { methodId: "token", keyGiven: true, name }).kind,
+    "agent",
+  );
+});
+
 test("[ACP-login-prefer-set-variable] without a method id: a method whose variables are set, or that takes the key given, comes first", () => {
   const name = "x";
   const plan = (env: Record<string, string>, keyGiven = false) =>

@@ -56,7 +56,15 @@ test(
     assert.ok(log.includes("authenticate gemini-api-key api-key=string(match)"), log.join("\n"));
     assert.ok(log.includes("session/new ok gemini-api-key"), log.join("\n"));
     assert.match(result.stdout, /Gemini CLI accepted .*a session opened/);
-    assert.match(result.stdout, /only in the agent process.*set GEMINI_API_KEY where your editor/s);
+    // What happened to the key (gone with the agent agentauth started), and what the next start needs.
+    assert.match(
+      result.stdout,
+      /did not store the key: only the agent process this login started holds it, and the key is gone once that process stops/,
+    );
+    assert.match(
+      result.stdout,
+      /now starts with gemini-api-key selected: set GEMINI_API_KEY where your editor/,
+    );
     assert.doesNotMatch(result.stdout + result.stderr, /Logged in/);
     assert.ok(!(result.stdout + result.stderr).includes(key));
 
@@ -117,6 +125,72 @@ test(
     assert.ok(calls(dir).includes("authenticate gemini-api-key api-key=absent"));
     assert.ok(calls(dir).includes("session/new ok gemini-api-key"));
     assert.match(result.stdout, /reads GEMINI_API_KEY from its environment/);
+  },
+);
+
+test(
+  "[ACP-login-key-note-variable] vertex-ai signed in by GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION: the note names those, not GOOGLE_API_KEY",
+  GUARD,
+  async () => {
+    const dir = stateFolder();
+    const result = await acp(["login", "--method", "vertex-ai", ...gemini(dir)], {
+      ...NO_GEMINI_ENV,
+      GOOGLE_CLOUD_PROJECT: "my-project",
+      GOOGLE_CLOUD_LOCATION: "us-central1",
+    });
+    assert.equal(result.code, 0, result.stderr);
+    assert.ok(calls(dir).includes("authenticate vertex-ai api-key=absent"), calls(dir).join("\n"));
+    assert.match(
+      result.stdout,
+      /reads GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION from its environment/,
+    );
+    assert.doesNotMatch(result.stdout, /GOOGLE_API_KEY/);
+  },
+);
+
+test(
+  "[ACP-login-keeps-sign-in] plain login (no --method) with GEMINI_API_KEY set and a working Google sign-in: a session shows it is signed in, so nothing is sent and the sign-in stays",
+  GUARD,
+  async () => {
+    const dir = stateFolder();
+    const env = { ...NO_GEMINI_ENV, GEMINI_API_KEY: "AIza-unrelated" };
+    const result = await acp(["login", ...gemini(dir, "--signed-in-google")], env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(
+      result.stdout,
+      /Already signed in to Gemini CLI \(it reports no state, but it opened a session\); nothing was changed/,
+    );
+    assert.match(
+      result.stdout,
+      /--force --method ID \(Gemini CLI advertises: oauth-personal, gemini-api-key/,
+    );
+    const log = calls(dir);
+    assert.ok(!log.some((line) => line.startsWith("authenticate")), log.join("\n"));
+    assert.ok(existsSync(join(dir, "google-credentials")), "the Google sign-in stays");
+
+    const json = await acp(
+      ["login", "--json", ...gemini(stateFolder(), "--signed-in-google")],
+      env,
+    );
+    assert.equal(json.code, 0, json.stderr);
+    assert.equal(JSON.parse(json.stdout).outcome, "already_signed_in");
+  },
+);
+
+test(
+  "[ACP-login-keeps-sign-in] plain login when neither the state nor a session can tell: refused, naming --method and --force; nothing sent",
+  GUARD,
+  async () => {
+    const dir = stateFolder();
+    const result = await acp(["login", ...gemini(dir, "--session-fails")], {
+      ...NO_GEMINI_ENV,
+      GEMINI_API_KEY: "AIza-unrelated",
+    });
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, /\[acp_sign_in_unknown\]/);
+    assert.match(result.stderr, /cannot tell whether Gemini CLI is signed in/);
+    assert.match(result.stderr, /--method .*gemini-api-key/);
+    assert.ok(!calls(dir).some((line) => line.startsWith("authenticate")), calls(dir).join("\n"));
   },
 );
 

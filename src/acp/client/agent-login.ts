@@ -129,11 +129,15 @@ export async function confirmBySession(
 
 export interface SettleContext {
   name: string;
+  /** The method that signed in. */
+  methodId: string;
   needs: MethodNeeds;
   /** How the key reached the agent; undefined for a login without one. */
   delivery: KeyDelivery | undefined;
   verify: boolean;
   confirm: () => Promise<SessionCheck>;
+  /** Whether the agent's launch environment holds a variable (which of the method's sets it signed in with). */
+  envHas: (variable: string) => boolean;
 }
 
 /**
@@ -162,6 +166,9 @@ export async function settleLogin(
           ? "session_opened"
           : "accepted_unverified";
   const delivery = context.delivery ?? (keyLogin ? "launch-env" : undefined);
-  const note = outcome === "still_signed_out" ? undefined : keyNote(context.name, needs, delivery);
+  const note =
+    outcome === "still_signed_out"
+      ? undefined
+      : keyNote(context.name, needs, delivery, context.envHas, context.methodId);
   return { status, outcome, ...(note ? { note } : {}) };
 }

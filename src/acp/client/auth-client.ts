@@ -31,7 +31,7 @@ import {
   AcpRequestError,
 } from "./errors.ts";
 import type { KeyDelivery } from "./login-advice.ts";
-import { planLogin } from "./login-plan.ts";
+import { type LoginPlan, planLogin } from "./login-plan.ts";
 import type { CallerAbilities } from "./method-choice.ts";
 import {
   type ConnectAgentOptions,
@@ -117,6 +117,36 @@ export class AcpAuthClient {
     return this.#cache.answer(status, startedAt);
   }
 
+  /**
+   * Whether the agent is signed in already, for a caller about to choose a method on its own (a login may replace a
+   * working sign-in: gemini-cli clears its Google sign-in when another method is sent). The state it reports; for an
+   * agent that reports none, a session (`session/new`, closed again where supported): opened is signed in, refused
+   * with `auth_required` is signed out, anything else cannot tell (`signedIn` undefined, with the reason).
+   */
+  async signedIn(options: { signal?: AbortSignal } = {}): Promise<{
+    signedIn: boolean | undefined;
+    by: "state" | "session";
+    status: AuthStatus;
+    reason?: string;
+  }> {
+    const status = await this.status(options);
+    if (status.state !== "unknown") {
+      return { signedIn: status.state === "authenticated", by: "state", status };
+    }
+    const check = await confirmBySession(
+      this.#live(),
+      this.#live().profile,
+      this.#options.cwd ?? process.cwd(),
+      {
+        timeoutMs: this.#timeouts.requestMs,
+        ...(options.signal ? { signal: options.signal } : {}),
+      },
+    );
+    if (check.result === "opened") return { signedIn: true, by: "session", status };
+    if (check.result === "auth_required") return { signedIn: false, by: "session", status };
+    return { signedIn: undefined, by: "session", status, reason: check.reason };
+  }
+
   /** What the current agent printed on stdout that was not JSON-RPC (dropped): a count and the last few lines. */
   get strayOutput(): { count: number; last: readonly string[] } {
     const stray = this.#live().stray;
@@ -136,13 +166,24 @@ export class AcpAuthClient {
     return running;
   }
 
+  /**
+   * What `login(methodId, {apiKey})` would run, checked as it checks it, without sending anything: the method, how it
+   * runs, what it needs. Throws what the login would throw before sending (`AcpEnvVarsMissingError`, …).
+   */
+  plan(methodId: string | undefined, options: { keyGiven: boolean }): LoginPlan {
+    const profile = this.#live().profile;
+    return planLogin(profile, this.#abilities(), {
+      ...(methodId !== undefined ? { methodId } : {}),
+      keyGiven: options.keyGiven,
+      name: agentDisplayName(profile, this.#command),
+    });
+  }
+
   async #runLogin(methodId: string | undefined, options: LoginOptions): Promise<LoginOutcome> {
     const profile = this.#live().profile;
     const name = agentDisplayName(profile, this.#command);
-    const { method, kind, needs, route } = planLogin(profile, this.#abilities(), {
-      ...(methodId !== undefined ? { methodId } : {}),
+    const { method, kind, needs, route } = this.plan(methodId, {
       keyGiven: options.apiKey !== undefined,
-      name,
     });
     let delivery: KeyDelivery | undefined = route?.kind === "meta" ? "meta" : undefined;
     if (route?.kind === "env" && options.apiKey) {
@@ -171,9 +212,11 @@ export class AcpAuthClient {
     const status = await this.status({ signal: options.signal });
     const settled = await settleLogin(status, {
       name,
+      methodId: method.id,
       needs,
       delivery,
       verify: options.verify !== false,
+      envHas: this.#abilities().envHas,
       confirm: () =>
         confirmBySession(this.#live(), profile, this.#options.cwd ?? process.cwd(), {
           timeoutMs: this.#timeouts.requestMs,

@@ -108,6 +108,17 @@ export class AcpEnvVarsMissingError extends AgentAuthError {
   }
 }
 
+/**
+ * A login that would choose a method on its own, for an agent whose sign-in cannot be told (it reports no state and a
+ * session neither opened nor was refused for want of one): choosing could replace a working sign-in.
+ */
+export class AcpSignInUnknownError extends AgentAuthError {
+  declare readonly code: "acp_sign_in_unknown";
+  constructor(message: string) {
+    super("acp_sign_in_unknown", message);
+  }
+}
+
 /** `authenticate` / `auth/login` answered with an error. */
 export class AcpLoginError extends AgentAuthError {
   declare readonly code: "acp_login_failed";

@@ -37,10 +37,12 @@ export {
   AcpMethodUnsupportedError,
   AcpProtocolError,
   AcpRequestError,
+  AcpSignInUnknownError,
   AcpSpawnError,
   AcpTerminalLoginError,
   AcpTimeoutError,
 } from "./errors.ts";
+export type { LoginPlan } from "./login-plan.ts";
 export { type CallerAbilities, chooseAuthMethod, terminalNeedsConsent } from "./method-choice.ts";
 export { type KeyRoute, type MethodNeeds, methodNeeds, needsMet } from "./method-needs.ts";
 export type {

@@ -45,6 +45,28 @@ export function noKeyTaken(
   );
 }
 
+/**
+ * A key was given for a method that runs as a login in the terminal: the program there asks for what it needs, and
+ * nothing would hand it the key.
+ */
+export function keyForTerminal(
+  name: string,
+  profile: AgentProfile,
+  method: AdvertisedAuthMethod,
+): string {
+  const taking = profile.authMethods
+    .filter((m) => m.id !== method.id && !m.terminal && methodNeeds(profile, m).route)
+    .map(id);
+  return (
+    `${name}'s method "${id(method)}" (${peerText(method.name, { max: 80 })}) runs as a login in the terminal, ` +
+    "which asks for what it needs itself and would never see the key, so the key was not sent and nothing was run. " +
+    "To use that method, sign in without the key and answer the login in the terminal" +
+    (taking.length > 0
+      ? `, or give the key to a method that reads it: ${taking.join(", ")}.`
+      : `; ${name} advertises no other method that takes a key.`)
+  );
+}
+
 /** The refusal before `authenticate` of a method whose variables are not set. */
 export function missingNeeds(
   name: string,
@@ -96,21 +118,32 @@ export function keyNote(
   name: string,
   needs: MethodNeeds,
   delivery: KeyDelivery | undefined,
+  envHas: (variable: string) => boolean,
+  methodId: string,
 ): string | undefined {
   const lives = needs.keyLives;
   if (lives === undefined) return undefined;
   if (typeof lives === "object") {
     return `${name} stored the key in ${lives.file}; logging out of ${name} deletes it.`;
   }
+  // A key given to the login stands for the route's variable; without one, the agent signed in with whichever set
+  // of its variables the environment holds (vertex-ai: GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, not the
+  // GOOGLE_API_KEY its key route names).
   const variable =
-    needs.route?.kind === "env"
-      ? needs.route.name
-      : (needs.route?.standsFor ?? needs.anyOf[0]?.[0]);
+    delivery === "launch-env"
+      ? (needs.anyOf.find((set) => set.every(envHas)) ?? needs.anyOf[0])?.join(" and ")
+      : needs.route?.kind === "env"
+        ? needs.route.name
+        : (needs.route?.standsFor ?? needs.anyOf[0]?.[0]);
   if (!variable) return undefined;
   if (delivery === "meta") {
+    // The agent started for the login (the CLI stops it as it ends) takes the key with it; what stays is the
+    // method's selection (gemini-cli's settings.json), so the next start needs the variable.
+    const selected = peerText(methodId, { max: 60 });
     return (
-      `${name} keeps the key only in the agent process it was sent to (it is gone when that process ends): set ` +
-      `${variable} where your editor starts ${name}.`
+      `${name} did not store the key: only the agent process this login started holds it, and the key is gone once ` +
+      `that process stops (agentauth acp login stops it as it ends). ${name} now starts with ${selected} ` +
+      `selected: set ${variable} where your editor starts ${name}, or its sessions will fail asking for the key.`
     );
   }
   if (delivery === "env-overlay") {
@@ -119,5 +152,6 @@ export function keyNote(
       `your editor starts ${name}.`
     );
   }
-  return `${name} reads ${variable} from its environment: keep it set where your editor starts ${name}.`;
+  const it = variable.includes(" and ") ? "them" : "it";
+  return `${name} reads ${variable} from its environment: keep ${it} set where your editor starts ${name}.`;
 }

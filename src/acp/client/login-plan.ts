@@ -1,6 +1,6 @@
 /**
  * Before anything is sent: which method a login runs, how, what it needs, and where a key given to it goes. Refuses
- * a key for a method that takes none, and a method whose variables are not set when the agent would accept it
+ * a key for a method that takes none or runs as a terminal login (which would never read it), and a method whose variables are not set when the agent would accept it
  * anyway (gemini-cli's key methods: an empty `authenticate` succeeds, and switching methods clears its cached Google
  * sign-in). Pure.
  */
@@ -8,7 +8,7 @@
 import type { AgentProfile } from "./agent-profile.ts";
 import type { AdvertisedAuthMethod } from "./auth-methods.ts";
 import { AcpEnvVarsMissingError, AcpMethodUnsupportedError } from "./errors.ts";
-import { missingNeeds, noKeyTaken } from "./login-advice.ts";
+import { keyForTerminal, missingNeeds, noKeyTaken } from "./login-advice.ts";
 import { type CallerAbilities, chooseAuthMethod, runsAs } from "./method-choice.ts";
 import { type KeyRoute, type MethodNeeds, methodNeeds, needsMet } from "./method-needs.ts";
 
@@ -19,6 +19,11 @@ export interface LoginPlan {
   needs: MethodNeeds;
   /** Where the key given to the login goes; undefined without a key. */
   route?: KeyRoute;
+  /**
+   * Chosen without a method id or a key because the variables it needs happen to be set (method-choice.ts rank 0):
+   * such a choice may replace a sign-in the agent has, with variables set for something else.
+   */
+  byEnvironment: boolean;
 }
 
 export function planLogin(
@@ -44,11 +49,27 @@ export function planLogin(
   if (keyGiven && !needs.route) {
     throw new AcpMethodUnsupportedError(noKeyTaken(name, profile, method));
   }
+  // A method with a key route that runs as a terminal login (an api-key method with a legacy terminal descriptor):
+  // the terminal login never reads the key, which would be dropped without a word.
+  if (keyGiven && kind === "terminal") {
+    throw new AcpMethodUnsupportedError(keyForTerminal(name, profile, method));
+  }
   const unchecked = kind === "agent" && !needs.agentChecks;
   if (unchecked && !needsMet(needs, abilities.envHas, keyGiven)) {
     throw new AcpEnvVarsMissingError(missingNeeds(name, method, needs), needs.anyOf.flat(), {
       acceptsKey: needs.route !== undefined && needsMet(needs, () => false, true),
     });
   }
-  return { method, kind, needs, ...(keyGiven && needs.route ? { route: needs.route } : {}) };
+  const byEnvironment =
+    request.methodId === undefined &&
+    !keyGiven &&
+    (kind === "agent" || kind === "env_var") &&
+    ready(method);
+  return {
+    method,
+    kind,
+    needs,
+    ...(keyGiven && needs.route ? { route: needs.route } : {}),
+    byEnvironment,
+  };
 }

@@ -42,7 +42,9 @@ what the agent confirms: "Logged in" when it says authenticated; "a session open
 by opening a session; "accepted … does not report its state" when it cannot say; and where the key now lives.
 
   --method ID         the auth method to use (see 'agentauth acp status')
-  --force             sign in even when the agent already reports a signed-in account
+  --force             sign in even when the agent is signed in already (without --method, agentauth
+                      chooses the method only for an agent known to be signed out: one that reports no
+                      state is asked for a session first)
   --api-key-env VAR   read the API key from environment variable VAR; it goes where the agent reads it
                       (gemini-cli: _meta["api-key"]; codex-acp: CODEX_API_KEY or OPENAI_API_KEY; qwen-code:
                       OPENAI_API_KEY; a legacy env_var method: its variable)

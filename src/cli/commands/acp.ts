@@ -9,11 +9,11 @@ import {
   type AcpAuthClient,
   AcpCancelledError,
   AcpEnvVarsMissingError,
+  AcpSignInUnknownError,
   type ConnectAgentOptions,
   connectAgent,
   killAllGroups,
   type LoginOutcome,
-  methodNeeds,
   needsMet,
   type ProtocolVersion,
   runInheritedTerminal,
@@ -155,25 +155,64 @@ async function loginCommand(options: string[], agent: string[], io: CliIo): Prom
     session,
     async ({ client, name, signal, methodShown, linksShown }) => {
       if (!values.force) {
-        const before = await client.status({ signal });
-        if (before.state === "authenticated") {
+        // Without --method (or a key), agentauth chooses the method, and a variable set for something else
+        // (GEMINI_API_KEY, OPENAI_API_KEY…) can make it choose one that replaces a working sign-in: a signed-in
+        // agent stops the login, and such a choice is not made for an agent whose sign-in cannot be told.
+        const choosing = values.method === undefined && apiKey === undefined;
+        const before = choosing
+          ? await client.signedIn({ signal })
+          : { signedIn: undefined, by: "state" as const, status: await client.status({ signal }) };
+        const signedIn = before.signedIn ?? before.status.state === "authenticated";
+        const methods = client.profile.authMethods
+          .map((m) => peerText(m.id, { max: 60 }))
+          .join(", ");
+        if (signedIn) {
+          const how =
+            before.by === "session"
+              ? " (it reports no state, but it opened a session)"
+              : signedInAs(before.status);
           if (values.json) {
-            io.stdout(jsonLine({ ...statusJson(client, before), outcome: "already_signed_in" }));
+            io.stdout(
+              jsonLine({
+                ...statusJson(client, before.status),
+                outcome: "already_signed_in",
+                by: before.by,
+              }),
+            );
           } else {
             io.stdout(
-              `Already signed in to ${name}${signedInAs(before)}; pass --force to sign in again.\n`,
+              `Already signed in to ${name}${how}; nothing was changed. To sign in again, pass --force; to ` +
+                `switch methods, --force --method ID (${name} advertises: ${methods || "none"}).\n`,
             );
           }
           return EXIT.ok;
         }
+        if (
+          choosing &&
+          before.signedIn === undefined &&
+          client.plan(undefined, { keyGiven: false }).byEnvironment
+        ) {
+          throw new AcpSignInUnknownError(
+            `agentauth cannot tell whether ${name} is signed in: it reports no state, and ` +
+              `${before.reason ?? "a session could not tell"}. The method agentauth would choose is chosen only ` +
+              `because variables it reads are set, which may be for something else, and could replace the ` +
+              `sign-in ${name} has, so nothing was sent. Pass --method ID to sign in with one (${name} advertises: ` +
+              `${methods || "none"}), or --force to let agentauth choose.`,
+          );
+        }
       }
-      const chosen = client.profile.authMethods.find((m) => m.id === values.method);
-      const needs = chosen && methodNeeds(client.profile, chosen);
-      const envHas = (variable: string) => Boolean(io.env[variable]);
-      // Asked on a terminal when --method names a key method whose variables are unset (or not known: the kit's).
-      const unset = needs && (needs.anyOf.length === 0 || !needsMet(needs, envHas, false));
-      if (!apiKey && needs?.route && unset && stdinIsTty()) {
-        const typed = await askLine(`API key for ${name} (${chosen?.name}, not shown): `, true);
+      // Asked on a terminal only once the login's own checks say the method takes a key and lacks one (its
+      // variables unset, or not known: the kit's api-key); never for a method that runs in the terminal.
+      const wanted =
+        !apiKey &&
+        values.method !== undefined &&
+        stdinIsTty() &&
+        keyWanted(client, values.method, io);
+      if (wanted) {
+        const typed = await askLine(
+          `API key for ${name} (${peerText(wanted, { max: 80 })}, not shown): `,
+          true,
+        );
         if (typed) apiKey = secret(typed);
       }
       let linksAtWait = 0;
@@ -199,6 +238,26 @@ async function loginCommand(options: string[], agent: string[], io: CliIo): Prom
       return reportLogin(io, name, outcome, values.json);
     },
   );
+}
+
+/**
+ * The method's name when a login with `methodId` and no key would lack the key the method takes (checked by the
+ * login's own plan, nothing sent); undefined when no key is needed, or when the plan refuses for another reason (the
+ * login then says why).
+ */
+function keyWanted(client: AcpAuthClient, methodId: string, io: CliIo): string | undefined {
+  let plan: ReturnType<AcpAuthClient["plan"]>;
+  try {
+    plan = client.plan(methodId, { keyGiven: false });
+  } catch (error) {
+    if (!(error instanceof AcpEnvVarsMissingError) || !error.acceptsKey) return undefined;
+    plan = client.plan(methodId, { keyGiven: true });
+    return plan.method.name;
+  }
+  const { needs, kind, method } = plan;
+  if (kind === "terminal" || !needs.route) return undefined;
+  const envHas = (variable: string) => Boolean(io.env[variable]);
+  return needs.anyOf.length === 0 || !needsMet(needs, envHas, false) ? method.name : undefined;
 }
 
 /** A refusal for unset variables, with how this command supplies them. */
