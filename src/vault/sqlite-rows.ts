@@ -7,6 +7,7 @@
 import type { SQLInputValue } from "node:sqlite";
 import { corruptRecord, type VaultCorruptError } from "./errors.ts";
 import type { Keyring } from "./keyring.ts";
+import type { OpenedTokens } from "./opened-tokens.ts";
 import { cleanAccount, copyRecord, credentialId, isProviderRef } from "./record.ts";
 import { openTokens, type Sealed, sealTokens } from "./seal.ts";
 import type {
@@ -56,15 +57,20 @@ export function rowToSummary(row: Row): CredentialSummary {
   return { ...record, has };
 }
 
-/** The full record: the summary's checks, then the tokens decrypted and checked against the `has` flags. */
-export function rowToRecord(keyring: Keyring, row: Row): CredentialRecord {
+/**
+ * The full record: the summary's checks, then the tokens decrypted and checked against the `has` flags. With
+ * `opened`, a row whose sealed bytes were opened before reuses that result (see opened-tokens.ts).
+ */
+export function rowToRecord(keyring: Keyring, row: Row, opened?: OpenedTokens): CredentialRecord {
   const { record, has } = readColumns(row);
   const sealed: Sealed = {
     kid: sealedColumn(row, "kid", record.id),
     nonce: sealedColumn(row, "nonce", record.id),
     ciphertext: sealedColumn(row, "ciphertext", record.id),
   };
-  const tokens = openTokens(keyring, record, sealed, record.id);
+  const tokens = opened
+    ? opened.open(keyring, record, row.provider ?? null, sealed, record.id)
+    : openTokens(keyring, record, sealed, record.id);
   if (
     has.accessToken !== (tokens.accessToken !== undefined) ||
     has.refreshToken !== (tokens.refreshToken !== undefined) ||
