@@ -11,7 +11,7 @@ import { VaultKeyError } from "./errors.ts";
 import { readKeyFile } from "./key-file.ts";
 import { loadKeyring } from "./key-source.ts";
 import { type VaultLocationOptions, vaultDbPath, vaultHome, vaultKeyFilePath } from "./paths.ts";
-import { PostgresCredentialStore } from "./postgres-store.ts";
+import { PostgresCredentialStore } from "./postgres/store.ts";
 import { SqliteCredentialStore } from "./sqlite-store.ts";
 import type { CredentialStore, LeaseInfo } from "./types.ts";
 

@@ -1,6 +1,6 @@
 /**
  * Mapping between credential records and table rows. Written for SQLite; the PostgreSQL store reads through the
- * same checks (postgres-rows.ts turns its bigint columns into numbers first), so a row is judged the same way on
+ * same checks (postgres/rows.ts turns its bigint columns into numbers first), so a row is judged the same way on
  * both backends. Every column read is checked: a bad one is vault_record_corrupt.
  */
 
@@ -19,7 +19,7 @@ import type {
   UnreadableCredential,
 } from "./types.ts";
 
-/** A row as a driver returns it: column name to value (SQLite's values, or PostgreSQL's after postgres-rows.ts). */
+/** A row as a driver returns it: column name to value (SQLite's values, or PostgreSQL's after postgres/rows.ts). */
 export type Row = Record<string, unknown>;
 
 /** The bind parameters for writing `input`, its tokens sealed under the keyring's current key. */

@@ -7,7 +7,7 @@
  * one as vault_record_corrupt, naming the record so it can be deleted; a constraint would only move the failure.
  */
 
-import type { Migration } from "../db/index.ts";
+import type { Migration } from "../../db/index.ts";
 
 export const VAULT_COMPONENT = "vault";
 

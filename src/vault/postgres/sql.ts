@@ -1,4 +1,4 @@
-/** The SQL the PostgreSQL credential store runs, in one place. Parameters are positional (see postgres-rows.ts). */
+/** The SQL the PostgreSQL credential store runs, in one place. Parameters are positional (see rows.ts). */
 
 const COLUMNS = `subject, issuer, resource, id, client_id, status, expires_at, scopes, account, provider,
   has_access, has_refresh, has_id, kid, nonce, ciphertext`;

@@ -6,7 +6,7 @@
  * Construction is synchronous and touches nothing: the pool opens and the "vault" migrations run on the first
  * call (one shared promise; a failed open is retried by the next call). Every write is one statement: `put` an
  * INSERT … ON CONFLICT DO UPDATE, `compareAndSwap` an UPDATE … WHERE version = $expected. Leases are advisory
- * locks the server releases when their holder's connection dies (postgres-leases.ts).
+ * locks the server releases when their holder's connection dies (leases.ts).
  *
  * Errors: our typed vault errors (vault_record_corrupt, vault_key_*, vault_input_invalid) as with SQLite; a
  * database failure is the DatabaseError from src/db (database_unavailable, database_failed,
@@ -19,16 +19,12 @@ import {
   isPostgresUrl,
   openDatabase,
   redactDatabaseUrl,
-} from "../db/index.ts";
-import { VaultCorruptError, VaultKeyError } from "./errors.ts";
-import type { Keyring } from "./keyring.ts";
-import { PostgresLeases } from "./postgres-leases.ts";
-import { fromPg, writeParams } from "./postgres-rows.ts";
-import { VAULT_COMPONENT, VAULT_MIGRATIONS } from "./postgres-schema.ts";
-import { PG_SQL } from "./postgres-sql.ts";
-import { validateInput, validateLease } from "./record.ts";
-import { sealTokens } from "./seal.ts";
-import { type Row, rowToRecord, rowToSummary, stored, unreadable } from "./sqlite-rows.ts";
+} from "../../db/index.ts";
+import { VaultCorruptError, VaultKeyError } from "../errors.ts";
+import type { Keyring } from "../keyring.ts";
+import { validateInput, validateLease } from "../record.ts";
+import { sealTokens } from "../seal.ts";
+import { type Row, rowToRecord, rowToSummary, stored, unreadable } from "../sqlite-rows.ts";
 import type {
   CredentialFilter,
   CredentialInput,
@@ -38,7 +34,11 @@ import type {
   CredentialStore,
   CredentialSummary,
   LeaseInfo,
-} from "./types.ts";
+} from "../types.ts";
+import { PostgresLeases } from "./leases.ts";
+import { fromPg, writeParams } from "./rows.ts";
+import { VAULT_COMPONENT, VAULT_MIGRATIONS } from "./schema.ts";
+import { PG_SQL } from "./sql.ts";
 
 export interface PostgresCredentialStoreOptions {
   /** postgres://user@host:port/database; the password may be in it, or in PGPASSWORD. Never printed. */
@@ -175,7 +175,7 @@ export class PostgresCredentialStore implements CredentialStore {
     return (await (await this.#db()).query(`${PG_SQL.deleteById} RETURNING id`, [id])).length > 0;
   }
 
-  /** See postgres-leases.ts: an advisory lock the server releases if this process dies, plus a row with a TTL. */
+  /** See leases.ts: an advisory lock the server releases if this process dies, plus a row with a TTL. */
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
     validateLease(name, owner, ttlMs);
     this.#open();
