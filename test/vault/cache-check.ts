@@ -77,6 +77,7 @@ export interface WriterOp {
 
 export interface StaleRead {
   start: number;
+  end: number;
   saw: number;
   /** The last change that had returned when the read started. */
   after: WriterOp;
@@ -84,27 +85,33 @@ export interface StaleRead {
 
 /**
  * Reads whose result is older than the last change that returned before they started. State after change i: `at-i`
- * (tag i), absent after a delete. A read may also show the change in flight (committed, not yet returned).
+ * (tag i), absent after a delete. A read may also show any later state it overlapped: a state `at-j` with j after
+ * that change, or absent when a delete after it could have been in flight before the read ended (the writer sent it
+ * once the change before it had returned). A read that missed the cache spans a round trip, and on a loaded machine
+ * several changes can commit between its start and the database's snapshot: only its start bounds what it may show.
  */
 export function staleReads(
   ops: WriterOp[],
   readsFile: string,
 ): { stale: StaleRead[]; reads: number; seen: Set<number> } {
   const bytes = readFileSync(readsFile);
-  const count = bytes.length / 12;
-  const starts = new Float64Array(
-    bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + count * 8),
-  );
+  const count = bytes.length / 20;
+  const floats = (from: number) =>
+    new Float64Array(
+      bytes.buffer.slice(bytes.byteOffset + from, bytes.byteOffset + from + count * 8),
+    );
+  const starts = floats(0);
+  const ends = floats(count * 8);
   const tags = new Int32Array(
-    bytes.buffer.slice(bytes.byteOffset + count * 8, bytes.byteOffset + count * 12),
+    bytes.buffer.slice(bytes.byteOffset + count * 16, bytes.byteOffset + count * 20),
   );
   const sorted = [...ops].sort((a, b) => a.op - b.op);
-  const kindOf = (i: number) => sorted.find((o) => o.op === i)?.kind;
   const stale: StaleRead[] = [];
   const seen = new Set<number>();
   let k = -1; // index into sorted of the last change returned before the read started
   for (let r = 0; r < count; r++) {
     const start = starts[r] as number;
+    const end = ends[r] as number;
     const saw = tags[r] as number;
     if (saw === -2) continue; // the read failed: it showed nothing
     seen.add(saw);
@@ -112,9 +119,21 @@ export function staleReads(
     while (k + 1 < sorted.length && (sorted[k + 1] as WriterOp).at < start) k++;
     if (k < 0) continue;
     const last = sorted[k] as WriterOp;
-    const fine =
-      saw >= 0 ? saw >= last.op : last.kind === "delete" || kindOf(last.op + 1) === "delete";
-    if (!fine) stale.push({ start, saw, after: last });
+    const fine = saw >= 0 ? saw >= last.op : deleteOverlapping(sorted, k, end);
+    if (!fine) stale.push({ start, end, saw, after: last });
   }
   return { stale, reads: count, seen };
+}
+
+/**
+ * Whether the read could show absence: the change at `k` is a delete, or a later delete was sent before the read
+ * ended (changes go one at a time, so change j is sent only after change j-1 returned).
+ */
+function deleteOverlapping(sorted: WriterOp[], k: number, end: number): boolean {
+  for (let j = k; j < sorted.length; j++) {
+    const op = sorted[j] as WriterOp;
+    if (j > k && (sorted[j - 1] as WriterOp).at >= end) return false;
+    if (op.kind === "delete") return true;
+  }
+  return false;
 }

@@ -67,8 +67,9 @@ test("[VAULT-pg-cache-no-stale-read] revokes and rotations at instance A (a proc
   );
   assert.deepEqual(stale.slice(0, 5), [], `${stale.length} stale reads`);
   assert.ok(cache.hits > cache.misses, "B read mostly from its cache");
-  // B did follow A: it saw most of A's states, revokes included (-1).
-  assert.ok(seen.has(-1) && seen.has(59), `states seen: ${[...seen].sort((a, b) => a - b)}`);
+  // B did follow A: it saw most of A's 50 states (not all: one that lasted a moment may fall between two reads), and
+  // the last one, a revoke (-1), which it read until told to stop.
+  assert.ok(seen.has(-1) && seen.size > 25, `states seen: ${[...seen].sort((a, b) => a - b)}`);
 });
 
 test("[VAULT-pg-cache-own-writes] a store reads its own writes at once, from a cache that keeps serving", async (t) => {
