@@ -24,7 +24,7 @@ export type {
 export {
   openPostgresToolState,
   type PostgresToolStateOptions,
-} from "./postgres-state.ts";
+} from "./postgres/state.ts";
 export { memoryReplayLedger, type ReplayLedger } from "./replay-ledger.ts";
 export {
   createRetryPool,

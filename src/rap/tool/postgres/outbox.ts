@@ -13,9 +13,9 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { advisoryKey, type Database } from "../../db/index.ts";
-import { type Keyring, openJson, type Sealed, sealJson } from "../../vault/index.ts";
-import type { CallbackOutbox, OutboxMessage, UnreadableOutboxRow } from "./state.ts";
+import { advisoryKey, type Database } from "../../../db/index.ts";
+import { type Keyring, openJson, type Sealed, sealJson } from "../../../vault/index.ts";
+import type { CallbackOutbox, OutboxMessage, UnreadableOutboxRow } from "../state.ts";
 
 /** Claims that found a row unreadable before it is deleted. */
 export const UNREADABLE_CLAIMS = 5;

@@ -4,7 +4,7 @@
  * under the vault keyring (sealJson), bound to their row by the sealing purpose.
  */
 
-import type { Migration } from "../../db/index.ts";
+import type { Migration } from "../../../db/index.ts";
 
 export const RAP_TOOL_COMPONENT = "rap_tool";
 

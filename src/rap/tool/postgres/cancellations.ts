@@ -5,8 +5,8 @@
  * that started it. Remembered for as long as a pending sign-in of the call could still come back (`keepMs`).
  */
 
-import { advisoryKey, type Database, type Queryable } from "../../db/index.ts";
-import type { CallCancellations } from "./state.ts";
+import { advisoryKey, type Database, type Queryable } from "../../../db/index.ts";
+import type { CallCancellations } from "../state.ts";
 
 export class PostgresCancellations implements CallCancellations {
   readonly #db: Database;
