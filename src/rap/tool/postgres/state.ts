@@ -10,13 +10,13 @@
 
 import { openDatabase } from "../../../db/index.ts";
 import type { Keyring } from "../../../vault/index.ts";
+import type { ToolStateStore } from "../state.ts";
 import { PostgresCancellations } from "./cancellations.ts";
 import { PostgresConsents } from "./consents.ts";
 import { PostgresOutbox } from "./outbox.ts";
 import { PostgresPendingStore } from "./pending.ts";
 import { PostgresReplayLedger } from "./replay.ts";
 import { RAP_TOOL_COMPONENT, RAP_TOOL_MIGRATIONS } from "./schema.ts";
-import type { ToolStateStore } from "../state.ts";
 
 export interface PostgresToolStateOptions {
   /** postgres://user:password@host:port/database (the password never reaches a log or an error). */
