@@ -18,8 +18,13 @@ import pg from "pg";
 export interface PostgresServer {
   /** A URL on the server's `postgres` database (for admin statements). */
   adminUrl: string;
-  /** The server's process id. */
+  /** The server's process id (a new one after `restart`). */
   pid: number | undefined;
+  /**
+   * `pg_ctl stop -m immediate`, then the server again on the same port and data: every connection drops at once,
+   * as in a crash, and the data comes back through WAL replay. Resolves when it accepts connections again.
+   */
+  restart(): Promise<void>;
   /** Fast shutdown (SIGINT, SIGKILL after 5 s); the data folder is deleted. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -44,6 +49,13 @@ export interface PostgresServerOptions {
    * compare a disk flush with none.
    */
   durable?: boolean;
+  /**
+   * Commits survive a crash of the server's processes (`restart`, kill -9): `synchronous_commit` stays on, so a
+   * commit is answered only once its WAL is written. fsync and full-page writes may stay off, since the operating
+   * system's cache outlives the processes. Default false (with `synchronous_commit=off` the last ~200 ms of commits
+   * are lost on a crash, which a test of "nothing lost when the database crashes" must not mistake for a bug).
+   */
+  crashSafe?: boolean;
 }
 
 /** Starts a server from the binaries in `bin`; throws when it does not come up. */
@@ -53,7 +65,14 @@ export async function startPostgresServer(
 ): Promise<PostgresServer> {
   const speed = options.durable
     ? []
-    : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"];
+    : [
+        "-c",
+        "fsync=off",
+        "-c",
+        `synchronous_commit=${options.crashSafe ? "on" : "off"}`,
+        "-c",
+        "full_page_writes=off",
+      ];
   const root = mkdtempSync(join(tmpdir(), "agentauth-pg-"));
   const data = join(root, "data");
   const sockets = join(root, "sock");
@@ -69,11 +88,7 @@ export async function startPostgresServer(
     ["-D", data, "-U", "agentauth", "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"],
     { ...spawnOptions, stdio: ["ignore", "ignore", "pipe"], cwd: root },
   );
-  let child: ChildProcess | undefined;
-  let port = 0;
-  let lastError = "";
-  for (let attempt = 0; attempt < 5 && !child; attempt++) {
-    port = await freePort();
+  const launch = async (port: number): Promise<{ child?: ChildProcess; stderr: string }> => {
     const candidate = spawn(
       join(bin, "postgres"),
       [
@@ -98,26 +113,57 @@ export async function startPostgresServer(
       stderr = (stderr + chunk.toString()).slice(-4000);
     });
     const url = `postgres://agentauth@127.0.0.1:${port}/postgres`;
-    if (await ready(url, candidate)) child = candidate;
-    else {
-      candidate.kill("SIGKILL");
-      lastError = stderr;
-    }
+    if (await ready(url, candidate)) return { child: candidate, stderr };
+    candidate.kill("SIGKILL");
+    return { stderr };
+  };
+  let child: ChildProcess | undefined;
+  let port = 0;
+  let lastError = "";
+  for (let attempt = 0; attempt < 5 && !child; attempt++) {
+    port = await freePort();
+    const launched = await launch(port);
+    child = launched.child;
+    lastError = launched.stderr;
   }
   if (!child) {
     rmSync(root, { recursive: true, force: true });
     throw new Error(`the throwaway PostgreSQL server did not start: ${lastError}`);
   }
-  const server = child;
-  const watchdog = startWatchdog(server.pid as number, root);
+  let server = child;
+  let watchdog = startWatchdog(server.pid as number, root);
   const kill = () => {
     if (server.exitCode === null) server.kill("SIGKILL");
   };
   process.once("exit", kill);
   let stopped: Promise<void> | undefined;
-  return {
+  const running: PostgresServer = {
     adminUrl: `postgres://agentauth@127.0.0.1:${port}/postgres`,
     pid: server.pid,
+    async restart() {
+      // `pg_ctl stop -m immediate`: every server process quits at once without a checkpoint (a crash, as far as
+      // clients and the data are concerned); the next start replays the WAL. Same port, same data.
+      const exited = new Promise((resolve) => server.once("exit", resolve));
+      execFileSync(join(bin, "pg_ctl"), ["stop", "-D", data, "-m", "immediate", "-w"], {
+        ...spawnOptions,
+        stdio: ["ignore", "ignore", "pipe"],
+        cwd: root,
+      });
+      await exited;
+      watchdog.kill("SIGKILL");
+      for (let attempt = 0; ; attempt++) {
+        const launched = await launch(port);
+        if (launched.child) {
+          server = launched.child;
+          break;
+        }
+        // The old postmaster's port may linger for a moment.
+        if (attempt >= 20) throw new Error(`PostgreSQL did not come back: ${launched.stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      watchdog = startWatchdog(server.pid as number, root);
+      running.pid = server.pid;
+    },
     stop() {
       stopped ??= (async () => {
         if (server.exitCode === null) {
@@ -133,6 +179,7 @@ export async function startPostgresServer(
       return stopped;
     },
   };
+  return running;
 }
 
 /**
