@@ -12,7 +12,7 @@ export {
   type Row,
   type Session,
 } from "./database.ts";
-export { DatabaseError, type DatabaseErrorCode } from "./errors.ts";
+export { DatabaseError, type DatabaseErrorCode, isTemporarilyUnavailable } from "./errors.ts";
 export { advisoryKey } from "./locks.ts";
 export { applyMigrations, type Migration } from "./migrations.ts";
 export { DATABASE_URL_ENV, databaseUrlFromEnv, isPostgresUrl, redactDatabaseUrl } from "./url.ts";

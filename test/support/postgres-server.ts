@@ -25,6 +25,10 @@ export interface PostgresServer {
    * as in a crash, and the data comes back through WAL replay. Resolves when it accepts connections again.
    */
   restart(): Promise<void>;
+  /** The first half of `restart`: down (every connection refused) until `start`. */
+  crash(): Promise<void>;
+  /** Back on the same port and data after `crash` (WAL replay); resolves when it accepts connections. */
+  start(): Promise<void>;
   /** Fast shutdown (SIGINT, SIGKILL after 5 s); the data folder is deleted. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -140,9 +144,10 @@ export async function startPostgresServer(
   const running: PostgresServer = {
     adminUrl: `postgres://agentauth@127.0.0.1:${port}/postgres`,
     pid: server.pid,
-    async restart() {
+    async crash() {
       // `pg_ctl stop -m immediate`: every server process quits at once without a checkpoint (a crash, as far as
-      // clients and the data are concerned); the next start replays the WAL. Same port, same data.
+      // clients and the data are concerned); the next start replays the WAL.
+      if (server.exitCode !== null) return;
       const exited = new Promise((resolve) => server.once("exit", resolve));
       execFileSync(join(bin, "pg_ctl"), ["stop", "-D", data, "-m", "immediate", "-w"], {
         ...spawnOptions,
@@ -151,6 +156,9 @@ export async function startPostgresServer(
       });
       await exited;
       watchdog.kill("SIGKILL");
+    },
+    async start() {
+      if (server.exitCode === null) return;
       for (let attempt = 0; ; attempt++) {
         const launched = await launch(port);
         if (launched.child) {
@@ -163,6 +171,10 @@ export async function startPostgresServer(
       }
       watchdog = startWatchdog(server.pid as number, root);
       running.pid = server.pid;
+    },
+    async restart() {
+      await running.crash();
+      await running.start();
     },
     stop() {
       stopped ??= (async () => {

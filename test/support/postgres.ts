@@ -58,7 +58,11 @@ export function skipWithoutPostgres(
 
 /** A server of its own that a test may crash and bring back (`pg_ctl stop -m immediate`, then a start). */
 export interface RestartablePostgres extends TestPostgres {
+  /** `pg_ctl stop -m immediate`, then up again on the same port and data. */
   restart(): Promise<void>;
+  /** Down (as in a crash: `-m immediate`) until `start`. */
+  crash(): Promise<void>;
+  start(): Promise<void>;
 }
 
 /**
@@ -87,6 +91,8 @@ export async function restartablePostgres(): Promise<RestartablePostgres | undef
       return server.pid;
     },
     restart: () => server.restart(),
+    crash: () => server.crash(),
+    start: () => server.start(),
   };
 }
 

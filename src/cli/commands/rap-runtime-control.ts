@@ -9,6 +9,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 import { AgentAuthError } from "../../core/errors.ts";
+import { isTemporarilyUnavailable } from "../../db/index.ts";
 import type { RapRuntime } from "../../rap/runtime/index.ts";
 import { MAX_BODY_BYTES } from "../../rap/wire.ts";
 
@@ -77,6 +78,7 @@ export async function handleControl(
       });
       return send(res, 202, outcome);
     } catch (error) {
+      if (isTemporarilyUnavailable(error)) return unavailable(res);
       if (error instanceof AgentAuthError) return send(res, 400, error.toJSON());
       throw error;
     }
@@ -120,6 +122,28 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 
 function badRequest(res: ServerResponse, message: string): void {
   send(res, 400, { error: "invalid_request", message });
+}
+
+/**
+ * The answer to a request that failed inside: 503 with Retry-After while the database is down or saturated (a
+ * temporary state: retry), else 500. Never 400, which tells the client that retrying cannot help (issue 22 §3).
+ */
+export function sendFailure(res: ServerResponse, error: unknown): void {
+  if (isTemporarilyUnavailable(error)) return unavailable(res);
+  send(res, 500, { error: "internal_error", message: "Retry later." });
+}
+
+function unavailable(res: ServerResponse): void {
+  send(
+    res,
+    503,
+    {
+      error: "database_unavailable",
+      message:
+        "The runtime's database is not answering right now; nothing was changed. Retry in a moment.",
+    },
+    { "retry-after": "1" },
+  );
 }
 
 export function send(

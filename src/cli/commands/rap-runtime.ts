@@ -22,7 +22,7 @@ import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 import { parseInteger } from "./idp.ts";
 import { escapeForTerminal, jsonForTerminal } from "./rap-inspect.ts";
-import { handleControl, send } from "./rap-runtime-control.ts";
+import { handleControl, send, sendFailure } from "./rap-runtime-control.ts";
 import { readSettings, settingsPath, writeSettings } from "./rap-runtime-settings.ts";
 import { TOOL_AUTH, type ToolAuthScheme, toolAuth } from "./rap-tool-auth.ts";
 
@@ -171,7 +171,7 @@ export async function runtimeServeCommand(argv: string[], io: CliIo): Promise<nu
     if (req.url?.startsWith(callbackPrefix)) return started.handleCallback(req, res);
     handleControl(started, control, req, res).catch((error) => {
       logger.error("rap.control_failed", { error });
-      send(res, 500, { error: "internal_error", message: "Retry later." });
+      sendFailure(res, error);
     });
   };
   // Listen for the end before saying ready: whoever reads the ready line may stop us at once.

@@ -6,6 +6,7 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../../core/log.ts";
+import { isTemporarilyUnavailable } from "../../db/index.ts";
 import { AuthorizationResponseError } from "../../oauth/index.ts";
 import {
   type BindingCookieOptions,
@@ -198,7 +199,12 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
       if (!(error instanceof AuthorizationResponseError)) {
         // The shared store failed (unreachable, or a vault key this instance lacks): not the person's fault.
         o.logger.error("rap.oauth.state_unavailable", { error });
-        return page(res, unavailablePage());
+        // Nothing was taken: once the database is back, reloading the page finishes the sign-in.
+        return page(
+          res,
+          unavailablePage(),
+          isTemporarilyUnavailable(error) ? { "retry-after": "1" } : {},
+        );
       }
       o.logger.warn("rap.oauth.state_refused", { reason: "unknown, used or expired" });
       return page(res, invalidStatePage());

@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Logger, silentLogger } from "../../core/log.ts";
+import { isTemporarilyUnavailable } from "../../db/index.ts";
 import type { LogoutResult } from "../../oauth/index.ts";
 import { CANCEL_TOOL_CALL_PATH, CLOSE_THREAD_PATH, TOOLSET_PATH, type Toolset } from "../wire.ts";
 import { type Base, baseUrl, isLoopbackHost, secure } from "./base-url.ts";
@@ -14,7 +15,7 @@ import { CallRegistry } from "./calls.ts";
 import { DEFAULT_OPERATION_TIMEOUT_MS } from "./deadline.ts";
 import { ToolConfigError } from "./errors.ts";
 import { hostRefusal, InvocationGate, loopbackHosts, signedHosts } from "./guard.ts";
-import { json } from "./http-reply.ts";
+import { json, page } from "./http-reply.ts";
 import { createIntake } from "./intake.ts";
 import { secureCallbackUrl } from "./invocation.ts";
 import {
@@ -26,6 +27,7 @@ import {
 import { ProviderAuth } from "./oauth-flow.ts";
 import type { ToolServerOptions } from "./options.ts";
 import { OutboxPump } from "./outbox-pump.ts";
+import { unavailablePage } from "./pages.ts";
 import { PendingAuthorizations } from "./pending-calls.ts";
 import { toolProviders } from "./providers.ts";
 import { memoryReplayLedger } from "./replay-ledger.ts";
@@ -37,6 +39,8 @@ import { buildToolset, compileOperations } from "./toolset.ts";
 import { WorkQueue } from "./work-queue.ts";
 
 export { INVOKE_PATH, OAUTH_CALLBACK_PATH };
+
+const RETRY_SOON = { "retry-after": "1" };
 export const DEFAULT_AUTHORIZATION_TIMEOUT_MS = 10 * 60_000;
 
 export interface ToolServer {
@@ -287,8 +291,13 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     route(req, res).catch((error) => {
       logger.error("rap.http.failed", { error });
-      if (!res.headersSent) json(res, 500, { error: "internal_error" }, true);
-      else res.destroy();
+      if (res.headersSent) return res.destroy();
+      // The shared state's database is down or saturated: "not now", so 503 with Retry-After, a page for the
+      // browser-facing endpoints, JSON for the runtime's (issue 22 §3).
+      if (!isTemporarilyUnavailable(error))
+        return json(res, 500, { error: "internal_error" }, true);
+      if (req.url?.includes("/oauth/")) return page(res, unavailablePage(), RETRY_SOON);
+      json(res, 503, { error: "state_unavailable" }, true, RETRY_SOON);
     });
   };
 
