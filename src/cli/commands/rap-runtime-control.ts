@@ -129,8 +129,8 @@ function badRequest(res: ServerResponse, message: string): void {
  * temporary state: retry), else 500. Never 400, which tells the client that retrying cannot help (issue 22 §3).
  */
 export function sendFailure(res: ServerResponse, error: unknown): void {
-  if (isTemporarilyUnavailable(error)) return unavailable(res);
-  send(res, 500, { error: "internal_error", message: "Retry later." });
+  if (isTemporarilyUnavailable(error)) unavailable(res);
+  else send(res, 500, { error: "internal_error", message: "Retry later." });
 }
 
 function unavailable(res: ServerResponse): void {
