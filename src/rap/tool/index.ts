@@ -44,4 +44,11 @@ export {
   openSqliteReplayLedger,
   ReplayLedgerError,
 } from "./sqlite-replay.ts";
-export type { CallbackOutbox, OutboxMessage, ToolStateStore } from "./state.ts";
+export type {
+  CallbackOutbox,
+  CallLedger,
+  LedgerCall,
+  OutboxMessage,
+  ToolStateStore,
+} from "./state.ts";
+export type { TakeoverOptions } from "./takeover.ts";

@@ -35,6 +35,7 @@ import { createRetryPool, DEFAULT_MAX_PENDING_DELIVERIES } from "./retry-pool.ts
 import { CallRunner } from "./runner.ts";
 import { createRuntimeRequests, INVOKE_PATH } from "./runtime-requests.ts";
 import type { ConsentStore } from "./state.ts";
+import { Takeover } from "./takeover.ts";
 import { buildToolset, compileOperations } from "./toolset.ts";
 import { WorkQueue } from "./work-queue.ts";
 
@@ -151,9 +152,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     authorizationTimeoutMs: timeoutMs,
     operationTimeoutMs,
     delivery,
-    resumedElsewhere: state
-      ? (groupId, id) => state.cancellations.wasResumed(groupId, id)
-      : undefined,
+    ledger: state?.calls,
     stopped: stopping.signal,
     // auth_url leads to the tool's consent page first (issue 8 §1.2), not straight to the provider.
     consentLink: async (call, provider, authorizationUrl, browserSecret) => {
@@ -184,7 +183,20 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     retryPool: createRetryPool(options.maxPendingDeliveries ?? DEFAULT_MAX_PENDING_DELIVERIES),
     logger,
   });
-  const intake = createIntake({ operations, calls, runner, work, logger });
+  const intake = createIntake({ operations, calls, runner, work, ledger: state?.calls, logger });
+  // With a shared ledger, the calls and claims of instances that died are ended or released by the live ones.
+  const takeover =
+    state?.calls && pump
+      ? new Takeover({
+          ledger: state.calls,
+          outbox: state.outbox,
+          logger,
+          onQueued: () => pump.kick(),
+          options: options.takeover,
+        })
+      : undefined;
+  // A lost and regained database session may have left claims this instance no longer tracks.
+  state?.presence?.onRegained(() => pump?.lostTrack());
   // Shared when the state is (a link made by one instance works at every other); in memory otherwise.
   const consents: ConsentStore = state
     ? state.consents(timeoutMs)
@@ -198,9 +210,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
         cancelled: state
           ? (groupId, id) => state.cancellations.isCancelled(groupId, id)
           : undefined,
-        takenOver: state
-          ? (groupId, id) => state.cancellations.resumed(groupId, id, timeoutMs + 60_000)
-          : undefined,
+        ledger: state?.calls,
         runner: () => runner,
         base: () => base as Base,
         logger,
@@ -305,9 +315,11 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     calls.cancelAll();
     stopping.abort();
     pump?.stop();
+    takeover?.stop();
   };
   // Messages left by an earlier run (or another instance that died) are delivered from the start.
   pump?.start();
+  takeover?.start();
 
   return {
     handler,

@@ -1,6 +1,6 @@
 /**
- * The RAP tool's durable state on PostgreSQL: pending authorizations, consent links, the callback outbox, marks on
- * calls and the replay ledger of accepted invocation signatures, shared by every
+ * The RAP tool's durable state on PostgreSQL: pending authorizations, consent links, the callback outbox, the ledger
+ * of accepted calls, cancellations and the replay ledger of accepted invocation signatures, shared by every
  * instance given the same database URL and the same vault key (AGENTAUTH_VAULT_KEY, or the key file).
  *
  * @example
@@ -8,9 +8,11 @@
  * const tool = createToolServer({ ...options, state });
  */
 
-import { openDatabase } from "../../../db/index.ts";
+import type { Logger } from "../../../core/log.ts";
+import { openDatabase, type Presence, startPresence } from "../../../db/index.ts";
 import type { Keyring } from "../../../vault/index.ts";
 import type { ToolStateStore } from "../state.ts";
+import { PostgresCallLedger } from "./calls.ts";
 import { PostgresCancellations } from "./cancellations.ts";
 import { PostgresConsents } from "./consents.ts";
 import { PostgresOutbox } from "./outbox.ts";
@@ -25,6 +27,8 @@ export interface PostgresToolStateOptions {
   keyring: Keyring;
   /** Connections for this instance. Default 10. */
   poolSize?: number;
+  /** Where the presence lock's losses and regains are logged. */
+  logger?: Logger;
 }
 
 /** Opens the database and brings the rap_tool schema up to date; throws a typed DatabaseError when it cannot. */
@@ -35,15 +39,29 @@ export async function openPostgresToolState(
     component: RAP_TOOL_COMPONENT,
     migrations: RAP_TOOL_MIGRATIONS,
     poolSize: options.poolSize,
-    sessionPoolSize: 1,
+    // The presence lock's session, and one to replace it while the old one is still being given up.
+    sessionPoolSize: 2,
   });
+  let presence: Presence;
+  try {
+    presence = await startPresence(db, { logger: options.logger });
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  const outbox = new PostgresOutbox(db, options.keyring, presence.key);
   return {
     pending: new PostgresPendingStore(db, options.keyring),
     consents: (ttlMs) => new PostgresConsents(db, options.keyring, ttlMs),
-    outbox: new PostgresOutbox(db, options.keyring),
+    outbox,
     cancellations: new PostgresCancellations(db),
+    calls: new PostgresCallLedger(db, options.keyring, outbox, presence.key),
     replay: new PostgresReplayLedger(db, db.label),
+    presence,
     label: db.label,
-    close: () => db.close(),
+    close: async () => {
+      await presence.stop();
+      await db.close();
+    },
   };
 }
