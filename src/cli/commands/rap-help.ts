@@ -49,7 +49,7 @@ export const RUNTIME_SERVE_HELP = `agentauth rap runtime serve --toolset URL [--
   Example:
     agentauth rap runtime serve --toolset http://127.0.0.1:8700`;
 
-export const RAP_USAGE = `agentauth rap tool serve --example --issuer URL [--port N] [--client-id ID] [--invocation-auth hmac|bearer|none] [--invocation-secret-file PATH]
+export const RAP_USAGE = `agentauth rap tool serve --example --issuer URL [--port N] [--host ADDR] [--public-url URL] [--client-id ID] [--invocation-auth hmac|bearer|none] [--invocation-secret-file PATH]
   The example RAP tool (echo; whoami needs OAuth at the issuer and calls a protected API). Tokens go to the vault.
 agentauth rap runtime serve --toolset URL [--toolset URL…] [--port N] [--public-url URL] [--tool-auth hmac|bearer|none] [--tool-secret-file PATH] [--db PATH] [--call-timeout S]
   A RAP runtime: callback receiver (signed per-call URLs) and a small JSON API to invoke tools as the model would.
@@ -66,13 +66,18 @@ export const RAP_HELP: Record<string, string> = {
   --example                      serve the built-in example tool (required: the only built-in tool)
   --issuer URL                   the OAuth authorization server whoami signs in at (http only on loopback)
   --port N                       port to listen on (default: a free one)
+  --host ADDR                    interface to listen on (default 127.0.0.1); another needs --public-url
+  --public-url URL               the base URL the runtime and browsers reach the tool at, shared by every instance
+                                 behind a load balancer: the toolset, the consent page, the OAuth redirect and the
+                                 HMAC host binding name it (a proxy may keep or rewrite Host)
   --client-id ID                 a registered client id (default: register one dynamically, RFC 7591)
   --invocation-auth MODE         hmac (default: signed requests, replay window 300 s), bearer (shared secret
                                  sent as a bearer token) or none (no authentication; prints a warning)
   --invocation-secret-file PATH  the shared secret file (default $AGENTAUTH_HOME/${DEFAULT_INVOCATION_SECRET_FILE};
                                  created 0600 if missing); give the runtime the same file
 
-  Prints one JSON line when ready: {"event":"ready","url":…,"invocationAuth":…,"invocationSecretFile":…}.
+  Prints one JSON line when ready: {"event":"ready","url":…,"listen":…,"invocationAuth":…,"invocationSecretFile":…}
+  (url: the public URL; listen: where this instance listens, what a load balancer forwards to).
   Exits 1 with one sentence when it cannot start (issuer unreachable, port taken), 2 on a usage error.
 
   Example:

@@ -47,6 +47,8 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
       example: { type: "boolean", default: false },
       issuer: { type: "string" },
       port: { type: "string", default: "0" },
+      host: { type: "string", default: "127.0.0.1" },
+      "public-url": { type: "string" },
       "client-id": { type: "string" },
       "invocation-auth": { type: "string", default: "hmac" },
       "invocation-secret-file": { type: "string" },
@@ -69,6 +71,20 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
     );
   }
   const port = parseInteger(values.port, "--port", 0, 65535);
+  const publicUrl = values["public-url"]?.replace(/\/+$/, "");
+  if (publicUrl !== undefined) {
+    const parsed = URL.parse(publicUrl);
+    if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.search || parsed.hash) {
+      throw new UsageError(
+        `--public-url must be an http(s) base URL without query, such as https://tools.example.com (got "${peerText(publicUrl)}")`,
+      );
+    }
+  }
+  if (!publicUrl && !isLoopbackAddress(values.host)) {
+    throw new UsageError(
+      `--host ${peerText(values.host)} is reachable from elsewhere: give --public-url too (the URL the runtime and browsers use, which the toolset and the OAuth redirect name)`,
+    );
+  }
   const secretFile =
     values["invocation-secret-file"] ?? join(agentauthHome(io.env), DEFAULT_INVOCATION_SECRET_FILE);
   let invocationAuth: InvocationAuth | undefined;
@@ -104,6 +120,8 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
       state,
       replay,
       port,
+      host: values.host,
+      publicBaseUrl: publicUrl,
       clientId: values["client-id"],
       invocationAuth,
       logger: createLogger({ fields: { component: "rap-tool" } }),
@@ -121,6 +139,7 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
     jsonLine({
       event: "ready",
       url: tool.url,
+      listen: tool.listen,
       api: tool.api.url,
       invocationAuth: invocationAuth?.scheme ?? "none",
       state: state ? state.label : "memory",
@@ -136,6 +155,10 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
   await state?.close();
   await store.close();
   return EXIT.ok;
+}
+
+function isLoopbackAddress(host: string): boolean {
+  return ["127.0.0.1", "::1", "localhost"].includes(host);
 }
 
 /** One sentence: what failed and what to do (issue 8 §4.3). */

@@ -21,6 +21,13 @@ export interface ExampleToolOptions {
   issuer: string;
   store: CredentialStore;
   port?: number;
+  /** The interface to listen on (default 127.0.0.1); another needs `publicBaseUrl`. */
+  host?: string;
+  /**
+   * The URL the runtime and browsers reach the tool at, shared by every instance behind a load balancer: the toolset's
+   * endpoint, the consent page and the OAuth redirect URI name it. Default: the listening address.
+   */
+  publicBaseUrl?: string;
   /** The protected API's port (0 or absent = a free one): a fixed one keeps its resource URL across restarts. */
   apiPort?: number;
   clientId?: string;
@@ -35,7 +42,10 @@ export interface ExampleToolOptions {
 }
 
 export interface RunningExampleTool {
+  /** The public base URL (or the listening address). */
   url: string;
+  /** Where this instance listens (`http://host:port`), which a load balancer forwards to. */
+  listen: string;
   api: ProtectedApi;
   clientId: string;
   close(): Promise<void>;
@@ -59,6 +69,7 @@ async function startOnApi(
   const clientId = options.clientId ?? (await registerExampleClient(options.issuer));
   const server = createToolServer({
     invocationAuth: options.invocationAuth,
+    publicBaseUrl: options.publicBaseUrl,
     toolset: {
       name: "agentauth-example",
       description: "Example RAP tool: echo, and whoami against a protected API",
@@ -124,9 +135,11 @@ async function startOnApi(
       },
     ],
   });
-  const listening = await server.listen({ port: options.port ?? 0, host: "127.0.0.1" });
+  const host = options.host ?? "127.0.0.1";
+  const listening = await server.listen({ port: options.port ?? 0, host });
   return {
     url: listening.url,
+    listen: `http://${host.includes(":") ? `[${host}]` : host}:${listening.port}`,
     api,
     clientId,
     close: async () => {

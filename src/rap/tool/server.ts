@@ -66,6 +66,8 @@ export interface ToolServer {
 export interface ListeningToolServer {
   /** The base URL: `publicBaseUrl` when given, else the listening address. */
   url: string;
+  /** The port it listens on (behind a load balancer, what the balancer forwards to). */
+  port: number;
   close(): Promise<void>;
 }
 
@@ -371,6 +373,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
       logger.info("rap.tool.listening", { url: base?.href, toolset: toolset?.name });
       return {
         url: (base as Base).href,
+        port,
         close: () =>
           new Promise<void>((resolve) => {
             shutdown();
