@@ -49,7 +49,7 @@ export const RUNTIME_SERVE_HELP = `agentauth rap runtime serve --toolset URL [--
   Example:
     agentauth rap runtime serve --toolset http://127.0.0.1:8700`;
 
-export const RAP_USAGE = `agentauth rap tool serve --example --issuer URL [--port N] [--host ADDR] [--public-url URL] [--client-id ID] [--invocation-auth hmac|bearer|none] [--invocation-secret-file PATH]
+export const RAP_USAGE = `agentauth rap tool serve --example --issuer URL [--port N] [--host ADDR] [--public-url URL] [--client-id ID] [--api-resource URI] [--invocation-auth hmac|bearer|none] [--invocation-secret-file PATH]
   The example RAP tool (echo; whoami needs OAuth at the issuer and calls a protected API). Tokens go to the vault.
 agentauth rap runtime serve --toolset URL [--toolset URL…] [--port N] [--public-url URL] [--tool-auth hmac|bearer|none] [--tool-secret-file PATH] [--db PATH] [--call-timeout S]
   A RAP runtime: callback receiver (signed per-call URLs) and a small JSON API to invoke tools as the model would.
@@ -71,10 +71,17 @@ export const RAP_HELP: Record<string, string> = {
                                  behind a load balancer: the toolset, the consent page, the OAuth redirect and the
                                  HMAC host binding name it (a proxy may keep or rewrite Host)
   --client-id ID                 a registered client id (default: register one dynamically, RFC 7591)
+  --api-resource URI             the protected API's RFC 8707 resource identifier, which whoami's tokens are for
+                                 (default https://example-api.agentauth.invalid/, the same at every start)
   --invocation-auth MODE         hmac (default: signed requests, replay window 300 s), bearer (shared secret
                                  sent as a bearer token) or none (no authentication; prints a warning)
   --invocation-secret-file PATH  the shared secret file (default $AGENTAUTH_HOME/${DEFAULT_INVOCATION_SECRET_FILE};
                                  created 0600 if missing); give the runtime the same file
+
+  With AGENTAUTH_DATABASE_URL=postgres://… set, sign-ins, calls and undelivered results live in that database,
+  shared by every instance (behind one --public-url). Every instance needs the same --client-id, --api-resource,
+  --invocation-auth and secret file contents, and AGENTAUTH_VAULT_KEY: one that differs from a live instance refuses
+  to start (rap_tool_config_mismatch) and says which. Without --client-id each instance registers its own client.
 
   Prints one JSON line when ready: {"event":"ready","url":…,"listen":…,"invocationAuth":…,"invocationSecretFile":…}
   (url: the public URL; listen: where this instance listens, what a load balancer forwards to).

@@ -50,6 +50,7 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
       host: { type: "string", default: "127.0.0.1" },
       "public-url": { type: "string" },
       "client-id": { type: "string" },
+      "api-resource": { type: "string" },
       "invocation-auth": { type: "string", default: "hmac" },
       "invocation-secret-file": { type: "string" },
     },
@@ -84,6 +85,15 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
     throw new UsageError(
       `--host ${peerText(values.host)} is reachable from elsewhere: give --public-url too (the URL the runtime and browsers use, which the toolset and the OAuth redirect name)`,
     );
+  }
+  const apiResource = values["api-resource"];
+  if (apiResource !== undefined) {
+    const parsed = URL.parse(apiResource);
+    if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.hash) {
+      throw new UsageError(
+        `--api-resource must be an absolute http(s) URI without a fragment (RFC 8707), such as https://api.example.com/ (got "${peerText(apiResource)}")`,
+      );
+    }
   }
   const secretFile =
     values["invocation-secret-file"] ?? join(agentauthHome(io.env), DEFAULT_INVOCATION_SECRET_FILE);
@@ -123,6 +133,7 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
       host: values.host,
       publicBaseUrl: publicUrl,
       clientId: values["client-id"],
+      apiResource,
       invocationAuth,
       logger: createLogger({ fields: { component: "rap-tool" } }),
     });
@@ -141,6 +152,7 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
       url: tool.url,
       listen: tool.listen,
       api: tool.api.url,
+      apiResource: tool.api.resource,
       invocationAuth: invocationAuth?.scheme ?? "none",
       state: state ? state.label : "memory",
       ...(invocationAuth ? { invocationSecretFile: secretFile } : {}),
@@ -165,7 +177,11 @@ function isLoopbackAddress(host: string): boolean {
 function startFailure(error: unknown, issuer: string, port: number): string {
   const code = (error as { code?: unknown }).code;
   // The database's own message names the redacted URL and what to check.
-  if (error instanceof DatabaseError || error instanceof ReplayLedgerError) {
+  if (
+    error instanceof DatabaseError ||
+    error instanceof ReplayLedgerError ||
+    (error instanceof AgentAuthError && error.code === "rap_tool_config_mismatch")
+  ) {
     return `${error.message} [${error.code}]`;
   }
   if (code === "EADDRINUSE" || code === "EACCES") {

@@ -49,6 +49,7 @@ export type {
   CallLedger,
   LedgerCall,
   OutboxMessage,
+  SharedSetting,
   ToolStateStore,
 } from "./state.ts";
 export type { TakeoverOptions } from "./takeover.ts";

@@ -158,6 +158,20 @@ export interface ConsentStore {
   ): Promise<ConsentEntry | undefined>;
 }
 
+/**
+ * A setting every instance sharing a state store must have alike (issue 22 §5). `values` are fingerprints, never
+ * secrets; two instances agree when their lists share an element (one value for most settings).
+ */
+export interface SharedSetting {
+  /** A stable key (`client_id`, `api_resource`, …). */
+  name: string;
+  /** What a person calls it, in the refusal ("OAuth client id"). */
+  label: string;
+  values: string[];
+  /** What to do, in the refusal ("give every instance the same --client-id"). */
+  fix: string;
+}
+
 export interface ToolStateStore {
   readonly pending: PendingStore<PendingCallAuthorization>;
   /** `ttlMs`: how long a link stays valid (the tool's authorization timeout). */
@@ -175,5 +189,11 @@ export interface ToolStateStore {
   readonly replay: ReplayLedger;
   /** Where it lives, without secrets (for logs). */
   readonly label: string;
+  /**
+   * Checks `settings` (the vault key ids are added by the store) against the instances alive right now and records
+   * them; throws ToolConfigError `rap_tool_config_mismatch` naming each difference and its fix. Call it before
+   * listening. Absent on a store that is not shared.
+   */
+  join?(settings: readonly SharedSetting[]): Promise<void>;
   close(): Promise<void>;
 }

@@ -96,4 +96,17 @@ export const RAP_TOOL_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE rap_tool_outbox ADD COLUMN claimed_by bigint;
     `,
   },
+  {
+    version: 5,
+    description:
+      "instances: the configuration each live instance started with (fingerprints only), checked by every newcomer",
+    // Keyed by presence key: an instance the database says is gone no longer counts (issue 22 §5).
+    sql: `
+      CREATE TABLE rap_tool_instances (
+        owner      bigint      PRIMARY KEY,
+        settings   jsonb       NOT NULL,
+        started_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
 ];

@@ -15,6 +15,7 @@ import type { ToolStateStore } from "../state.ts";
 import { PostgresCallLedger } from "./calls.ts";
 import { PostgresCancellations } from "./cancellations.ts";
 import { PostgresConsents } from "./consents.ts";
+import { joinInstances } from "./instances.ts";
 import { PostgresOutbox } from "./outbox.ts";
 import { PostgresPendingStore } from "./pending.ts";
 import { PostgresReplayLedger } from "./replay.ts";
@@ -59,6 +60,16 @@ export async function openPostgresToolState(
     replay: new PostgresReplayLedger(db, db.label),
     presence,
     label: db.label,
+    join: (settings) =>
+      joinInstances(db, presence.key, [
+        ...settings,
+        {
+          name: "vault_keys",
+          label: "vault key",
+          values: options.keyring.kids,
+          fix: "give every instance the same AGENTAUTH_VAULT_KEY (see docs/deploy.md)",
+        },
+      ]),
     close: async () => {
       await presence.stop();
       await db.close();
