@@ -20,6 +20,8 @@ export const INSPECT_HELP = `agentauth rap inspect <tool base URL> [--json] [--t
 export const RUNTIME_SERVE_HELP = `agentauth rap runtime serve --toolset URL [--toolset URL…] [options]
   A RAP runtime on 127.0.0.1: the callback receiver (signed per-call URLs) and a JSON control API to invoke tools
   as the model would (GET /tools, POST /calls, GET /threads/<group_id>; Bearer token from controlTokenFile).
+  POST /calls takes an Idempotency-Key header: the same key in a thread gives the same call (200, same id).
+  A call stored but not yet sent when the runtime was killed is sent at its next start.
   Every request to a tool is authenticated with the shared invocation secret (HMAC by default).
 
   --toolset URL            a tool server's base URL (serves /.well-known/rap-toolset); repeat for several.

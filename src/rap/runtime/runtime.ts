@@ -20,7 +20,7 @@ import {
 } from "./api.ts";
 import { type CallbackContext, processCallback, syntheticResult } from "./callbacks.ts";
 import { callbackUrl, signCallToken } from "./capability.ts";
-import { type PrepareRequest, prepareCall, toolInfo } from "./catalog.ts";
+import { type PreparedCall, type PrepareRequest, prepareCall, toolInfo } from "./catalog.ts";
 import type { Discovery } from "./discovery.ts";
 import { InvocationRefusedError, ThreadBusyError, WaitError } from "./errors.ts";
 import { callHook } from "./hooks.ts";
@@ -39,6 +39,8 @@ import { ResultWaiters } from "./waiters.ts";
 
 /** How often `waitForResult` looks for a result another instance applied (shared stores only). */
 const SHARED_POLL_MS = 250;
+/** How often a runtime on a shared store looks for calls another instance stored and died before sending. */
+const RESEND_CHECK_MS = 2_000;
 
 export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime> {
   const logger = options.logger ?? silentLogger;
@@ -196,6 +198,103 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
 
   const prepare = (request: PrepareRequest) => prepareCall(discovery, request);
 
+  /**
+   * Hands a stored call to its tool: signs its callback URL, posts the invocation (retried on 5xx and network
+   * errors), records the acknowledgement (a restart then never sends it again) or ends the call with the error text.
+   */
+  const send = async (
+    call: Pick<
+      CallRecord,
+      "groupId" | "id" | "callId" | "arguments" | "userId" | "createdAt" | "deadline"
+    >,
+    tool: PreparedCall["tool"],
+    threadAncestors?: string[],
+  ) => {
+    const log = { groupId: call.groupId, id: call.id, operation: tool.name, toolset: tool.toolset };
+    const token = signCallToken(key, {
+      groupId: call.groupId,
+      id: call.id,
+      exp: Math.max(call.deadline, call.createdAt + callbackTtlMs),
+    });
+    const invocation: Invocation = {
+      operation: tool.name,
+      arguments: call.arguments,
+      id: call.id,
+      call_id: call.callId,
+      callback_url: callbackUrl(publicBaseUrl as string, token),
+      group_id: call.groupId,
+      ...(threadAncestors?.length ? { thread_ancestors: threadAncestors } : {}),
+      user_id: call.userId,
+    };
+    const sending = endpointAuth(configs.get(tool.baseUrl), tool.endpoint);
+    const outcome = await dispatchInvocation(tool.endpoint, invocation, {
+      retry: options.retry,
+      fetch: options.fetch,
+      auth: sending.auth,
+      ...(sending.withheldFrom ? { authWithheldFrom: sending.withheldFrom } : {}),
+    });
+    if (outcome.ok) {
+      logger.info("rap.runtime.invoked", { ...log, attempts: outcome.attempts });
+      await store.markSent?.(call.groupId, call.id);
+    } else {
+      logger.warn("rap.runtime.invoke_failed", {
+        ...log,
+        status: outcome.status,
+        attempts: outcome.attempts,
+        ...(outcome.status === 401
+          ? {
+              reason:
+                "the tool refused the runtime's credentials: check the invocation scheme and secret",
+            }
+          : {}),
+      });
+      await endCall(call.groupId, call.id, "failed", outcome.text);
+    }
+    return outcome;
+  };
+
+  let resending: Promise<void> | undefined;
+  /**
+   * Sends the calls a process stored but died before sending (issue 22 §7): this process's own after a restart, or
+   * with PostgreSQL another instance's once the database says it is gone. Oldest first, one at a time.
+   */
+  const resendUnsent = () => {
+    resending ??= (async () => {
+      try {
+        while (!closed && publicBaseUrl && store.claimUnsent) {
+          const claimed = await store.claimUnsent(20);
+          if (claimed.length === 0) return;
+          for (const call of claimed) {
+            if (closed) return;
+            const tool = discovery.tools.get(call.operation);
+            logger.warn("rap.runtime.resending", { groupId: call.groupId, id: call.id });
+            if (!tool || tool.toolset !== call.toolset) {
+              await endCall(
+                call.groupId,
+                call.id,
+                "failed",
+                `Error: RAP tool '${call.operation}' is no longer offered by toolset '${call.toolset}', so the call was never sent. No result will arrive for this call.`,
+              );
+              continue;
+            }
+            await send(call, tool);
+          }
+        }
+      } catch (error) {
+        logger.error("rap.runtime.resend_failed", { error });
+      } finally {
+        resending = undefined;
+      }
+    })();
+    return resending;
+  };
+  // With a shared store another instance may die at any time: look for its unsent calls now and then.
+  const resendTimer =
+    storage.kind === "postgres"
+      ? setInterval(() => void resendUnsent(), RESEND_CHECK_MS)
+      : undefined;
+  resendTimer?.unref();
+
   const invoke = async (request: InvokeRequest): Promise<InvokeOutcome> => {
     if (closed)
       throw new InvocationRefusedError("rap_runtime_closed", "The RAP runtime is closed.");
@@ -226,7 +325,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
       deadline,
     });
     timer.arm(deadline);
-    const log = { groupId: request.groupId, id, operation: tool.name, toolset: tool.toolset };
     if (tool.requiresAuth) {
       await callHook(logger, "onRequiresAuth", hooks.onRequiresAuth, {
         groupId: request.groupId,
@@ -236,44 +334,19 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
         provider: tool.requiresAuth,
       });
     }
-    const token = signCallToken(key, {
-      groupId: request.groupId,
-      id,
-      exp: Math.max(deadline, createdAt + callbackTtlMs),
-    });
-    const invocation: Invocation = {
-      operation: tool.name,
-      arguments: request.arguments,
-      id,
-      call_id: request.callId ?? null,
-      callback_url: callbackUrl(publicBaseUrl, token),
-      group_id: request.groupId,
-      ...(request.threadAncestors?.length ? { thread_ancestors: request.threadAncestors } : {}),
-      user_id: request.userId ?? null,
-    };
-    const sending = endpointAuth(configs.get(tool.baseUrl), tool.endpoint);
-    const outcome = await dispatchInvocation(tool.endpoint, invocation, {
-      retry: options.retry,
-      fetch: options.fetch,
-      auth: sending.auth,
-      ...(sending.withheldFrom ? { authWithheldFrom: sending.withheldFrom } : {}),
-    });
-    if (outcome.ok) {
-      logger.info("rap.runtime.invoked", { ...log, attempts: outcome.attempts });
-    } else {
-      logger.warn("rap.runtime.invoke_failed", {
-        ...log,
-        status: outcome.status,
-        attempts: outcome.attempts,
-        ...(outcome.status === 401
-          ? {
-              reason:
-                "the tool refused the runtime's credentials: check the invocation scheme and secret",
-            }
-          : {}),
-      });
-      await endCall(request.groupId, id, "failed", outcome.text);
-    }
+    const outcome = await send(
+      {
+        groupId: request.groupId,
+        id,
+        callId: request.callId ?? null,
+        arguments: request.arguments,
+        userId: request.userId ?? null,
+        createdAt,
+        deadline,
+      },
+      tool,
+      request.threadAncestors,
+    );
     return {
       groupId: request.groupId,
       id,
@@ -375,6 +448,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
     };
     servers.add(listening);
     logger.info("rap.runtime.listening", { url: bound.url, port: bound.port });
+    // Callback URLs can be made now: send what a previous process stored and never sent.
+    void resendUnsent();
     return listening;
   };
 
@@ -382,6 +457,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
     if (closed) return;
     closed = true;
     timer.stop();
+    clearInterval(resendTimer);
+    await resending;
     await Promise.all([...servers].map((s) => s.close()));
     await queue.drain();
     waiters.rejectAll(new WaitError("rap_wait_aborted", "The RAP runtime closed."));
@@ -392,6 +469,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
   try {
     await refreshToolsets();
     await timer.fire();
+    if (publicBaseUrl) void resendUnsent();
   } catch (error) {
     await store.close();
     throw error;
