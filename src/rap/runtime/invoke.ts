@@ -39,6 +39,12 @@ export interface DispatchOptions {
   auth?: InvocationAuth;
   /** The endpoint's origin, when the toolset's auth was kept from it (another origin; see endpointAuth). */
   authWithheldFrom?: string;
+  /**
+   * The first attempt is signed for this instant or later (ms). A resend of a call another process may have sent a
+   * moment ago passes now + 1 s: the same invocation signed in the same second would be the very same request, and
+   * the tool would refuse it as a replay (401) although it never ran it twice.
+   */
+  notBeforeMs?: number;
   /** Test hook: replaces the backoff sleep. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -78,7 +84,7 @@ export async function dispatchInvocation(
   const sleep = options.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
   const body = JSON.stringify(invocation);
   let lastReason = "network error";
-  let signedAt = 0;
+  let signedAt = options.notBeforeMs === undefined ? 0 : options.notBeforeMs - 1000;
   for (let attempt = 1; attempt <= policy.attempts; attempt++) {
     if (attempt > 1) {
       const base = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 2));

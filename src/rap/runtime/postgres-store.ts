@@ -44,10 +44,10 @@ const SQL = {
     ON CONFLICT DO NOTHING RETURNING *`,
   get: "SELECT * FROM rap_calls WHERE group_id = $1 AND id = $2",
   markSent: "UPDATE rap_calls SET sent = true WHERE group_id = $1 AND id = $2",
-  // Unsent open calls whose sender the database says is gone (src/db/presence.ts), taken over by this instance.
+  // Unsent open calls of this instance, or of one the database says is gone (src/db/presence.ts), taken over.
   claimUnsent: `UPDATE rap_calls c SET sender = $1
     FROM (SELECT group_id, id FROM rap_calls
-           WHERE NOT sent AND ${OPEN} AND (sender IS NULL OR ${gone("sender", "$2")})
+           WHERE NOT sent AND ${OPEN} AND (sender IS NULL OR sender = $1 OR ${gone("sender", "$2")})
            ORDER BY ord LIMIT $3 FOR UPDATE SKIP LOCKED) u
     WHERE c.group_id = u.group_id AND c.id = u.id
     RETURNING c.*`,

@@ -39,7 +39,7 @@ import { ResultWaiters } from "./waiters.ts";
 
 /** How often `waitForResult` looks for a result another instance applied (shared stores only). */
 const SHARED_POLL_MS = 250;
-/** How often a runtime on a shared store looks for calls another instance stored and died before sending. */
+/** How often the runtime looks for calls stored and never sent (a sender that died or could not record). */
 const RESEND_CHECK_MS = 2_000;
 
 export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime> {
@@ -209,6 +209,28 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
     >,
     tool: PreparedCall["tool"],
     threadAncestors?: string[],
+    resend = false,
+  ) => {
+    const flight = inFlight(call.groupId, call.id);
+    sending.add(flight);
+    try {
+      return await sendOnce(call, tool, threadAncestors, resend);
+    } finally {
+      sending.delete(flight);
+    }
+  };
+  /** The calls this process is sending right now: a resend sweep leaves them alone. */
+  const sending = new Set<string>();
+  const inFlight = (groupId: string, id: string) => JSON.stringify([groupId, id]);
+
+  const sendOnce = async (
+    call: Pick<
+      CallRecord,
+      "groupId" | "id" | "callId" | "arguments" | "userId" | "createdAt" | "deadline"
+    >,
+    tool: PreparedCall["tool"],
+    threadAncestors: string[] | undefined,
+    resend: boolean,
   ) => {
     const log = { groupId: call.groupId, id: call.id, operation: tool.name, toolset: tool.toolset };
     const token = signCallToken(key, {
@@ -232,6 +254,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
       fetch: options.fetch,
       auth: sending.auth,
       ...(sending.withheldFrom ? { authWithheldFrom: sending.withheldFrom } : {}),
+      ...(resend ? { notBeforeMs: Date.now() + 1000 } : {}),
     });
     if (outcome.ok) {
       logger.info("rap.runtime.invoked", { ...log, attempts: outcome.attempts });
@@ -264,7 +287,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
         while (!closed && publicBaseUrl && store.claimUnsent) {
           const claimed = await store.claimUnsent(20);
           if (claimed.length === 0) return;
-          for (const call of claimed) {
+          const waiting = claimed.filter((c) => !sending.has(inFlight(c.groupId, c.id)));
+          if (waiting.length === 0) return;
+          for (const call of waiting) {
             if (closed) return;
             const tool = discovery.tools.get(call.operation);
             logger.warn("rap.runtime.resending", { groupId: call.groupId, id: call.id });
@@ -277,7 +302,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
               );
               continue;
             }
-            await send(call, tool);
+            await send(call, tool, undefined, true);
           }
         }
       } catch (error) {
@@ -288,12 +313,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
     })();
     return resending;
   };
-  // With a shared store another instance may die at any time: look for its unsent calls now and then.
-  const resendTimer =
-    storage.kind === "postgres"
-      ? setInterval(() => void resendUnsent(), RESEND_CHECK_MS)
-      : undefined;
-  resendTimer?.unref();
+  // Now and then: another instance may die at any time (shared store), and a send of this process's may have
+  // failed to record its outcome (the database down): both leave calls unsent.
+  const resendTimer = setInterval(() => void resendUnsent(), RESEND_CHECK_MS);
+  resendTimer.unref();
 
   const invoke = async (request: InvokeRequest): Promise<InvokeOutcome> => {
     if (closed)
@@ -307,6 +330,21 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
     }
     const { tool } = prepared;
     const id = request.id ?? `call_${randomUUID()}`;
+    // In flight from before it is stored, so a resend sweep never sends it beside this request.
+    const flight = inFlight(request.groupId, id);
+    sending.add(flight);
+    try {
+      return await storeAndSend(request, id, tool);
+    } finally {
+      sending.delete(flight);
+    }
+  };
+
+  const storeAndSend = async (
+    request: InvokeRequest,
+    id: string,
+    tool: PreparedCall["tool"],
+  ): Promise<InvokeOutcome> => {
     const createdAt = now();
     const deadline = createdAt + callTimeoutMs;
     // Recorded before anything is sent: a result can arrive before the acknowledgement, and a crash after the

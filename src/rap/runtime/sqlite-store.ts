@@ -73,6 +73,7 @@ const DELIVERIES = `CREATE TABLE IF NOT EXISTS deliveries (
 const SENT_COLUMNS = [
   "ALTER TABLE calls ADD COLUMN sent INTEGER NOT NULL DEFAULT 1",
   "ALTER TABLE calls ADD COLUMN sender TEXT",
+  "CREATE INDEX calls_unsent ON calls (created_at) WHERE sent = 0",
 ];
 
 const OPEN = "status IN ('pending', 'authorizing')";
@@ -85,9 +86,9 @@ const SQL = {
     ON CONFLICT DO NOTHING RETURNING *`,
   get: "SELECT * FROM calls WHERE group_id = $group_id AND id = $id",
   markSent: "UPDATE calls SET sent = 1 WHERE group_id = $group_id AND id = $id",
+  // One process per file: every unsent open call is this process's or a dead one's.
   claimUnsent: `UPDATE calls SET sender = $sender
-    WHERE rowid IN (SELECT rowid FROM calls WHERE sent = 0 AND ${OPEN} AND (sender IS NULL OR sender <> $sender)
-      ORDER BY created_at, rowid LIMIT $limit)
+    WHERE rowid IN (SELECT rowid FROM calls WHERE sent = 0 AND ${OPEN} ORDER BY created_at, rowid LIMIT $limit)
     RETURNING *`,
   // The status test and the write are one statement: a duplicate delivery, a timeout and a result racing
   // (even from two processes) can only ever apply one transition.

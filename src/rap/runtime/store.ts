@@ -149,7 +149,8 @@ export interface RuntimeStore {
   markSent?(groupId: string, id: string): Promise<void>;
   /**
    * Optional: open calls stored but never acknowledged whose sender is gone (a process killed between storing and
-   * sending), claimed for this process so that only one sends each, oldest first.
+   * sending) or is this process (a send that could not record its outcome, the database down), claimed for this
+   * process so that only one sends each, oldest first. The caller skips those it is sending right now.
    */
   claimUnsent?(limit: number): Promise<CallRecord[]>;
   /**
