@@ -74,9 +74,13 @@ export function createIntake(o: {
       id: target.id,
       operation: invocation.operation,
     });
+    // Recorded now, not when a slot of the work queue frees: an instance killed while the call waits in its queue
+    // must leave a row for another to end (issue 22 §6), or the runtime, which saw the 200, waits for its timeout.
+    const ledgered = o.ledger ? begin(o.ledger, call) : undefined;
+    ledgered?.catch(() => {}); // awaited (and its failure handled) in the task below
     o.work.enqueue(async () => {
       try {
-        if (o.ledger && !(await begin(o.ledger, call))) return;
+        if (ledgered && !(await ledgered)) return;
         await runner.run(call);
       } catch (error) {
         logger.error("rap.call.crashed", { error });
