@@ -47,3 +47,15 @@ export function databaseReason(error: unknown): string {
   // pg's own messages name users, databases and hosts, never passwords; cut long ones all the same.
   return `${message.slice(0, 300)}${code}`;
 }
+
+/**
+ * True when a failure says "not now" rather than "no": the database could not be reached or was restarting
+ * (`database_unavailable`), or every connection stayed busy (`database_pool_exhausted`). HTTP surfaces answer these
+ * 503 with Retry-After, so clients retry, where a 4xx would tell them not to (issue 22 §3).
+ */
+export function isTemporarilyUnavailable(error: unknown): boolean {
+  return (
+    error instanceof DatabaseError &&
+    (error.code === "database_unavailable" || error.code === "database_pool_exhausted")
+  );
+}

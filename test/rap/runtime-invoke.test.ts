@@ -40,6 +40,39 @@ test("[RAP-runtime-non-200-error-result] 5xx is retried with backoff and succeed
   assert.equal((await runtime.getCall("g", "c1"))?.status, "pending");
 });
 
+test("[RAP-runtime-invoke-retry-after] a tool answering 503 with Retry-After (its database restarting, say) is waited for beyond the attempts, up to unavailableMs: the call goes through instead of failing", async () => {
+  const tool = await standInTool({
+    ack: (_inv, attempt) => (attempt < 7 ? 503 : 200),
+    refusalHeaders: { "retry-after": "0" },
+  });
+  const { runtime } = await testRuntime({
+    toolsetUrls: [tool.origin],
+    retry: { attempts: 3, baseDelayMs: 1 },
+  });
+  const outcome = await runtime.invoke({
+    groupId: "g",
+    id: "c1",
+    operation: "echo",
+    arguments: { text: "x" },
+  });
+  assert.equal(outcome.accepted, true);
+  assert.equal(tool.attempts.get("c1"), 7);
+
+  // Past unavailableMs the attempts' bound applies again, and the call ends with the 503.
+  const down = await standInTool({ ack: () => 503, refusalHeaders: { "retry-after": "0" } });
+  const bounded = await testRuntime({
+    toolsetUrls: [down.origin],
+    retry: { attempts: 3, baseDelayMs: 1, unavailableMs: 0 },
+  });
+  await bounded.runtime.invoke({
+    groupId: "g",
+    id: "c2",
+    operation: "echo",
+    arguments: { text: "x" },
+  });
+  assert.equal(down.attempts.get("c2"), 3);
+});
+
 test("[RAP-runtime-non-200-error-result] 5xx forever: bounded attempts, then the last status as the error result", async () => {
   const tool = await standInTool({ ack: () => 500 });
   const { runtime } = await testRuntime({

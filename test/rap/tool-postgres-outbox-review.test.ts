@@ -10,7 +10,12 @@ import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import pg from "pg";
 import { createLogger } from "../../src/core/log.ts";
-import { openPostgresToolState, type ToolStateStore } from "../../src/rap/tool/index.ts";
+import {
+  type CallLedger,
+  type LedgerCall,
+  openPostgresToolState,
+  type ToolStateStore,
+} from "../../src/rap/tool/index.ts";
 import { OutboxPump } from "../../src/rap/tool/outbox-pump.ts";
 import { generateVaultKey, Keyring, parseVaultKey } from "../../src/vault/index.ts";
 import { skipWithoutPostgres, testPostgres } from "../support/postgres.ts";
@@ -173,19 +178,32 @@ test("[PG-rap-tool-outbox-fallback-key] the outbox write commits but its answer 
   const url = await PG.freshDatabase();
   const real = await openPostgresToolState({ url, keyring: keyring() });
   const ids: (string | undefined)[] = [];
+  const lostAfterCommit = async <T>(id: string, write: () => Promise<T>) => {
+    ids.push(id);
+    await write();
+    throw new Error("connection lost after COMMIT");
+  };
+  const ledger = real.calls as CallLedger;
   const state: ToolStateStore = {
     ...real,
     consents: real.consents,
     close: () => real.close(),
+    // A call's final message is written by the call ledger, with its outbox row, in one transaction.
+    calls: new Proxy(ledger, {
+      get: (target, name) => {
+        if (name === "finish") {
+          return (call: LedgerCall, message: { id: string; body: unknown }) =>
+            lostAfterCommit(message.id, () => target.finish(call, message));
+        }
+        const value = Reflect.get(target, name, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }),
     outbox: {
       claim: (...args) => real.outbox.claim(...args),
       remove: (id) => real.outbox.remove(id),
       retryLater: (id, ms) => real.outbox.retryLater(id, ms),
-      async add(message) {
-        ids.push(message.id);
-        await real.outbox.add(message);
-        throw new Error("connection lost after COMMIT");
-      },
+      add: (message) => lostAfterCommit(message.id ?? "", () => real.outbox.add(message)),
     },
   };
   const sink = await keyedSink();

@@ -21,10 +21,14 @@ export interface PostgresServer {
   /** The server's (postmaster's) process id; a new one after `restart`. */
   readonly pid: number | undefined;
   /**
-   * Stops the server as `pg_ctl stop -m <mode>` would (immediate: SIGQUIT, every backend killed, no checkpoint, crash
-   * recovery on start; fast: SIGINT) and starts it again on the same port and data folder.
+   * Stops the server as `pg_ctl stop -m <mode>` would (immediate, the default: SIGQUIT, every backend killed, no
+   * checkpoint, crash recovery on start; fast: SIGINT) and starts it again on the same port and data folder.
    */
-  restart(mode: "immediate" | "fast"): Promise<void>;
+  restart(mode?: "immediate" | "fast"): Promise<void>;
+  /** The first half of `restart`: down (every connection refused) until `start`. */
+  crash(mode?: "immediate" | "fast"): Promise<void>;
+  /** Back on the same port and data after `crash` (WAL replay); resolves when it accepts connections. */
+  start(): Promise<void>;
   /** Fast shutdown (SIGINT, SIGKILL after 5 s); the data folder is deleted. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -134,13 +138,14 @@ export async function startPostgresServer(
     proc.exitCode !== null || proc.signalCode !== null
       ? Promise.resolve()
       : new Promise((resolve) => proc.once("exit", resolve));
-  return {
+  const running: PostgresServer = {
     adminUrl: `postgres://agentauth@127.0.0.1:${port}/postgres`,
     get pid() {
       return server.pid;
     },
-    async restart(mode) {
+    async crash(mode = "immediate") {
       if (stopped) throw new Error("the server was stopped");
+      if (server.exitCode !== null || server.signalCode !== null) return;
       // pg_ctl stop -m immediate sends SIGQUIT (no checkpoint, crash recovery on start), -m fast SIGINT.
       const gone = exited(server);
       server.kill(mode === "immediate" ? "SIGQUIT" : "SIGINT");
@@ -148,6 +153,10 @@ export async function startPostgresServer(
       kill();
       await exited(server);
       watchdog.kill("SIGKILL");
+    },
+    async start() {
+      if (stopped) throw new Error("the server was stopped");
+      if (server.exitCode === null && server.signalCode === null) return;
       // The same port, so every client's URL still names it; a few tries while the old socket is released.
       let again: ChildProcess | undefined;
       for (let attempt = 0; attempt < 20 && !again; attempt++) {
@@ -159,6 +168,10 @@ export async function startPostgresServer(
       if (!again) throw new Error(`the PostgreSQL server did not restart: ${lastError}`);
       server = again;
       watchdog = startWatchdog(server.pid as number, root);
+    },
+    async restart(mode = "immediate") {
+      await running.crash(mode);
+      await running.start();
     },
     stop() {
       stopped ??= (async () => {
@@ -175,6 +188,7 @@ export async function startPostgresServer(
       return stopped;
     },
   };
+  return running;
 }
 
 /**

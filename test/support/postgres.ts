@@ -69,6 +69,46 @@ export function skipWithoutPostgres(
   return true;
 }
 
+/** A server of its own that a test may crash and bring back (`pg_ctl stop -m immediate`, then a start). */
+export interface RestartablePostgres extends TestPostgres {
+  /** `pg_ctl stop -m immediate`, then up again on the same port and data. */
+  restart(): Promise<void>;
+  /** Down (as in a crash: `-m immediate`) until `start`. */
+  crash(): Promise<void>;
+  start(): Promise<void>;
+}
+
+/**
+ * A server for this file alone, which its tests may restart: the shared one (`testPostgres`) may not be, since other
+ * tests use it. Needs the local binaries (an external AGENTAUTH_TEST_DATABASE_URL server cannot be restarted from
+ * here): without them it resolves to undefined (the tests skip with the notice), unless AGENTAUTH_REQUIRE_POSTGRES=1.
+ */
+export async function restartablePostgres(): Promise<RestartablePostgres | undefined> {
+  const bin = postgresBinDir();
+  if (!bin) {
+    if (REQUIRED()) {
+      throw new Error(
+        "AGENTAUTH_REQUIRE_POSTGRES=1 but no PostgreSQL binaries under /usr/lib/postgresql/*/bin: the restart tests " +
+          "need a server of their own. Install them with `bash scripts/ensure-postgres.sh`.",
+      );
+    }
+    console.error(`notice: ${missingPostgresNotice()}`);
+    return undefined;
+  }
+  const server = await startPostgresServer(bin, { crashSafe: true });
+  after(() => server.stop());
+  const base = onServer(server.adminUrl, server);
+  return {
+    ...base,
+    get pid() {
+      return server.pid;
+    },
+    restart: () => server.restart("immediate"),
+    crash: () => server.crash("immediate"),
+    start: () => server.start(),
+  };
+}
+
 async function start(options: { crashSafe?: boolean }): Promise<TestPostgres | undefined> {
   const external = process.env.AGENTAUTH_TEST_DATABASE_URL?.trim();
   if (external) return onServer(external, undefined);

@@ -22,6 +22,8 @@ export interface StandInOptions {
   toolset?: (origin: string) => unknown;
   /** Status for each invocation attempt (1-based per call id); default 200. */
   ack?: (invocation: Invocation, attempt: number) => number;
+  /** Headers sent with every acknowledgement that is not 200 (e.g. Retry-After with a 503). */
+  refusalHeaders?: Record<string, string>;
   /** Require this invocation authentication on every request (checked with the tool side's real verifier). */
   auth?: InvocationAuth;
 }
@@ -130,7 +132,7 @@ export async function standInTool(options: StandInOptions = {}): Promise<StandIn
       state.attempts.set(invocation.id, attempt);
       const status = options.ack?.(invocation, attempt) ?? 200;
       if (status === 200) state.invocations.push(invocation);
-      res.writeHead(status).end();
+      res.writeHead(status, status === 200 ? {} : (options.refusalHeaders ?? {})).end();
       return;
     }
     if (req.method === "POST") {

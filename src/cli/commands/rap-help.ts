@@ -20,6 +20,8 @@ export const INSPECT_HELP = `agentauth rap inspect <tool base URL> [--json] [--t
 export const RUNTIME_SERVE_HELP = `agentauth rap runtime serve --toolset URL [--toolset URL…] [options]
   A RAP runtime on 127.0.0.1: the callback receiver (signed per-call URLs) and a JSON control API to invoke tools
   as the model would (GET /tools, POST /calls, GET /threads/<group_id>; Bearer token from controlTokenFile).
+  POST /calls takes an Idempotency-Key header: the same key in a thread gives the same call (200, same id).
+  A call stored but not yet sent when the runtime was killed is sent at its next start.
   Every request to a tool is authenticated with the shared invocation secret (HMAC by default).
 
   --toolset URL            a tool server's base URL (serves /.well-known/rap-toolset); repeat for several.
@@ -49,7 +51,7 @@ export const RUNTIME_SERVE_HELP = `agentauth rap runtime serve --toolset URL [--
   Example:
     agentauth rap runtime serve --toolset http://127.0.0.1:8700`;
 
-export const RAP_USAGE = `agentauth rap tool serve --example --issuer URL [--port N] [--client-id ID] [--invocation-auth hmac|bearer|none] [--invocation-secret-file PATH]
+export const RAP_USAGE = `agentauth rap tool serve --example --issuer URL [--port N] [--host ADDR] [--public-url URL] [--client-id ID] [--api-resource URI] [--invocation-auth hmac|bearer|none] [--invocation-secret-file PATH]
   The example RAP tool (echo; whoami needs OAuth at the issuer and calls a protected API). Tokens go to the vault.
 agentauth rap runtime serve --toolset URL [--toolset URL…] [--port N] [--public-url URL] [--tool-auth hmac|bearer|none] [--tool-secret-file PATH] [--db PATH] [--call-timeout S]
   A RAP runtime: callback receiver (signed per-call URLs) and a small JSON API to invoke tools as the model would.
@@ -66,13 +68,25 @@ export const RAP_HELP: Record<string, string> = {
   --example                      serve the built-in example tool (required: the only built-in tool)
   --issuer URL                   the OAuth authorization server whoami signs in at (http only on loopback)
   --port N                       port to listen on (default: a free one)
+  --host ADDR                    interface to listen on (default 127.0.0.1); another needs --public-url
+  --public-url URL               the base URL the runtime and browsers reach the tool at, shared by every instance
+                                 behind a load balancer: the toolset, the consent page, the OAuth redirect and the
+                                 HMAC host binding name it (a proxy may keep or rewrite Host)
   --client-id ID                 a registered client id (default: register one dynamically, RFC 7591)
+  --api-resource URI             the protected API's RFC 8707 resource identifier, which whoami's tokens are for
+                                 (default https://example-api.agentauth.invalid/, the same at every start)
   --invocation-auth MODE         hmac (default: signed requests, replay window 300 s), bearer (shared secret
                                  sent as a bearer token) or none (no authentication; prints a warning)
   --invocation-secret-file PATH  the shared secret file (default $AGENTAUTH_HOME/${DEFAULT_INVOCATION_SECRET_FILE};
                                  created 0600 if missing); give the runtime the same file
 
-  Prints one JSON line when ready: {"event":"ready","url":…,"invocationAuth":…,"invocationSecretFile":…}.
+  With AGENTAUTH_DATABASE_URL=postgres://… set, sign-ins, calls and undelivered results live in that database,
+  shared by every instance (behind one --public-url). Every instance needs the same --client-id, --api-resource,
+  --invocation-auth and secret file contents, and AGENTAUTH_VAULT_KEY: one that differs from a live instance refuses
+  to start (rap_tool_config_mismatch) and says which. Without --client-id each instance registers its own client.
+
+  Prints one JSON line when ready: {"event":"ready","url":…,"listen":…,"invocationAuth":…,"invocationSecretFile":…}
+  (url: the public URL; listen: where this instance listens, what a load balancer forwards to).
   Exits 1 with one sentence when it cannot start (issuer unreachable, port taken), 2 on a usage error.
 
   Example:

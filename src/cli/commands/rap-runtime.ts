@@ -7,7 +7,7 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { createServer, type Server } from "node:http";
+import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { peerText, peerUrl } from "../../core/display.ts";
@@ -21,7 +21,7 @@ import { parseFlags, parseInteger } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 import { escapeForTerminal, jsonForTerminal } from "./rap-inspect.ts";
-import { handleControl, send } from "./rap-runtime-control.ts";
+import { handleControl, send, sendFailure } from "./rap-runtime-control.ts";
 import { readSettings, settingsPath, writeSettings } from "./rap-runtime-settings.ts";
 import { TOOL_AUTH, type ToolAuthScheme, toolAuth } from "./rap-tool-auth.ts";
 
@@ -101,7 +101,16 @@ export async function runtimeServeCommand(argv: string[], io: CliIo): Promise<nu
     fields: { component: "rap-runtime" },
     write: (line) => process.stderr.write(escapeForTerminal(line)),
   });
-  const server = createServer();
+  // Bound before it can serve (the port decides the callback URL): until ready, every request is answered 503 with
+  // Retry-After instead of waiting unanswered on a listener with no handler (issue 22 §2).
+  let serve: RequestListener = (_req, res) =>
+    send(
+      res,
+      503,
+      { error: "starting", message: "The RAP runtime is starting; retry in a moment." },
+      { "retry-after": "1" },
+    );
+  const server = createServer((req, res) => serve(req, res));
   await listen(
     server,
     port,
@@ -157,13 +166,13 @@ export async function runtimeServeCommand(argv: string[], io: CliIo): Promise<nu
   writeSecretFileSync(controlTokenFile, control);
   const callbackPrefix = `${new URL(publicUrl ?? url).pathname.replace(/\/+$/, "")}/callback/`;
   const started = runtime;
-  server.on("request", (req, res) => {
+  serve = (req, res) => {
     if (req.url?.startsWith(callbackPrefix)) return started.handleCallback(req, res);
     handleControl(started, control, req, res).catch((error) => {
       logger.error("rap.control_failed", { error });
-      send(res, 500, { error: "internal_error", message: "Retry later." });
+      sendFailure(res, error);
     });
-  });
+  };
   // Listen for the end before saying ready: whoever reads the ready line may stop us at once.
   const terminated = untilTerminated();
   io.stdout(

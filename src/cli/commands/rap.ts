@@ -46,7 +46,10 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
       example: { type: "boolean", default: false },
       issuer: { type: "string" },
       port: { type: "string", default: "0" },
+      host: { type: "string", default: "127.0.0.1" },
+      "public-url": { type: "string" },
       "client-id": { type: "string" },
+      "api-resource": { type: "string" },
       "invocation-auth": { type: "string", default: "hmac" },
       "invocation-secret-file": { type: "string" },
     },
@@ -68,6 +71,29 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
     );
   }
   const port = parseInteger(values.port, "--port", 0, 65535);
+  const publicUrl = values["public-url"]?.replace(/\/+$/, "");
+  if (publicUrl !== undefined) {
+    const parsed = URL.parse(publicUrl);
+    if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.search || parsed.hash) {
+      throw new UsageError(
+        `--public-url must be an http(s) base URL without query, such as https://tools.example.com (got "${peerText(publicUrl)}")`,
+      );
+    }
+  }
+  if (!publicUrl && !isLoopbackAddress(values.host)) {
+    throw new UsageError(
+      `--host ${peerText(values.host)} is reachable from elsewhere: give --public-url too (the URL the runtime and browsers use, which the toolset and the OAuth redirect name)`,
+    );
+  }
+  const apiResource = values["api-resource"];
+  if (apiResource !== undefined) {
+    const parsed = URL.parse(apiResource);
+    if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.hash) {
+      throw new UsageError(
+        `--api-resource must be an absolute http(s) URI without a fragment (RFC 8707), such as https://api.example.com/ (got "${peerText(apiResource)}")`,
+      );
+    }
+  }
   const secretFile =
     values["invocation-secret-file"] ?? join(agentauthHome(io.env), DEFAULT_INVOCATION_SECRET_FILE);
   let invocationAuth: InvocationAuth | undefined;
@@ -103,7 +129,10 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
       state,
       replay,
       port,
+      host: values.host,
+      publicBaseUrl: publicUrl,
       clientId: values["client-id"],
+      apiResource,
       invocationAuth,
       logger: createLogger({ fields: { component: "rap-tool" } }),
     });
@@ -120,7 +149,9 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
     jsonLine({
       event: "ready",
       url: tool.url,
+      listen: tool.listen,
       api: tool.api.url,
+      apiResource: tool.api.resource,
       invocationAuth: invocationAuth?.scheme ?? "none",
       state: state ? state.label : "memory",
       ...(invocationAuth ? { invocationSecretFile: secretFile } : {}),
@@ -137,11 +168,19 @@ async function toolServe(argv: string[], io: CliIo): Promise<number> {
   return EXIT.ok;
 }
 
+function isLoopbackAddress(host: string): boolean {
+  return ["127.0.0.1", "::1", "localhost"].includes(host);
+}
+
 /** One sentence: what failed and what to do (issue 8 §4.3). */
 function startFailure(error: unknown, issuer: string, port: number): string {
   const code = (error as { code?: unknown }).code;
   // The database's own message names the redacted URL and what to check.
-  if (error instanceof DatabaseError || error instanceof ReplayLedgerError) {
+  if (
+    error instanceof DatabaseError ||
+    error instanceof ReplayLedgerError ||
+    (error instanceof AgentAuthError && error.code === "rap_tool_config_mismatch")
+  ) {
     return `${error.message} [${error.code}]`;
   }
   if (code === "EADDRINUSE" || code === "EACCES") {

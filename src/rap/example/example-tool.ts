@@ -4,6 +4,7 @@
  * at the authorization server (RFC 7591) as a native public client with a loopback redirect URI (RFC 8252 §7.3).
  */
 
+import { createHmac } from "node:crypto";
 import type { Logger } from "../../core/log.ts";
 import { discoverAuthorizationServer, registerClient } from "../../oauth/index.ts";
 import type { CredentialStore } from "../../vault/types.ts";
@@ -12,6 +13,7 @@ import {
   createToolServer,
   OperationError,
   type ReplayLedger,
+  type SharedSetting,
   TokenRejectedError,
   type ToolStateStore,
 } from "../tool/index.ts";
@@ -21,8 +23,20 @@ export interface ExampleToolOptions {
   issuer: string;
   store: CredentialStore;
   port?: number;
-  /** The protected API's port (0 or absent = a free one): a fixed one keeps its resource URL across restarts. */
+  /** The interface to listen on (default 127.0.0.1); another needs `publicBaseUrl`. */
+  host?: string;
+  /**
+   * The URL the runtime and browsers reach the tool at, shared by every instance behind a load balancer: the toolset's
+   * endpoint, the consent page and the OAuth redirect URI name it. Default: the listening address.
+   */
+  publicBaseUrl?: string;
+  /** The protected API's port (0 or absent = a free one). */
   apiPort?: number;
+  /**
+   * The protected API's RFC 8707 resource identifier, which its tokens are issued for (default
+   * EXAMPLE_API_RESOURCE). It does not depend on the port, so a restart or another instance keeps the users' tokens.
+   */
+  apiResource?: string;
   clientId?: string;
   authorizationTimeoutMs?: number;
   logger?: Logger;
@@ -35,14 +49,27 @@ export interface ExampleToolOptions {
 }
 
 export interface RunningExampleTool {
+  /** The public base URL (or the listening address). */
   url: string;
+  /** Where this instance listens (`http://host:port`), which a load balancer forwards to. */
+  listen: string;
   api: ProtectedApi;
   clientId: string;
   close(): Promise<void>;
 }
 
+/**
+ * The example API's resource identifier unless told otherwise: a name, not an address (each instance's API listens
+ * on a port of its own), under `.invalid` so it can never be mistaken for a server to call.
+ */
+export const EXAMPLE_API_RESOURCE = "https://example-api.agentauth.invalid/";
+
 export async function startExampleTool(options: ExampleToolOptions): Promise<RunningExampleTool> {
-  const api = await startProtectedApi({ issuer: options.issuer, port: options.apiPort });
+  const api = await startProtectedApi({
+    issuer: options.issuer,
+    port: options.apiPort,
+    resource: options.apiResource ?? EXAMPLE_API_RESOURCE,
+  });
   try {
     return await startOnApi(options, api);
   } catch (error) {
@@ -57,8 +84,11 @@ async function startOnApi(
   api: ProtectedApi,
 ): Promise<RunningExampleTool> {
   const clientId = options.clientId ?? (await registerExampleClient(options.issuer));
+  // Before listening: an instance that disagrees with the live ones must not take a single request (issue 22 §5).
+  await options.state?.join?.(sharedSettings(options, clientId, api.resource));
   const server = createToolServer({
     invocationAuth: options.invocationAuth,
+    publicBaseUrl: options.publicBaseUrl,
     toolset: {
       name: "agentauth-example",
       description: "Example RAP tool: echo, and whoami against a protected API",
@@ -124,9 +154,11 @@ async function startOnApi(
       },
     ],
   });
-  const listening = await server.listen({ port: options.port ?? 0, host: "127.0.0.1" });
+  const host = options.host ?? "127.0.0.1";
+  const listening = await server.listen({ port: options.port ?? 0, host });
   return {
     url: listening.url,
+    listen: `http://${host.includes(":") ? `[${host}]` : host}:${listening.port}`,
     api,
     clientId,
     close: async () => {
@@ -134,6 +166,39 @@ async function startOnApi(
       await api.close();
     },
   };
+}
+
+/** What every instance on one database must share, as fingerprints, each with the flag that sets it. */
+function sharedSettings(
+  options: ExampleToolOptions,
+  clientId: string,
+  resource: string,
+): SharedSetting[] {
+  const auth = options.invocationAuth;
+  return [
+    {
+      name: "client_id",
+      label: "OAuth client id",
+      values: [clientId],
+      fix: `give every instance the same --client-id; without it each instance registers a client of its own, and a sign-in finished at another instance fails. agentauth idp serve pre-registers agentauth-example-tool`,
+    },
+    {
+      name: "api_resource",
+      label: "protected API's resource",
+      values: [resource],
+      fix: "give every instance the same --api-resource, or none",
+    },
+    {
+      name: "invocation_auth",
+      label: "invocation secret (fingerprint)",
+      values: [
+        auth
+          ? `${auth.scheme}:${createHmac("sha256", auth.secret.reveal()).update("agentauth rap tool shared-config v1").digest("hex").slice(0, 16)}`
+          : "none",
+      ],
+      fix: "give every instance the same --invocation-auth and the same --invocation-secret-file contents as the runtimes",
+    },
+  ];
 }
 
 async function registerExampleClient(issuer: string): Promise<string> {

@@ -1,5 +1,6 @@
 /** Reference RAP components: the example tool and the protected API it calls. */
 export {
+  EXAMPLE_API_RESOURCE,
   type ExampleToolOptions,
   type RunningExampleTool,
   startExampleTool,

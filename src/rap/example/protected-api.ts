@@ -17,6 +17,11 @@ export interface ProtectedApi {
 export async function startProtectedApi(options: {
   issuer: string;
   port?: number;
+  /**
+   * The RFC 8707 resource identifier (default: `{url}/api`, which changes with the port). Instances of one API and
+   * restarts of it must keep one identifier, or tokens issued for one are refused by the next (issue 22 §5).
+   */
+  resource?: string;
 }): Promise<ProtectedApi> {
   const server: Server = createServer();
   // A taken port rejects (EADDRINUSE) instead of crashing the process with an unhandled 'error' event.
@@ -28,7 +33,7 @@ export async function startProtectedApi(options: {
     });
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const resource = `${url}/api`;
+  const resource = options.resource ?? `${url}/api`;
   const metadataUrl = `${url}/.well-known/oauth-protected-resource/api`;
   const verifier = createTokenVerifier({
     issuer: options.issuer,

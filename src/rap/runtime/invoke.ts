@@ -17,6 +17,11 @@ export interface RetryPolicy {
   maxDelayMs: number;
   /** Per attempt. */
   timeoutMs: number;
+  /**
+   * How long a tool that answers 503 with `Retry-After` (temporarily unavailable: its database restarting, say) is
+   * waited for beyond `attempts`, its Retry-After honoured (at most 5 s a wait). Past it, the attempts' bound applies.
+   */
+  unavailableMs: number;
 }
 
 export const DEFAULT_RETRY: RetryPolicy = {
@@ -24,6 +29,7 @@ export const DEFAULT_RETRY: RetryPolicy = {
   baseDelayMs: 250,
   maxDelayMs: 4000,
   timeoutMs: 10_000,
+  unavailableMs: 30_000,
 };
 
 export type DispatchOutcome =
@@ -39,6 +45,12 @@ export interface DispatchOptions {
   auth?: InvocationAuth;
   /** The endpoint's origin, when the toolset's auth was kept from it (another origin; see endpointAuth). */
   authWithheldFrom?: string;
+  /**
+   * The first attempt is signed for this instant or later (ms). A resend of a call another process may have sent a
+   * moment ago passes now + 1 s: the same invocation signed in the same second would be the very same request, and
+   * the tool would refuse it as a replay (401) although it never ran it twice.
+   */
+  notBeforeMs?: number;
   /** Test hook: replaces the backoff sleep. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -78,12 +90,15 @@ export async function dispatchInvocation(
   const sleep = options.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
   const body = JSON.stringify(invocation);
   let lastReason = "network error";
-  let signedAt = 0;
+  const started = Date.now();
+  let waited = false;
+  let signedAt = options.notBeforeMs === undefined ? 0 : options.notBeforeMs - 1000;
   for (let attempt = 1; attempt <= policy.attempts; attempt++) {
-    if (attempt > 1) {
+    if (attempt > 1 && !waited) {
       const base = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 2));
       await sleep(Math.round(base * (0.5 + Math.random())));
     }
+    waited = false;
     if (options.signal?.aborted) break;
     const timeout = AbortSignal.timeout(policy.timeoutMs);
     // Each attempt is signed in a later second than the one before: the tool remembers accepted signatures for its
@@ -107,6 +122,19 @@ export async function dispatchInvocation(
     // The runtime does not read the acknowledgement's body (RAP §Transport), but must release the connection.
     await response.body?.cancel().catch(() => {});
     if (response.status === 200) return { ok: true, attempts: attempt };
+    const retryAfter = retryAfterMs(response.headers.get("retry-after"));
+    if (
+      response.status === 503 &&
+      retryAfter !== undefined &&
+      Date.now() - started < policy.unavailableMs
+    ) {
+      // The tool says it will be back: this try does not count against the attempts.
+      lastReason = "HTTP 503";
+      await sleep(Math.min(5_000, Math.max(250, retryAfter)));
+      waited = true;
+      attempt--;
+      continue;
+    }
     if (response.status >= 500 && attempt < policy.attempts) {
       lastReason = `HTTP ${response.status}`;
       continue;
@@ -133,4 +161,11 @@ export async function dispatchInvocation(
     status: undefined,
     text: unreachableText(invocation.operation, endpoint, lastReason, policy.attempts),
   };
+}
+
+/** A Retry-After of delay-seconds, in ms (an HTTP date is read as "soon"); undefined when absent or unreadable. */
+function retryAfterMs(value: string | null): number | undefined {
+  if (value === null) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  return Number.isNaN(Date.parse(value)) ? undefined : 1000;
 }

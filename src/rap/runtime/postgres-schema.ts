@@ -60,4 +60,15 @@ CREATE TABLE rap_runtime_meta (
 );
 `,
   },
+  {
+    version: 2,
+    description:
+      "calls: sent once the tool acknowledged them, and the sender's presence key, so a call stored by an instance that died before sending it is sent by another",
+    // Rows from before count as sent (issue 22 §7).
+    sql: `
+ALTER TABLE rap_calls ADD COLUMN sent boolean NOT NULL DEFAULT true;
+ALTER TABLE rap_calls ADD COLUMN sender bigint;
+CREATE INDEX rap_calls_unsent ON rap_calls (ord) WHERE NOT sent;
+`,
+  },
 ];

@@ -15,8 +15,12 @@ import {
   advisoryKey,
   type Database,
   DatabaseError,
+  DEFAULT_GRACE_MS,
+  gone,
   openDatabase,
+  type Presence,
   type Row,
+  startPresence,
 } from "../../db/index.ts";
 import { callFromRow, jsonColumn } from "./call-row.ts";
 import { callExists, RuntimeStoreError, ThreadBusyError } from "./errors.ts";
@@ -35,10 +39,18 @@ const OPEN = "status IN ('pending', 'authorizing')";
 
 const SQL = {
   create: `INSERT INTO rap_calls (group_id, id, call_id, operation, arguments, user_id, toolset, base_url,
-      requires_auth, status, subscription, result, created_at, updated_at, deadline)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', 'none', NULL, $10, $10, $11)
+      requires_auth, status, subscription, result, created_at, updated_at, deadline, sent, sender)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', 'none', NULL, $10, $10, $11, false, $12)
     ON CONFLICT DO NOTHING RETURNING *`,
   get: "SELECT * FROM rap_calls WHERE group_id = $1 AND id = $2",
+  markSent: "UPDATE rap_calls SET sent = true WHERE group_id = $1 AND id = $2",
+  // Unsent open calls of this instance, or of one the database says is gone (src/db/presence.ts), taken over.
+  claimUnsent: `UPDATE rap_calls c SET sender = $1
+    FROM (SELECT group_id, id FROM rap_calls
+           WHERE NOT sent AND ${OPEN} AND (sender IS NULL OR sender = $1 OR ${gone("sender", "$2")})
+           ORDER BY ord LIMIT $3 FOR UPDATE SKIP LOCKED) u
+    WHERE c.group_id = u.group_id AND c.id = u.id
+    RETURNING c.*`,
   // Test and write in one statement: only one of several racing transitions (from any instance) matches.
   transition: `UPDATE rap_calls SET status = $3, result = COALESCE($4, result),
       subscription = COALESCE($5, subscription), updated_at = $6
@@ -102,11 +114,14 @@ export class PostgresRuntimeStore implements RuntimeStore {
   readonly label: string;
   readonly #db: Database;
   readonly #lockWaitMs: number;
+  /** This instance's presence: the calls it stores name its key, so another sends them if it dies first. */
+  readonly #presence: Presence;
 
-  private constructor(db: Database, lockWaitMs: number) {
+  private constructor(db: Database, lockWaitMs: number, presence: Presence) {
     this.#db = db;
     this.label = db.label;
     this.#lockWaitMs = lockWaitMs;
+    this.#presence = presence;
   }
 
   /** Connects and brings the schema up to date (safe when several instances start at once). */
@@ -125,7 +140,14 @@ export class PostgresRuntimeStore implements RuntimeStore {
       await db.close();
       throw new RangeError("lockWaitMs must be a whole number of milliseconds, at least 1");
     }
-    return new PostgresRuntimeStore(db, wait);
+    let presence: Presence;
+    try {
+      presence = await startPresence(db);
+    } catch (error) {
+      await db.close();
+      throw error;
+    }
+    return new PostgresRuntimeStore(db, wait, presence);
   }
 
   async createCall(call: NewCall): Promise<CallRecord> {
@@ -141,9 +163,23 @@ export class PostgresRuntimeStore implements RuntimeStore {
       call.requiresAuth,
       call.createdAt,
       call.deadline,
+      this.#presence.key,
     ]);
     if (!row) throw callExists(call.groupId, call.id);
     return this.#record(row);
+  }
+
+  async markSent(groupId: string, id: string): Promise<void> {
+    await this.#db.query(SQL.markSent, [groupId, id]);
+  }
+
+  async claimUnsent(limit: number): Promise<CallRecord[]> {
+    const rows = await this.#db.query(SQL.claimUnsent, [
+      this.#presence.key,
+      DEFAULT_GRACE_MS,
+      limit,
+    ]);
+    return rows.map((r) => this.#record(r)).sort((a, b) => a.createdAt - b.createdAt);
   }
 
   async getCall(groupId: string, id: string): Promise<CallRecord | undefined> {
@@ -282,6 +318,7 @@ export class PostgresRuntimeStore implements RuntimeStore {
   }
 
   async close(): Promise<void> {
+    await this.#presence.stop();
     await this.#db.close();
   }
 

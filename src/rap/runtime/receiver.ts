@@ -7,6 +7,7 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../../core/log.ts";
+import { isTemporarilyUnavailable } from "../../db/index.ts";
 import {
   type CallbackMessage,
   CallbackMessageSchema,
@@ -183,8 +184,21 @@ async function handle(
       });
       return;
     }
-    // Nothing was committed (or the reply already went): 500 makes the tool retry, which RAP expects on 5xx.
+    // Nothing was committed (or the reply already went): a 5xx makes the tool retry, which RAP expects. A database
+    // that is down says so with 503 + Retry-After (issue 22 §3); anything else is a 500.
     logger.error("rap.callback.failed", { groupId: claims.groupId, id: claims.id, error });
+    if (isTemporarilyUnavailable(error)) {
+      respond({
+        status: 503,
+        headers: { "retry-after": "1" },
+        body: {
+          error: "database_unavailable",
+          message:
+            "The runtime's database is not answering; nothing was applied. Retry in a moment.",
+        },
+      });
+      return;
+    }
     respond({ status: 500, body: { error: "internal_error", message: "Retry later." } });
     return;
   }

@@ -20,7 +20,7 @@ import {
 } from "./api.ts";
 import { type CallbackContext, processCallback, syntheticResult } from "./callbacks.ts";
 import { callbackUrl, signCallToken } from "./capability.ts";
-import { type PrepareRequest, prepareCall, toolInfo } from "./catalog.ts";
+import { type PreparedCall, type PrepareRequest, prepareCall, toolInfo } from "./catalog.ts";
 import type { Discovery } from "./discovery.ts";
 import { InvocationRefusedError, ThreadBusyError, WaitError } from "./errors.ts";
 import { callHook } from "./hooks.ts";
@@ -39,6 +39,8 @@ import { ResultWaiters } from "./waiters.ts";
 
 /** How often `waitForResult` looks for a result another instance applied (shared stores only). */
 const SHARED_POLL_MS = 250;
+/** How often the runtime looks for calls stored and never sent (a sender that died or could not record). */
+const RESEND_CHECK_MS = 2_000;
 
 export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime> {
   const logger = options.logger ?? silentLogger;
@@ -196,6 +198,126 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
 
   const prepare = (request: PrepareRequest) => prepareCall(discovery, request);
 
+  /**
+   * Hands a stored call to its tool: signs its callback URL, posts the invocation (retried on 5xx and network
+   * errors), records the acknowledgement (a restart then never sends it again) or ends the call with the error text.
+   */
+  const send = async (
+    call: Pick<
+      CallRecord,
+      "groupId" | "id" | "callId" | "arguments" | "userId" | "createdAt" | "deadline"
+    >,
+    tool: PreparedCall["tool"],
+    threadAncestors?: string[],
+    resend = false,
+  ) => {
+    const flight = inFlight(call.groupId, call.id);
+    sending.add(flight);
+    try {
+      return await sendOnce(call, tool, threadAncestors, resend);
+    } finally {
+      sending.delete(flight);
+    }
+  };
+  /** The calls this process is sending right now: a resend sweep leaves them alone. */
+  const sending = new Set<string>();
+  const inFlight = (groupId: string, id: string) => JSON.stringify([groupId, id]);
+
+  const sendOnce = async (
+    call: Pick<
+      CallRecord,
+      "groupId" | "id" | "callId" | "arguments" | "userId" | "createdAt" | "deadline"
+    >,
+    tool: PreparedCall["tool"],
+    threadAncestors: string[] | undefined,
+    resend: boolean,
+  ) => {
+    const log = { groupId: call.groupId, id: call.id, operation: tool.name, toolset: tool.toolset };
+    const token = signCallToken(key, {
+      groupId: call.groupId,
+      id: call.id,
+      exp: Math.max(call.deadline, call.createdAt + callbackTtlMs),
+    });
+    const invocation: Invocation = {
+      operation: tool.name,
+      arguments: call.arguments,
+      id: call.id,
+      call_id: call.callId,
+      callback_url: callbackUrl(publicBaseUrl as string, token),
+      group_id: call.groupId,
+      ...(threadAncestors?.length ? { thread_ancestors: threadAncestors } : {}),
+      user_id: call.userId,
+    };
+    const sending = endpointAuth(configs.get(tool.baseUrl), tool.endpoint);
+    const outcome = await dispatchInvocation(tool.endpoint, invocation, {
+      retry: options.retry,
+      fetch: options.fetch,
+      auth: sending.auth,
+      ...(sending.withheldFrom ? { authWithheldFrom: sending.withheldFrom } : {}),
+      ...(resend ? { notBeforeMs: Date.now() + 1000 } : {}),
+    });
+    if (outcome.ok) {
+      logger.info("rap.runtime.invoked", { ...log, attempts: outcome.attempts });
+      await store.markSent?.(call.groupId, call.id);
+    } else {
+      logger.warn("rap.runtime.invoke_failed", {
+        ...log,
+        status: outcome.status,
+        attempts: outcome.attempts,
+        ...(outcome.status === 401
+          ? {
+              reason:
+                "the tool refused the runtime's credentials: check the invocation scheme and secret",
+            }
+          : {}),
+      });
+      await endCall(call.groupId, call.id, "failed", outcome.text);
+    }
+    return outcome;
+  };
+
+  let resending: Promise<void> | undefined;
+  /**
+   * Sends the calls a process stored but died before sending (issue 22 §7): this process's own after a restart, or
+   * with PostgreSQL another instance's once the database says it is gone. Oldest first, one at a time.
+   */
+  const resendUnsent = () => {
+    resending ??= (async () => {
+      try {
+        while (!closed && publicBaseUrl && store.claimUnsent) {
+          const claimed = await store.claimUnsent(20);
+          if (claimed.length === 0) return;
+          const waiting = claimed.filter((c) => !sending.has(inFlight(c.groupId, c.id)));
+          if (waiting.length === 0) return;
+          for (const call of waiting) {
+            if (closed) return;
+            const tool = discovery.tools.get(call.operation);
+            logger.warn("rap.runtime.resending", { groupId: call.groupId, id: call.id });
+            if (!tool || tool.toolset !== call.toolset) {
+              await endCall(
+                call.groupId,
+                call.id,
+                "failed",
+                `Error: RAP tool '${call.operation}' is no longer offered by toolset '${call.toolset}', so the call was never sent. No result will arrive for this call.`,
+              );
+              continue;
+            }
+            await send(call, tool, undefined, true);
+          }
+        }
+      } catch (error) {
+        logger.error("rap.runtime.resend_failed", { error });
+      } finally {
+        resending = undefined;
+      }
+    })();
+    return resending;
+  };
+  // Now and then: another instance may die at any time (shared store), and a send of this process's may have
+  // failed to record its outcome (the database down): both leave calls unsent.
+  const resendTimer = setInterval(() => void resendUnsent(), RESEND_CHECK_MS);
+  resendTimer.unref();
+
   const invoke = async (request: InvokeRequest): Promise<InvokeOutcome> => {
     if (closed)
       throw new InvocationRefusedError("rap_runtime_closed", "The RAP runtime is closed.");
@@ -208,6 +330,21 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
     }
     const { tool } = prepared;
     const id = request.id ?? `call_${randomUUID()}`;
+    // In flight from before it is stored, so a resend sweep never sends it beside this request.
+    const flight = inFlight(request.groupId, id);
+    sending.add(flight);
+    try {
+      return await storeAndSend(request, id, tool);
+    } finally {
+      sending.delete(flight);
+    }
+  };
+
+  const storeAndSend = async (
+    request: InvokeRequest,
+    id: string,
+    tool: PreparedCall["tool"],
+  ): Promise<InvokeOutcome> => {
     const createdAt = now();
     const deadline = createdAt + callTimeoutMs;
     // Recorded before anything is sent: a result can arrive before the acknowledgement, and a crash after the
@@ -226,7 +363,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
       deadline,
     });
     timer.arm(deadline);
-    const log = { groupId: request.groupId, id, operation: tool.name, toolset: tool.toolset };
     if (tool.requiresAuth) {
       await callHook(logger, "onRequiresAuth", hooks.onRequiresAuth, {
         groupId: request.groupId,
@@ -236,44 +372,19 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
         provider: tool.requiresAuth,
       });
     }
-    const token = signCallToken(key, {
-      groupId: request.groupId,
-      id,
-      exp: Math.max(deadline, createdAt + callbackTtlMs),
-    });
-    const invocation: Invocation = {
-      operation: tool.name,
-      arguments: request.arguments,
-      id,
-      call_id: request.callId ?? null,
-      callback_url: callbackUrl(publicBaseUrl, token),
-      group_id: request.groupId,
-      ...(request.threadAncestors?.length ? { thread_ancestors: request.threadAncestors } : {}),
-      user_id: request.userId ?? null,
-    };
-    const sending = endpointAuth(configs.get(tool.baseUrl), tool.endpoint);
-    const outcome = await dispatchInvocation(tool.endpoint, invocation, {
-      retry: options.retry,
-      fetch: options.fetch,
-      auth: sending.auth,
-      ...(sending.withheldFrom ? { authWithheldFrom: sending.withheldFrom } : {}),
-    });
-    if (outcome.ok) {
-      logger.info("rap.runtime.invoked", { ...log, attempts: outcome.attempts });
-    } else {
-      logger.warn("rap.runtime.invoke_failed", {
-        ...log,
-        status: outcome.status,
-        attempts: outcome.attempts,
-        ...(outcome.status === 401
-          ? {
-              reason:
-                "the tool refused the runtime's credentials: check the invocation scheme and secret",
-            }
-          : {}),
-      });
-      await endCall(request.groupId, id, "failed", outcome.text);
-    }
+    const outcome = await send(
+      {
+        groupId: request.groupId,
+        id,
+        callId: request.callId ?? null,
+        arguments: request.arguments,
+        userId: request.userId ?? null,
+        createdAt,
+        deadline,
+      },
+      tool,
+      request.threadAncestors,
+    );
     return {
       groupId: request.groupId,
       id,
@@ -375,6 +486,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
     };
     servers.add(listening);
     logger.info("rap.runtime.listening", { url: bound.url, port: bound.port });
+    // Callback URLs can be made now: send what a previous process stored and never sent.
+    void resendUnsent();
     return listening;
   };
 
@@ -382,6 +495,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
     if (closed) return;
     closed = true;
     timer.stop();
+    clearInterval(resendTimer);
+    await resending;
     await Promise.all([...servers].map((s) => s.close()));
     await queue.drain();
     waiters.rejectAll(new WaitError("rap_wait_aborted", "The RAP runtime closed."));
@@ -392,6 +507,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<RapRuntime
   try {
     await refreshToolsets();
     await timer.fire();
+    if (publicBaseUrl) void resendUnsent();
   } catch (error) {
     await store.close();
     throw error;

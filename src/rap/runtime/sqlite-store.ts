@@ -4,6 +4,7 @@
  * survives kill -9 and power loss; a crash before the commit makes the tool retry (RAP: retry on 5xx/timeouts).
  */
 
+import { randomUUID } from "node:crypto";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { AgentAuthError } from "../../core/errors.ts";
 import { openSqliteDatabase } from "../../core/sqlite.ts";
@@ -66,15 +67,29 @@ const DELIVERIES = `CREATE TABLE IF NOT EXISTS deliveries (
   PRIMARY KEY (group_id, key)
 )`;
 
+// Added after schema 1 too (issue 22 §7): `sent` is 1 once the tool acknowledged the call (rows from before count as
+// sent); `sender` names the process (a random id per open) that stored it and sends it. One process uses the file, so
+// an unsent call with another sender was left by a process that died between storing and sending.
+const SENT_COLUMNS = [
+  "ALTER TABLE calls ADD COLUMN sent INTEGER NOT NULL DEFAULT 1",
+  "ALTER TABLE calls ADD COLUMN sender TEXT",
+  "CREATE INDEX calls_unsent ON calls (created_at) WHERE sent = 0",
+];
+
 const OPEN = "status IN ('pending', 'authorizing')";
 
 const SQL = {
   create: `INSERT INTO calls (group_id, id, call_id, operation, arguments, user_id, toolset, base_url,
-      requires_auth, status, subscription, result, created_at, updated_at, deadline)
+      requires_auth, status, subscription, result, created_at, updated_at, deadline, sent, sender)
     VALUES ($group_id, $id, $call_id, $operation, $arguments, $user_id, $toolset, $base_url, $requires_auth,
-      'pending', 'none', NULL, $created_at, $created_at, $deadline)
+      'pending', 'none', NULL, $created_at, $created_at, $deadline, 0, $sender)
     ON CONFLICT DO NOTHING RETURNING *`,
   get: "SELECT * FROM calls WHERE group_id = $group_id AND id = $id",
+  markSent: "UPDATE calls SET sent = 1 WHERE group_id = $group_id AND id = $id",
+  // One process per file: every unsent open call is this process's or a dead one's.
+  claimUnsent: `UPDATE calls SET sender = $sender
+    WHERE rowid IN (SELECT rowid FROM calls WHERE sent = 0 AND ${OPEN} ORDER BY created_at, rowid LIMIT $limit)
+    RETURNING *`,
   // The status test and the write are one statement: a duplicate delivery, a timeout and a result racing
   // (even from two processes) can only ever apply one transition.
   transition: `UPDATE calls SET status = $to, result = COALESCE($result, result),
@@ -103,12 +118,21 @@ export class SqliteRuntimeStore implements RuntimeStore {
   readonly path: string;
   readonly #db: DatabaseSync;
   readonly #sql: { [K in keyof typeof SQL]: StatementSync };
+  /** This process's sender id: unsent calls with another one were left by a process that died. */
+  readonly #sender = randomUUID();
 
   constructor(path: string) {
     this.path = path;
     this.#db = openRuntimeDatabase(path);
     try {
       this.#db.exec(DELIVERIES);
+      const columns = new Set(
+        this.#db
+          .prepare("SELECT name FROM pragma_table_info('calls')")
+          .all()
+          .map((r) => String(r.name)),
+      );
+      if (!columns.has("sent")) for (const sql of SENT_COLUMNS) this.#db.exec(sql);
       this.#sql = Object.fromEntries(
         Object.entries(SQL).map(([name, sql]) => [name, this.#db.prepare(sql)]),
       ) as { [K in keyof typeof SQL]: StatementSync };
@@ -137,10 +161,21 @@ export class SqliteRuntimeStore implements RuntimeStore {
         requires_auth: call.requiresAuth,
         created_at: call.createdAt,
         deadline: call.deadline,
+        sender: this.#sender,
       }),
     );
     if (!row) throw callExists(call.groupId, call.id);
     return this.#record(row);
+  }
+
+  async markSent(groupId: string, id: string): Promise<void> {
+    this.#io(() => this.#sql.markSent.run({ group_id: groupId, id }));
+  }
+
+  async claimUnsent(limit: number): Promise<CallRecord[]> {
+    return this.#io(() => this.#sql.claimUnsent.all({ sender: this.#sender, limit }))
+      .map((r) => this.#record(r))
+      .sort((a, b) => a.createdAt - b.createdAt);
   }
 
   async getCall(groupId: string, id: string): Promise<CallRecord | undefined> {

@@ -143,6 +143,17 @@ export interface RuntimeStore {
   listViews(groupId: string): Promise<Record<string, unknown>>;
   close(): Promise<void>;
   /**
+   * Optional: records that the tool acknowledged the call, so it is never sent again (issue 22 §7). A store without
+   * it does not resend after a restart.
+   */
+  markSent?(groupId: string, id: string): Promise<void>;
+  /**
+   * Optional: open calls stored but never acknowledged whose sender is gone (a process killed between storing and
+   * sending) or is this process (a send that could not record its outcome, the database down), claimed for this
+   * process so that only one sends each, oldest first. The caller skips those it is sending right now.
+   */
+  claimUnsent?(limit: number): Promise<CallRecord[]>;
+  /**
    * Optional: runs `fn` while holding the thread's lock across every process sharing the store (PostgreSQL: a
    * session advisory lock, freed by the server if the holder dies). The runtime wraps each per-thread task in it,
    * inside its in-process serial queue, so RAP §2.6's one-message-at-a-time per group_id holds across instances.

@@ -28,6 +28,11 @@ export interface ActiveCall {
   /** Aborted only by cancellation (close_thread, cancel_tool_call, shutdown): then nothing more is sent. */
   readonly controller: AbortController;
   phase: "running" | "authorizing";
+  /**
+   * True once the shared call ledger records this call as held here (state.ts `CallLedger`): its final message is
+   * then written only if it still is (one final message, whichever instance ends the call).
+   */
+  ledgered?: boolean;
   /** Set while authorizing. */
   provider?: string;
   /** The call's deliveries, chained so the runtime gets them in order (the `oauth` before the final result). */
@@ -74,11 +79,12 @@ export class CallRegistry {
   /**
    * Takes over a call another instance started (its pending authorization came from the shared store): registered
    * here as running, under its original attempt. Undefined when this instance already has a call with that key (a
-   * different attempt, or one not waiting) or is full.
+   * different attempt, or one not waiting) or, unless `force` (the shared ledger already gave it to this instance,
+   * which must then end it), is full.
    */
-  adopt(spec: CallSpec, attempt: string): ActiveCall | undefined {
+  adopt(spec: CallSpec, attempt: string, force = false): ActiveCall | undefined {
     const key = callKey(spec.groupId, spec.id);
-    if (this.#calls.has(key) || this.#calls.size >= this.#max) return undefined;
+    if (this.#calls.has(key) || (!force && this.#calls.size >= this.#max)) return undefined;
     const call: ActiveCall = {
       key,
       attempt,

@@ -24,7 +24,7 @@ export type {
 export {
   openPostgresToolState,
   type PostgresToolStateOptions,
-} from "./postgres-state.ts";
+} from "./postgres/state.ts";
 export { memoryReplayLedger, type ReplayLedger } from "./replay-ledger.ts";
 export {
   createRetryPool,
@@ -44,4 +44,12 @@ export {
   openSqliteReplayLedger,
   ReplayLedgerError,
 } from "./sqlite-replay.ts";
-export type { CallbackOutbox, OutboxMessage, ToolStateStore } from "./state.ts";
+export type {
+  CallbackOutbox,
+  CallLedger,
+  LedgerCall,
+  OutboxMessage,
+  SharedSetting,
+  ToolStateStore,
+} from "./state.ts";
+export type { TakeoverOptions } from "./takeover.ts";

@@ -4,10 +4,12 @@
  */
 
 import type { Logger } from "../../core/log.ts";
-import type { CallRegistry } from "./calls.ts";
+import type { ActiveCall, CallRegistry } from "./calls.ts";
+import { durably } from "./durably.ts";
 import { type CallVerdict, judgeCall } from "./invocation.ts";
 import type { CallTarget } from "./messages.ts";
-import type { CallRunner } from "./runner.ts";
+import { type CallRunner, DURABLE_BUDGET_MS, ledgerCall } from "./runner.ts";
+import type { CallLedger } from "./state.ts";
 import type { OperationTable } from "./toolset.ts";
 import type { WorkQueue } from "./work-queue.ts";
 
@@ -16,6 +18,8 @@ export function createIntake(o: {
   calls: CallRegistry;
   runner: CallRunner;
   work: WorkQueue;
+  /** With shared state: every accepted call is recorded before it runs, and a redelivered one does not run again. */
+  ledger?: CallLedger;
   logger: Logger;
 }): (body: unknown, target: CallTarget) => void {
   const { calls, runner, logger } = o;
@@ -70,12 +74,52 @@ export function createIntake(o: {
       id: target.id,
       operation: invocation.operation,
     });
-    o.work.enqueue(() =>
-      runner.run(call).catch((error) => {
+    // Recorded now, not when a slot of the work queue frees: an instance killed while the call waits in its queue
+    // must leave a row for another to end (issue 22 §6), or the runtime, which saw the 200, waits for its timeout.
+    const ledgered = o.ledger ? begin(o.ledger, call) : undefined;
+    ledgered?.catch(() => {}); // awaited (and its failure handled) in the task below
+    o.work.enqueue(async () => {
+      try {
+        if (ledgered && !(await ledgered)) return;
+        await runner.run(call);
+      } catch (error) {
         logger.error("rap.call.crashed", { error });
         runner.fail(call, `${invocation.operation} failed unexpectedly. Try again later.`);
-      }),
-    );
+      }
+    });
+  }
+
+  /**
+   * Records the call in the shared ledger before it runs (issue 22 §1). False, and the call is dropped here, when the
+   * ledger already had it: an invocation delivered again (a runtime that lost the 200, at any instance) must not run
+   * a second time; the first delivery answers. When the store stays unreachable the call ends with an error.
+   */
+  async function begin(ledger: CallLedger, call: ActiveCall): Promise<boolean> {
+    let fresh: boolean;
+    try {
+      fresh = await durably(() => ledger.begin(ledgerCall(call)), {
+        budgetMs: DURABLE_BUDGET_MS,
+        signal: call.controller.signal,
+      });
+    } catch (error) {
+      logger.error("rap.invoke.ledger_unavailable", {
+        group_id: call.spec.groupId,
+        id: call.spec.id,
+        error,
+      });
+      runner.fail(
+        call,
+        `The tool's storage did not answer, so ${call.spec.operation} did not run. Try again in a minute.`,
+      );
+      return false;
+    }
+    if (!fresh) {
+      calls.finish(call);
+      logger.info("rap.invoke.duplicate", { group_id: call.spec.groupId, id: call.spec.id });
+      return false;
+    }
+    call.ledgered = true;
+    return true;
   }
 }
 

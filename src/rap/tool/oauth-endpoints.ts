@@ -6,6 +6,7 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../../core/log.ts";
+import { isTemporarilyUnavailable } from "../../db/index.ts";
 import { AuthorizationResponseError } from "../../oauth/index.ts";
 import {
   type BindingCookieOptions,
@@ -14,12 +15,12 @@ import {
   clearBindingCookie,
   sameBrowser,
 } from "./browser-binding.ts";
-import type { ActiveCall, CallRegistry } from "./calls.ts";
+import type { ActiveCall, CallRegistry, CallSpec } from "./calls.ts";
 import { ConsentLinks, consentCookieName, readCookie } from "./consent.ts";
+import { durably } from "./durably.ts";
 import { readBody } from "./http-body.ts";
 import { page } from "./http-reply.ts";
 import type { ProviderAuth } from "./oauth-flow.ts";
-import type { PendingCall } from "./options.ts";
 import {
   cancelledPage,
   consentPage,
@@ -32,8 +33,8 @@ import {
   unavailablePage,
 } from "./pages.ts";
 import type { PendingAuthorizations } from "./pending-calls.ts";
-import type { CallRunner } from "./runner.ts";
-import type { ConsentStore } from "./state.ts";
+import { type CallRunner, DURABLE_BUDGET_MS, ledgerCall } from "./runner.ts";
+import type { CallLedger, ConsentStore } from "./state.ts";
 
 export const OAUTH_START_PATH = "/oauth/start";
 /** The tool's OAuth redirect endpoint: register `${publicBaseUrl}/oauth/callback` with each provider. */
@@ -48,8 +49,12 @@ export interface OAuthEndpointsOptions {
   consents: ConsentStore;
   /** With shared state: was the call (or its thread) cancelled at any instance? */
   cancelled?: (groupId: string, id: string) => Promise<boolean>;
-  /** With shared state: tells the instance that started a call that this one took it over. */
-  takenOver?: (groupId: string, id: string) => Promise<void>;
+  /**
+   * With shared state: the ledger of accepted calls. A sign-in resumes its call only if the ledger still has it
+   * waiting for that very attempt (a compare-and-set): a link whose call was resumed by another sign-in, ended or
+   * timed out is refused, at whichever instance it lands, and the call never runs twice (issue 22 §1).
+   */
+  ledger?: CallLedger;
   /** The tool's base URL (origin + path prefix), known once listening. */
   base: () => { href: string; path: string };
   logger: Logger;
@@ -136,7 +141,8 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
     }
     // Cancel: burn the state too, so the provider link cannot be completed later.
     const taken = await o.pending.take(entry.state).catch(() => undefined);
-    const call = local ?? (taken ? await adopt(taken.call) : undefined);
+    const spec = taken?.call ?? (local ? { ...local.spec, attempt: local.attempt } : undefined);
+    const call = spec ? await claim(spec) : undefined;
     if (!call) return page(res, invalidStatePage());
     o.calls.resume(call);
     o.logger.info("rap.oauth.consent_cancelled", {
@@ -151,29 +157,49 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
   }
 
   /**
-   * Is the link's call still waiting for the person? Here: it must be that very attempt, waiting. With shared state,
-   * a call this instance does not hold may be waiting at another (or at none, restarted): it counts unless cancelled.
+   * Is the link's call still waiting for the person? With the shared ledger: it says so, for that very attempt (and
+   * the call was not cancelled). Without: here it must be that very attempt, waiting; with a shared pending store, a
+   * call this instance does not hold may be waiting at another (or at none, restarted): it counts unless cancelled.
    */
   async function stillWaiting(entry: {
     groupId: string;
     id: string;
     attempt: string;
   }): Promise<boolean> {
+    if (o.ledger) {
+      return (
+        (await o.ledger.isAwaiting(entry.groupId, entry.id, entry.attempt)) &&
+        !(await isCancelled(entry.groupId, entry.id))
+      );
+    }
     if (o.calls.awaiting(entry.groupId, entry.id, entry.attempt)) return true;
     if (!o.pending.shared || o.calls.holds(entry.groupId, entry.id)) return false;
     return !(await isCancelled(entry.groupId, entry.id));
   }
 
-  /** Takes over a call another instance started (or one that is gone): registered here, and marked as taken. */
-  async function adopt(spec: PendingCall): Promise<ActiveCall | undefined> {
-    const call = o.calls.adopt(spec, spec.attempt);
-    if (!call) return undefined;
-    try {
-      await o.takenOver?.(spec.groupId, spec.id);
-    } catch (error) {
-      // The starting instance may then also time the call out: a second final message the runtime refuses.
-      o.logger.warn("rap.oauth.takeover_unshared", { group_id: spec.groupId, id: spec.id, error });
+  /**
+   * The call a sign-in (or a Cancel) for `spec.attempt` continues, here, or undefined when it must not: with the
+   * ledger, only if it still waits for that attempt, which this instance then holds (taken over from another instance
+   * if it started there); without, the call waiting here, or one another instance started (shared pending store).
+   */
+  async function claim(spec: CallSpec & { attempt: string }): Promise<ActiveCall | undefined> {
+    const local = o.calls.awaiting(spec.groupId, spec.id, spec.attempt);
+    const ledger = o.ledger;
+    if (!ledger) return local ?? (o.pending.shared ? o.calls.adopt(spec, spec.attempt) : undefined);
+    const outcome = await durably(
+      () => ledger.resume(ledgerCall({ spec, attempt: spec.attempt })),
+      {
+        budgetMs: DURABLE_BUDGET_MS,
+      },
+    );
+    if (outcome === "stale") {
+      // Resumed elsewhere, ended or timed out: whatever this instance still holds of it is obsolete.
+      if (local) o.calls.finish(local);
+      return undefined;
     }
+    const call = local ?? o.calls.adopt(spec, spec.attempt, true);
+    if (call) call.ledgered = true;
+    else o.logger.warn("rap.oauth.takeover_unheld", { group_id: spec.groupId, id: spec.id });
     return call;
   }
 
@@ -198,7 +224,12 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
       if (!(error instanceof AuthorizationResponseError)) {
         // The shared store failed (unreachable, or a vault key this instance lacks): not the person's fault.
         o.logger.error("rap.oauth.state_unavailable", { error });
-        return page(res, unavailablePage());
+        // Nothing was taken: once the database is back, reloading the page finishes the sign-in.
+        return page(
+          res,
+          unavailablePage(),
+          isTemporarilyUnavailable(error) ? { "retry-after": "1" } : {},
+        );
       }
       o.logger.warn("rap.oauth.state_refused", { reason: "unknown, used or expired" });
       return page(res, invalidStatePage());
@@ -213,9 +244,7 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
       o.logger.warn("rap.oauth.state_refused", { reason: "call cancelled" });
       return page(res, invalidStatePage());
     }
-    const call =
-      o.calls.awaiting(spec.groupId, spec.id, spec.attempt) ??
-      (o.pending.shared ? await adopt(spec) : undefined);
+    const call = await claim(spec);
     if (!call || state === null) {
       o.logger.warn("rap.oauth.state_refused", { reason: "call no longer pending" });
       return page(res, invalidStatePage());
@@ -254,9 +283,16 @@ export function createOAuthEndpoints(o: OAuthEndpointsOptions) {
       return runner.fail(call, outcome.message);
     }
     page(res, signedInPage(name, outcome.account, spec.userId), cleared);
-    // One authorization serves every call of this user waiting on this provider.
+    // One authorization serves every call of this user waiting here on this provider; with the ledger, each only if
+    // it still waits (its own link may have been finished at another instance meanwhile), and then never again.
     const waiting = [call, ...o.calls.awaitingUser(spec.userId, spec.provider)];
     for (const next of waiting) {
+      if (
+        next !== call &&
+        !(await claim({ ...next.spec, attempt: next.attempt }).catch(() => undefined))
+      ) {
+        continue;
+      }
       o.calls.resume(next);
       runner.run(next, true).catch((error) => {
         o.logger.error("rap.call.crashed", { error });

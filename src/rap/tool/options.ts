@@ -16,6 +16,7 @@ import type { AnnotationsSchema, DisplayItemSchema } from "../wire.ts";
 import type { DeliveryOptions } from "./delivery.ts";
 import type { ReplayLedger } from "./replay-ledger.ts";
 import type { ToolStateStore } from "./state.ts";
+import type { TakeoverOptions } from "./takeover.ts";
 
 export type Annotations = z.infer<typeof AnnotationsSchema>;
 export type DisplayItem = z.infer<typeof DisplayItemSchema>;
@@ -177,6 +178,12 @@ export interface ToolServerOptions {
    * once), and how many are claimed at once.
    */
   outboxTuning?: { pollMs?: number; claimMs?: number; batch?: number };
+  /**
+   * With `state`: how often this instance looks for instances the database says are gone, to end their running calls
+   * with an error result and release their claims (default 1 s), and how long after a database start a missing
+   * instance is still given to come back (default 10 s, by the database's clock).
+   */
+  takeover?: TakeoverOptions;
   discovery?: DiscoveryOptions;
   logger?: Logger;
   /**

@@ -4,7 +4,9 @@
  * Runs when a message is written, and every `pollMs` so that messages written by an instance that died, or whose
  * retry time came, are picked up by whichever instance is alive. At-least-once: a claim that lapses (its instance was
  * killed mid-attempt) is delivered again, with the same key, and the runtime dedupes it. A clean stop releases the
- * claims it holds, so another instance takes them at once rather than after `claimMs`.
+ * claims it holds, so another instance takes them at once. A claim of an instance that died is released when the
+ * database says it is gone (takeover.ts); one this instance lost track of because a statement failed under it (the
+ * database crashed) is released by the next round; `claimMs` remains the backstop for an instance that hangs.
  */
 
 import type { Logger } from "../../core/log.ts";
@@ -29,6 +31,13 @@ export class OutboxPump {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #again = false;
+  /** Messages being delivered by this instance now, by id. */
+  readonly #inFlight = new Set<string>();
+  /**
+   * Set when a statement failed (the database went away under us): a claim may have been committed without our
+   * knowing, or a delivery's outcome not written. The next round first releases our claims but those in flight.
+   */
+  #lostTrack = false;
 
   constructor(options: OutboxPumpOptions) {
     const timeoutMs = options.delivery.timeoutMs ?? DEFAULT_DELIVERY.timeoutMs;
@@ -45,6 +54,15 @@ export class OutboxPump {
     if (this.#timer || this.#stopped.signal.aborted) return;
     this.#timer = setInterval(() => this.kick(), this.#o.pollMs ?? 1000);
     this.#timer.unref();
+    this.kick();
+  }
+
+  /**
+   * This instance may have lost track of claims it holds (its database session was lost and regained, say): they are
+   * released at the start of the next round, those being delivered now excepted.
+   */
+  lostTrack(): void {
+    this.#lostTrack = true;
     this.kick();
   }
 
@@ -76,6 +94,11 @@ export class OutboxPump {
     do {
       this.#again = false;
       try {
+        if (this.#lostTrack && this.#o.outbox.releaseOwn) {
+          const released = await this.#o.outbox.releaseOwn([...this.#inFlight]);
+          this.#lostTrack = false;
+          if (released > 0) this.#o.logger.info("rap.outbox.released_own", { released });
+        }
         for (;;) {
           if (this.#stopped.signal.aborted) return;
           const claimed = await this.#o.outbox.claim(this.#o.batch ?? 32, claimMs, (row) =>
@@ -89,13 +112,23 @@ export class OutboxPump {
             }),
           );
           if (claimed.length === 0) break;
-          await Promise.all(claimed.map((message) => this.#deliver(message)));
+          await Promise.all(claimed.map((message) => this.#tracked(message)));
         }
       } catch (error) {
+        this.#lostTrack = true;
         this.#o.logger.error("rap.outbox.unavailable", { error });
         return;
       }
     } while (this.#again);
+  }
+
+  async #tracked(message: OutboxMessage): Promise<void> {
+    this.#inFlight.add(message.id);
+    try {
+      await this.#deliver(message);
+    } finally {
+      this.#inFlight.delete(message.id);
+    }
   }
 
   async #deliver(message: OutboxMessage): Promise<void> {

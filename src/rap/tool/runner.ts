@@ -7,11 +7,12 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "../../core/log.ts";
 import type { Secret } from "../../core/secret.ts";
-import type { CallbackMessage } from "../wire.ts";
+import { type CallbackMessage, errorText } from "../wire.ts";
 import { newBrowserBinding } from "./browser-binding.ts";
 import type { ActiveCall, CallRegistry } from "./calls.ts";
 import { withDeadline } from "./deadline.ts";
-import { type DeliveryOptions, deliverCallback } from "./delivery.ts";
+import { DEFAULT_DELIVERY, type DeliveryOptions, deliverCallback } from "./delivery.ts";
+import { durably } from "./durably.ts";
 import { OperationError, TokenRejectedError } from "./errors.ts";
 import {
   type CallTarget,
@@ -23,7 +24,7 @@ import {
 import type { ProviderAuth } from "./oauth-flow.ts";
 import type { OperationOutput } from "./options.ts";
 import type { RetryPool } from "./retry-pool.ts";
-import type { CallbackOutbox } from "./state.ts";
+import type { CallbackOutbox, CallLedger, LedgerCall } from "./state.ts";
 import type { OperationTable } from "./toolset.ts";
 
 export interface CallRunnerOptions {
@@ -43,8 +44,12 @@ export interface CallRunnerOptions {
   outbox?: CallbackOutbox;
   /** Called after a message was written to the outbox (the pump looks for it at once). */
   onQueued?: () => void;
-  /** With shared state: did another instance take this call over from its sign-in? Then it is not timed out here. */
-  resumedElsewhere?: (groupId: string, id: string) => Promise<boolean>;
+  /**
+   * With shared state: the ledger of accepted calls. A call it records as held here (`ledgered`) ends with its final
+   * message only if it still is, in the same transaction (another instance may have taken it over from its sign-in,
+   * or because this one was judged gone); a sign-in wait is recorded there, so any instance can resume it once.
+   */
+  ledger?: CallLedger;
   /**
    * The link sent as `auth_url` for a provider authorization URL: the tool's consent page, whose Continue hands the
    * browser `browserSecret` (the cookie the redirect must come back with, browser-binding.ts) and the URL.
@@ -62,6 +67,11 @@ export class CallRunner {
   readonly #o: CallRunnerOptions;
   /** Every delivery still under way, so tests and shutdown can wait for quiet. */
   readonly #sending = new Set<Promise<unknown>>();
+  /**
+   * Per thread, the last write to the outbox: a thread's messages are written one after another in the order they
+   * were sent here, so its results are queued in the order its calls finished (issue 22 §8).
+   */
+  readonly #written = new Map<string, Promise<unknown>>();
 
   constructor(options: CallRunnerOptions) {
     this.#o = options;
@@ -244,21 +254,39 @@ export class CallRunner {
       );
     }
     if (call.controller.signal.aborted) return;
-    this.#o.calls.authorizing(call, provider, this.#o.authorizationTimeoutMs, async () => {
-      const elsewhere = await this.#o.resumedElsewhere?.(spec.groupId, spec.id).catch(() => false);
-      if (elsewhere) {
-        this.#o.logger.info("rap.oauth.resumed_elsewhere", { group_id: spec.groupId, id: spec.id });
+    const timeoutText = `Authorization for ${name} was not completed within ${duration(this.#o.authorizationTimeoutMs)}, so ${spec.operation} did not run. Ask again to get a new sign-in link.`;
+    const ledger = this.#o.ledger;
+    if (ledger && call.ledgered) {
+      // Recorded before the link goes out: from then on any instance may resume the call, once.
+      let held: boolean;
+      try {
+        held = await durably(
+          () =>
+            ledger.authorizing(
+              ledgerCall(call),
+              this.#o.authorizationTimeoutMs,
+              errorText(timeoutText),
+            ),
+          { budgetMs: DURABLE_BUDGET_MS, signal: call.controller.signal },
+        );
+      } catch (error) {
+        this.#o.logger.error("rap.oauth.start_failed", { provider, error });
+        return this.#fail(
+          call,
+          `Signing in to ${name} could not be started (this tool's storage did not answer). Try again later.`,
+        );
+      }
+      if (!held) {
+        // Another instance ended it (this one was judged gone while its database was out of reach).
+        this.#o.calls.finish(call);
+        this.#o.logger.warn("rap.call.superseded", { group_id: spec.groupId, id: spec.id });
         return;
       }
+    }
+    this.#o.calls.authorizing(call, provider, this.#o.authorizationTimeoutMs, () => {
+      // With a ledger the message is written only if the call still waits here (nobody resumed it elsewhere).
       this.#o.logger.info("rap.oauth.timeout", { provider, group_id: spec.groupId, id: spec.id });
-      this.#send(
-        call.target,
-        errorResult(
-          call.target,
-          `Authorization for ${name} was not completed within ${duration(this.#o.authorizationTimeoutMs)}, so ${spec.operation} did not run. Ask again to get a new sign-in link.`,
-        ),
-        call,
-      );
+      this.#send(call.target, errorResult(call.target, timeoutText), call);
     });
     this.#o.logger.info("rap.oauth.requested", { provider, group_id: spec.groupId, id: spec.id });
     this.#send(call.target, oauthMessage(call.target, link), call);
@@ -311,67 +339,128 @@ export class CallRunner {
 
   /**
    * Delivers in the background; a call's messages go out one after another, and none after cancellation. With an
-   * outbox, "delivers" means "writes to the outbox", in the same order; the pump keeps the per-group order.
+   * outbox, "delivers" means "writes to the outbox", a thread's messages in the order they were sent here; the pump
+   * keeps that order. A final message of a call the ledger holds here is written only if it still does.
    */
   #send(target: CallTarget, message: CallbackMessage, call?: ActiveCall): void {
     const stopped = this.#o.stopped;
     const own = call?.controller.signal;
     const signal = own && stopped ? AbortSignal.any([own, stopped]) : (own ?? stopped);
-    const outbox = this.#o.outbox;
-    const deliver = async () => {
-      if (signal?.aborted) return;
-      // Made before the write, and the Idempotency-Key of every attempt, outbox or fallback: if the write committed
-      // but its answer was lost, the pump and the fallback send one message under one key and the runtime dedupes.
-      const messageId = randomUUID();
-      if (outbox) {
-        try {
-          // Written before the first attempt: from here on, a restart or a kill loses nothing.
-          const id = await outbox.add({
-            id: messageId,
-            groupId: target.groupId,
-            callId: target.id,
-            callbackUrl: target.callbackUrl,
-            body: message,
-          });
-          if (id === undefined) {
-            this.#o.logger.info("rap.callback.dropped", {
-              type: message.type,
-              group_id: target.groupId,
-              id: target.id,
-              reason: "cancelled",
-            });
-          } else this.#o.onQueued?.();
-          return;
-        } catch (error) {
-          // The store is unreachable: deliver from memory rather than not at all.
-          this.#o.logger.error("rap.outbox.write_failed", { group_id: target.groupId, error });
-        }
-      }
-      const outcome = await deliverCallback(target.callbackUrl, message, {
-        ...this.#o.delivery,
-        signal,
-        pool: this.#o.retryPool,
-        // One key per message, the same on every retry: the runtime applies a message whose answer was lost once.
-        idempotencyKey: messageId,
+    // Made before the write, and the Idempotency-Key of every attempt, outbox or fallback: if the write committed
+    // but its answer was lost, the pump and the fallback send one message under one key and the runtime dedupes.
+    const messageId = randomUUID();
+    let promise: Promise<unknown>;
+    if (this.#o.outbox) {
+      const previous = this.#written.get(target.groupId) ?? Promise.resolve();
+      const written = previous.then(() => this.#write(target, message, messageId, signal, call));
+      const tail = written.catch(() => false);
+      this.#written.set(target.groupId, tail);
+      void tail.then(() => {
+        if (this.#written.get(target.groupId) === tail) this.#written.delete(target.groupId);
       });
-      const fields = {
-        type: message.type,
-        group_id: target.groupId,
-        id: target.id,
-        // The same id as the outbox row (if the write did commit), so both sends can be matched in the logs.
-        message_id: messageId,
-        attempts: outcome.attempts,
-        status: outcome.status,
-        callback_origin: new URL(target.callbackUrl).origin,
-      };
-      if (outcome.delivered) this.#o.logger.info("rap.callback.delivered", fields);
-      else this.#o.logger.warn("rap.callback.failed", { ...fields, reason: outcome.reason });
-    };
-    const promise = call ? call.outbox.then(deliver) : deliver();
-    if (call) call.outbox = promise;
+      // Not written (the store stayed unreachable): delivered from memory, outside the thread's chain.
+      promise = tail.then((done) =>
+        done ? undefined : this.#deliver(target, message, messageId, signal),
+      );
+    } else {
+      const deliver = () => this.#deliver(target, message, messageId, signal);
+      promise = call ? call.outbox.then(deliver) : deliver();
+      if (call) call.outbox = promise as Promise<void>;
+    }
     this.#sending.add(promise);
     void promise.finally(() => this.#sending.delete(promise));
   }
+
+  /** Writes one message to the outbox; true when that is settled (queued, or dropped for a reason), false to fall back. */
+  async #write(
+    target: CallTarget,
+    message: CallbackMessage,
+    messageId: string,
+    signal: AbortSignal | undefined,
+    call: ActiveCall | undefined,
+  ): Promise<boolean> {
+    const outbox = this.#o.outbox as CallbackOutbox;
+    if (signal?.aborted) return true;
+    const ledger = call?.ledgered && message.type === "tool_result" ? this.#o.ledger : undefined;
+    const fields = { type: message.type, group_id: target.groupId, id: target.id };
+    try {
+      // Written before the first attempt: from here on, a restart or a kill loses nothing.
+      const outcome = await durably(
+        async () =>
+          ledger && call
+            ? ledger.finish(ledgerCall(call), { id: messageId, body: message })
+            : (await outbox.add({
+                  id: messageId,
+                  groupId: target.groupId,
+                  callId: target.id,
+                  callbackUrl: target.callbackUrl,
+                  body: message,
+                })) === undefined
+              ? "cancelled"
+              : "queued",
+        {
+          budgetMs: this.#o.delivery.maxTotalMs ?? DEFAULT_DELIVERY.maxTotalMs,
+          signal: this.#o.stopped,
+        },
+      );
+      if (outcome === "queued") this.#o.onQueued?.();
+      else if (outcome === "cancelled") {
+        this.#o.logger.info("rap.callback.dropped", { ...fields, reason: "cancelled" });
+      } else {
+        // Another instance ended the call (took it over from its sign-in, or judged this one gone): its message
+        // stands, this one is never sent (issue 22 §1: one final message).
+        this.#o.logger.warn("rap.call.superseded", fields);
+      }
+      return true;
+    } catch (error) {
+      // The store stays unreachable: deliver from memory rather than not at all.
+      this.#o.logger.error("rap.outbox.write_failed", { group_id: target.groupId, error });
+      return false;
+    }
+  }
+
+  async #deliver(
+    target: CallTarget,
+    message: CallbackMessage,
+    messageId: string,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    if (signal?.aborted) return;
+    const outcome = await deliverCallback(target.callbackUrl, message, {
+      ...this.#o.delivery,
+      signal,
+      pool: this.#o.retryPool,
+      // One key per message, the same on every retry: the runtime applies a message whose answer was lost once.
+      idempotencyKey: messageId,
+    });
+    const fields = {
+      type: message.type,
+      group_id: target.groupId,
+      id: target.id,
+      // The same id as the outbox row (if the write did commit), so both sends can be matched in the logs.
+      message_id: messageId,
+      attempts: outcome.attempts,
+      status: outcome.status,
+      callback_origin: new URL(target.callbackUrl).origin,
+    };
+    if (outcome.delivered) this.#o.logger.info("rap.callback.delivered", fields);
+    else this.#o.logger.warn("rap.callback.failed", { ...fields, reason: outcome.reason });
+  }
+}
+
+/** How long a write to the shared state (a sign-in wait, a call's start) is retried while the database is down. */
+export const DURABLE_BUDGET_MS = 30_000;
+
+/** What the ledger keeps of an active call (or of a call to resume: its spec and attempt). */
+export function ledgerCall(call: Pick<ActiveCall, "spec" | "attempt">): LedgerCall {
+  return {
+    groupId: call.spec.groupId,
+    id: call.spec.id,
+    callId: call.spec.callId,
+    callbackUrl: call.spec.callbackUrl,
+    operation: call.spec.operation,
+    attempt: call.attempt,
+  };
 }
 
 /** Space-separated, in order, duplicates dropped (a preset's comma-separated scopes are split too). */

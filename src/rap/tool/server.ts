@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Logger, silentLogger } from "../../core/log.ts";
+import { isTemporarilyUnavailable } from "../../db/index.ts";
 import type { LogoutResult } from "../../oauth/index.ts";
 import { CANCEL_TOOL_CALL_PATH, CLOSE_THREAD_PATH, TOOLSET_PATH, type Toolset } from "../wire.ts";
 import { type Base, baseUrl, isLoopbackHost, secure } from "./base-url.ts";
@@ -14,7 +15,7 @@ import { CallRegistry } from "./calls.ts";
 import { DEFAULT_OPERATION_TIMEOUT_MS } from "./deadline.ts";
 import { ToolConfigError } from "./errors.ts";
 import { hostRefusal, InvocationGate, loopbackHosts, signedHosts } from "./guard.ts";
-import { json } from "./http-reply.ts";
+import { json, page } from "./http-reply.ts";
 import { createIntake } from "./intake.ts";
 import { secureCallbackUrl } from "./invocation.ts";
 import {
@@ -26,6 +27,7 @@ import {
 import { ProviderAuth } from "./oauth-flow.ts";
 import type { ToolServerOptions } from "./options.ts";
 import { OutboxPump } from "./outbox-pump.ts";
+import { unavailablePage } from "./pages.ts";
 import { PendingAuthorizations } from "./pending-calls.ts";
 import { toolProviders } from "./providers.ts";
 import { memoryReplayLedger } from "./replay-ledger.ts";
@@ -33,10 +35,13 @@ import { createRetryPool, DEFAULT_MAX_PENDING_DELIVERIES } from "./retry-pool.ts
 import { CallRunner } from "./runner.ts";
 import { createRuntimeRequests, INVOKE_PATH } from "./runtime-requests.ts";
 import type { ConsentStore } from "./state.ts";
+import { Takeover } from "./takeover.ts";
 import { buildToolset, compileOperations } from "./toolset.ts";
 import { WorkQueue } from "./work-queue.ts";
 
 export { INVOKE_PATH, OAUTH_CALLBACK_PATH };
+
+const RETRY_SOON = { "retry-after": "1" };
 export const DEFAULT_AUTHORIZATION_TIMEOUT_MS = 10 * 60_000;
 
 export interface ToolServer {
@@ -61,6 +66,8 @@ export interface ToolServer {
 export interface ListeningToolServer {
   /** The base URL: `publicBaseUrl` when given, else the listening address. */
   url: string;
+  /** The port it listens on (behind a load balancer, what the balancer forwards to). */
+  port: number;
   close(): Promise<void>;
 }
 
@@ -147,9 +154,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     authorizationTimeoutMs: timeoutMs,
     operationTimeoutMs,
     delivery,
-    resumedElsewhere: state
-      ? (groupId, id) => state.cancellations.wasResumed(groupId, id)
-      : undefined,
+    ledger: state?.calls,
     stopped: stopping.signal,
     // auth_url leads to the tool's consent page first (issue 8 §1.2), not straight to the provider.
     consentLink: async (call, provider, authorizationUrl, browserSecret) => {
@@ -180,7 +185,20 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     retryPool: createRetryPool(options.maxPendingDeliveries ?? DEFAULT_MAX_PENDING_DELIVERIES),
     logger,
   });
-  const intake = createIntake({ operations, calls, runner, work, logger });
+  const intake = createIntake({ operations, calls, runner, work, ledger: state?.calls, logger });
+  // With a shared ledger, the calls and claims of instances that died are ended or released by the live ones.
+  const takeover =
+    state?.calls && pump
+      ? new Takeover({
+          ledger: state.calls,
+          outbox: state.outbox,
+          logger,
+          onQueued: () => pump.kick(),
+          options: options.takeover,
+        })
+      : undefined;
+  // A lost and regained database session may have left claims this instance no longer tracks.
+  state?.presence?.onRegained(() => pump?.lostTrack());
   // Shared when the state is (a link made by one instance works at every other); in memory otherwise.
   const consents: ConsentStore = state
     ? state.consents(timeoutMs)
@@ -194,9 +212,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
         cancelled: state
           ? (groupId, id) => state.cancellations.isCancelled(groupId, id)
           : undefined,
-        takenOver: state
-          ? (groupId, id) => state.cancellations.resumed(groupId, id, timeoutMs + 60_000)
-          : undefined,
+        ledger: state?.calls,
         runner: () => runner,
         base: () => base as Base,
         logger,
@@ -287,8 +303,13 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     route(req, res).catch((error) => {
       logger.error("rap.http.failed", { error });
-      if (!res.headersSent) json(res, 500, { error: "internal_error" }, true);
-      else res.destroy();
+      if (res.headersSent) return res.destroy();
+      // The shared state's database is down or saturated: "not now", so 503 with Retry-After, a page for the
+      // browser-facing endpoints, JSON for the runtime's (issue 22 §3).
+      if (!isTemporarilyUnavailable(error))
+        return json(res, 500, { error: "internal_error" }, true);
+      if (req.url?.includes("/oauth/")) return page(res, unavailablePage(), RETRY_SOON);
+      json(res, 503, { error: "state_unavailable" }, true, RETRY_SOON);
     });
   };
 
@@ -296,9 +317,11 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
     calls.cancelAll();
     stopping.abort();
     pump?.stop();
+    takeover?.stop();
   };
   // Messages left by an earlier run (or another instance that died) are delivered from the start.
   pump?.start();
+  takeover?.start();
 
   return {
     handler,
@@ -350,6 +373,7 @@ export function createToolServer(options: ToolServerOptions): ToolServer {
       logger.info("rap.tool.listening", { url: base?.href, toolset: toolset?.name });
       return {
         url: (base as Base).href,
+        port,
         close: () =>
           new Promise<void>((resolve) => {
             shutdown();

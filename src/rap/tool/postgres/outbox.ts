@@ -1,9 +1,12 @@
 /**
  * The outbox of undelivered callbacks on PostgreSQL, shared by every instance of a tool. A message is written before
  * its first delivery attempt and deleted once delivered (or refused for good), so a result survives the process that
- * produced it. Instances claim due rows with `FOR UPDATE SKIP LOCKED` and a claim expiry: one instance at a time
- * delivers a message, and a claim held by a killed instance lapses. Only the oldest undelivered message of a group is
- * ever due, so a thread's messages reach the runtime in the order they were written.
+ * produced it. Instances claim due rows with `FOR UPDATE SKIP LOCKED`: one instance at a time delivers a message. A
+ * claim names the instance's presence key (src/db/presence.ts) and is released as soon as the database says that
+ * instance is gone (`releaseGone`), or by the instance itself when it lost track of it (`releaseOwn`, after the
+ * database failed under it); its expiry (`claimMs`) remains only as the backstop for an instance that hangs without
+ * dying. Only the oldest undelivered message of a group is ever due, so a thread's messages reach the runtime in the
+ * order they were written.
  *
  * A row this instance cannot open (sealed under a key it lacks, or damaged) is handled alone: released for
  * `claimMs` so that an instance with the key can take it, counted in `unreadable` (not in `attempts`, which is the
@@ -13,9 +16,9 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { advisoryKey, type Database } from "../../db/index.ts";
-import { type Keyring, openJson, type Sealed, sealJson } from "../../vault/index.ts";
-import type { CallbackOutbox, OutboxMessage, UnreadableOutboxRow } from "./state.ts";
+import { advisoryKey, type Database, gone, type Queryable } from "../../../db/index.ts";
+import { type Keyring, openJson, type Sealed, sealJson } from "../../../vault/index.ts";
+import type { CallbackOutbox, OutboxMessage, UnreadableOutboxRow } from "../state.ts";
 
 /** Claims that found a row unreadable before it is deleted. */
 export const UNREADABLE_CLAIMS = 5;
@@ -31,10 +34,13 @@ type ClaimedRow = {
 export class PostgresOutbox implements CallbackOutbox {
   readonly #db: Database;
   readonly #keyring: Keyring;
+  /** This instance's presence key: its claims name it, so they are released when the database says it is gone. */
+  readonly #owner: string;
 
-  constructor(db: Database, keyring: Keyring) {
+  constructor(db: Database, keyring: Keyring, owner: string) {
     this.#db = db;
     this.#keyring = keyring;
+    this.#owner = owner;
   }
 
   async add(message: {
@@ -44,29 +50,38 @@ export class PostgresOutbox implements CallbackOutbox {
     callbackUrl: string;
     body: unknown;
   }): Promise<string | undefined> {
+    // Writes to one group are serialised until commit: otherwise a row could take a lower `seq` yet commit after a
+    // higher one, and a claim in between would hand out the later message first (sequence order is not commit
+    // order). Other groups do not wait. A call cancelled at any instance gets nothing more written.
+    return this.#db.transaction(async (tx) => {
+      await lockGroup(tx, message.groupId);
+      return this.insert(tx, message);
+    });
+  }
+
+  /**
+   * The outbox row for `message`, written with `tx` (whose transaction holds the group's lock, `lockGroup`): its id,
+   * or undefined when the call or its thread was cancelled. For writers that change more in the same transaction.
+   */
+  async insert(
+    tx: Queryable,
+    message: { id?: string; groupId: string; callId: string; callbackUrl: string; body: unknown },
+  ): Promise<string | undefined> {
     const id = message.id ?? randomUUID();
     // The callback URL is a capability, so it is sealed with the body, never stored in clear.
     const sealed = sealJson(this.#keyring, purpose(id), {
       callbackUrl: message.callbackUrl,
       body: message.body,
     });
-    // Writes to one group are serialised until commit: otherwise a row could take a lower `seq` yet commit after a
-    // higher one, and a claim in between would hand out the later message first (sequence order is not commit
-    // order). Other groups do not wait. A call cancelled at any instance gets nothing more written.
-    const written = await this.#db.transaction(async (tx) => {
-      await tx.query("SELECT pg_advisory_xact_lock($1)", [
-        advisoryKey("rap_tool_outbox", message.groupId),
-      ]);
-      return tx.query(
-        `INSERT INTO rap_tool_outbox (id, group_id, call_id, sealed)
-         SELECT $1, $2, $3, $4
-          WHERE NOT EXISTS (
-            SELECT 1 FROM rap_tool_call_marks
-             WHERE group_id = $2 AND call_id IN ($3, '') AND kind = 'cancelled' AND expires_at > now())
-         RETURNING id`,
-        [id, message.groupId, message.callId, JSON.stringify(sealed)],
-      );
-    });
+    const written = await tx.query(
+      `INSERT INTO rap_tool_outbox (id, group_id, call_id, sealed)
+       SELECT $1, $2, $3, $4
+        WHERE NOT EXISTS (
+          SELECT 1 FROM rap_tool_call_marks
+           WHERE group_id = $2 AND call_id IN ($3, '') AND kind = 'cancelled' AND expires_at > now())
+       RETURNING id`,
+      [id, message.groupId, message.callId, JSON.stringify(sealed)],
+    );
     return written.length > 0 ? id : undefined;
   }
 
@@ -86,11 +101,12 @@ export class PostgresOutbox implements CallbackOutbox {
           LIMIT $1
           FOR UPDATE OF o SKIP LOCKED)
        UPDATE rap_tool_outbox t
-          SET claimed_until = now() + $2 * interval '1 millisecond', attempts = t.attempts + 1
+          SET claimed_until = now() + $2 * interval '1 millisecond', claimed_by = $3,
+              attempts = t.attempts + 1
          FROM due WHERE t.seq = due.seq
        RETURNING t.id, t.group_id, t.sealed, t.attempts,
                  (extract(epoch FROM t.created_at) * 1000)::bigint::text AS created_ms`,
-      [Math.max(1, limit), Math.max(1, Math.round(claimMs))],
+      [Math.max(1, limit), Math.max(1, Math.round(claimMs)), this.#owner],
     );
     const claimed: OutboxMessage[] = [];
     for (const row of rows) {
@@ -133,6 +149,7 @@ export class PostgresOutbox implements CallbackOutbox {
     const [counted] = await this.#db.query<{ unreadable: number }>(
       `UPDATE rap_tool_outbox
           SET unreadable = unreadable + 1, attempts = greatest(attempts - 1, 0), claimed_until = NULL,
+              claimed_by = NULL,
               next_at = now() + $2 * interval '1 millisecond'
         WHERE id = $1
        RETURNING unreadable`,
@@ -150,11 +167,37 @@ export class PostgresOutbox implements CallbackOutbox {
 
   async retryLater(id: string, delayMs: number): Promise<void> {
     await this.#db.query(
-      `UPDATE rap_tool_outbox SET claimed_until = NULL, next_at = now() + $2 * interval '1 millisecond'
+      `UPDATE rap_tool_outbox
+          SET claimed_until = NULL, claimed_by = NULL, next_at = now() + $2 * interval '1 millisecond'
         WHERE id = $1`,
       [id, Math.max(0, Math.round(delayMs))],
     );
   }
+
+  async releaseGone(graceMs: number): Promise<number> {
+    const rows = await this.#db.query(
+      `UPDATE rap_tool_outbox SET claimed_until = NULL, claimed_by = NULL
+        WHERE claimed_by IS NOT NULL AND ${gone("claimed_by", "$1")}
+       RETURNING 1`,
+      [Math.max(0, Math.round(graceMs))],
+    );
+    return rows.length;
+  }
+
+  async releaseOwn(keep: readonly string[]): Promise<number> {
+    const rows = await this.#db.query(
+      `UPDATE rap_tool_outbox SET claimed_until = NULL, claimed_by = NULL
+        WHERE claimed_by = $1 AND NOT (id = ANY($2::uuid[]))
+       RETURNING 1`,
+      [this.#owner, [...keep]],
+    );
+    return rows.length;
+  }
+}
+
+/** The lock every write to a group's outbox takes, in its transaction, so a group's rows commit in `seq` order. */
+export async function lockGroup(tx: Queryable, groupId: string): Promise<void> {
+  await tx.query("SELECT pg_advisory_xact_lock($1)", [advisoryKey("rap_tool_outbox", groupId)]);
 }
 
 function purpose(id: string): string {

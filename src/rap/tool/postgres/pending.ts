@@ -7,11 +7,11 @@
 
 import { createHash } from "node:crypto";
 import { generateRandomState } from "oauth4webapi";
-import { Secret } from "../../core/secret.ts";
-import type { Queryable } from "../../db/index.ts";
-import { AuthorizationResponseError, type PendingStore } from "../../oauth/index.ts";
-import { type Keyring, openJson, type Sealed, sealJson } from "../../vault/index.ts";
-import type { PendingCallAuthorization } from "./options.ts";
+import { Secret } from "../../../core/secret.ts";
+import type { Queryable } from "../../../db/index.ts";
+import { AuthorizationResponseError, type PendingStore } from "../../../oauth/index.ts";
+import { type Keyring, openJson, type Sealed, sealJson } from "../../../vault/index.ts";
+import type { PendingCallAuthorization } from "../options.ts";
 
 /** The tool passes its `authorizationTimeoutMs`; this is only the fallback (the memory store's default). */
 const DEFAULT_TTL_MS = 10 * 60_000;

@@ -6,10 +6,10 @@
  */
 
 import { createHash, randomBytes } from "node:crypto";
-import type { Queryable } from "../../db/index.ts";
-import { type Keyring, openJson, type Sealed, sealJson } from "../../vault/index.ts";
-import { type ConsentEntry, type ConsentRequest, sameSecret } from "./consent.ts";
-import type { ConsentStore } from "./state.ts";
+import type { Queryable } from "../../../db/index.ts";
+import { type Keyring, openJson, type Sealed, sealJson } from "../../../vault/index.ts";
+import { type ConsentEntry, type ConsentRequest, sameSecret } from "../consent.ts";
+import type { ConsentStore } from "../state.ts";
 
 export class PostgresConsents implements ConsentStore {
   readonly #db: Queryable;

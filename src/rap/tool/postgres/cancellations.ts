@@ -1,12 +1,12 @@
 /**
- * What one instance decided about a call that another may hold, on PostgreSQL, so every instance acts on it:
- * a call cancelled by the runtime (or a thread closed) at any instance is not resumed by a sign-in redirect wherever
- * it lands, and its undelivered messages are dropped; a call resumed at one instance is not timed out by the one
- * that started it. Remembered for as long as a pending sign-in of the call could still come back (`keepMs`).
+ * Cancellations on PostgreSQL, so every instance acts on them: a call cancelled by the runtime (or a thread closed)
+ * at any instance is not resumed by a sign-in redirect wherever it lands, and its undelivered messages are dropped.
+ * Remembered for as long as a pending sign-in of the call could still come back (`keepMs`). (Which instance runs a
+ * call is the call ledger's business: calls.ts.)
  */
 
-import { advisoryKey, type Database, type Queryable } from "../../db/index.ts";
-import type { CallCancellations } from "./state.ts";
+import { advisoryKey, type Database, type Queryable } from "../../../db/index.ts";
+import type { CallCancellations } from "../state.ts";
 
 export class PostgresCancellations implements CallCancellations {
   readonly #db: Database;
@@ -33,15 +33,6 @@ export class PostgresCancellations implements CallCancellations {
 
   async isCancelled(groupId: string, callId: string): Promise<boolean> {
     return this.#has(groupId, callId, "cancelled", true);
-  }
-
-  async resumed(groupId: string, callId: string, keepMs: number): Promise<void> {
-    await this.#sweep();
-    await this.#mark(this.#db, groupId, callId, "resumed", keepMs);
-  }
-
-  async wasResumed(groupId: string, callId: string): Promise<boolean> {
-    return this.#has(groupId, callId, "resumed", false);
   }
 
   /** Outside any transaction: expired rows are shared by every thread, and locking them under a lock could deadlock. */

@@ -1,10 +1,10 @@
 /**
- * The RAP tool's tables on PostgreSQL (component "rap_tool"). Only digests, ids (message, group, call) and times
- * are in clear: the PKCE verifier, the call's arguments and callback URL (a capability), and every message body are sealed
+ * The RAP tool's tables on PostgreSQL (component "rap_tool"). Only digests, ids (message, group, call, attempt),
+ * states, instances' presence keys and times are in clear: the PKCE verifier, the call's arguments and callback URL (a capability), and every message body are sealed
  * under the vault keyring (sealJson), bound to their row by the sealing purpose.
  */
 
-import type { Migration } from "../../db/index.ts";
+import type { Migration } from "../../../db/index.ts";
 
 export const RAP_TOOL_COMPONENT = "rap_tool";
 
@@ -69,6 +69,44 @@ export const RAP_TOOL_MIGRATIONS: readonly Migration[] = [
         expires_at timestamptz NOT NULL
       );
       CREATE INDEX rap_tool_replay_expires ON rap_tool_replay (expires_at);
+    `,
+  },
+  {
+    version: 4,
+    description:
+      "calls: each accepted call once, its state and the instance running it (by presence key); outbox claims name their instance",
+    // One row per accepted call, kept a day after it ended: a redelivered invocation, a stale sign-in link and an
+    // instance that died all meet it (issue 22 §1, §6). `target` is the SHA-256 of the callback URL, so two runtimes
+    // that happen to use the same thread and call ids do not collide; the URL itself is sealed with the rest.
+    sql: `
+      CREATE TABLE rap_tool_calls (
+        group_id   text        NOT NULL,
+        call_id    text        NOT NULL,
+        target     bytea       NOT NULL,
+        attempt    text        NOT NULL,
+        status     text        NOT NULL CHECK (status IN ('running', 'authorizing', 'done')),
+        owner      bigint      NOT NULL,
+        sealed     jsonb       NOT NULL,
+        deadline   timestamptz,
+        expires_at timestamptz NOT NULL,
+        PRIMARY KEY (group_id, call_id, target)
+      );
+      CREATE INDEX rap_tool_calls_open ON rap_tool_calls (owner) WHERE status <> 'done';
+      CREATE INDEX rap_tool_calls_expires ON rap_tool_calls (expires_at) WHERE status = 'done';
+      ALTER TABLE rap_tool_outbox ADD COLUMN claimed_by bigint;
+    `,
+  },
+  {
+    version: 5,
+    description:
+      "instances: the configuration each live instance started with (fingerprints only), checked by every newcomer",
+    // Keyed by presence key: an instance the database says is gone no longer counts (issue 22 §5).
+    sql: `
+      CREATE TABLE rap_tool_instances (
+        owner      bigint      PRIMARY KEY,
+        settings   jsonb       NOT NULL,
+        started_at timestamptz NOT NULL DEFAULT now()
+      );
     `,
   },
 ];

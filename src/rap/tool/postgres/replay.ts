@@ -6,8 +6,8 @@
  * swept by the database's clock, a margin past their window, so instances with slightly skewed clocks agree.
  */
 
-import type { Queryable } from "../../db/index.ts";
-import { REPLAY_SWEEP_MARGIN_SECONDS, type ReplayLedger } from "./replay-ledger.ts";
+import type { Queryable } from "../../../db/index.ts";
+import { REPLAY_SWEEP_MARGIN_SECONDS, type ReplayLedger } from "../replay-ledger.ts";
 
 /** Sweep after this many records (and on the first one). */
 const SWEEP_EVERY = 500;
