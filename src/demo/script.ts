@@ -368,9 +368,8 @@ async function authLink(
 
 /** The example tool's credentials for the script user (stored by the tool in the demo vault). */
 async function rapCredentials(demo: RunningDemo): Promise<CredentialSummary[]> {
-  const api = new URL(demo.urls.api).origin;
   const all = await demo.store.list({ subject: SCRIPT_USER });
-  return all.filter((c) => c.resource !== "" && new URL(c.resource, "http://x").origin === api);
+  return all.filter((c) => c.resource === demo.apiResource);
 }
 
 /** The first words of `text`, cut at a word boundary. */

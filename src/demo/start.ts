@@ -56,6 +56,8 @@ export interface RunningDemo {
   ports: DemoPorts;
   /** Components whose saved port was taken, so they moved this time. */
   moved: string[];
+  /** The example tool's protected API as an RFC 8707 resource: what its users' credentials are stored for. */
+  apiResource: string;
   /** The demo vault (dataDir/vault.db). */
   store: CredentialStore;
   runtime: RapRuntime;
@@ -302,6 +304,7 @@ async function startOnce(options: DemoOptions): Promise<RunningDemo> {
     return {
       dataDir,
       urls,
+      apiResource: tool.api.resource,
       ports,
       moved,
       store,
