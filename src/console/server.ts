@@ -14,6 +14,7 @@ import { ActivityLog } from "./activity.ts";
 import { Connector, type ConnectTarget, disconnect } from "./connect.ts";
 import { ConsoleError } from "./errors.ts";
 import { readJsonObject, send, sendError, sendJson, stringField } from "./http.ts";
+import { writeLinkFile } from "./link-file.ts";
 import { callbackPage, consolePage, signedOutPage } from "./page/html.ts";
 import { consoleScript } from "./page/script.ts";
 import { CONSOLE_CSS } from "./page/style.ts";
@@ -24,10 +25,12 @@ import {
   checkCsrf,
   checkHost,
   checkJsonContentType,
+  checkLinkKey,
   checkSite,
   connectCookie,
   cookieValue,
   type Refusal,
+  randomToken,
   SECURITY_HEADERS,
   SessionBook,
   sessionCookie,
@@ -52,6 +55,13 @@ export interface ConsoleOptions {
   port?: number;
   /** How often the vault is listed for changes by other processes. Default 1000. */
   vaultPollMs?: number;
+  /**
+   * Where to keep `console.json` (link-file.ts) so `agentauth console --link` can ask this console for a fresh
+   * one-time link; without it, no fresh link can be asked for.
+   */
+  linkFile?: string;
+  /** The command that prints a fresh link, as the sign-in-needed page names it. */
+  linkCommand?: string;
   logger?: Logger;
 }
 
@@ -78,6 +88,8 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   const board = options.board ?? new PendingBoard();
   const panels = options.panels ?? [];
   const sessions = new SessionBook();
+  const linkKey = randomToken();
+  const signedOut = () => signedOutPage(options.linkFile ? options.linkCommand : undefined);
   const connector = new Connector({
     targets: options.connectTargets ?? [],
     store: options.store,
@@ -138,6 +150,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   heartbeat.unref();
 
   let port = 0;
+  let publicUrl = "";
   const server: Server = createServer((request, response) => {
     handle(request, response).catch((error) => {
       logger.error("console.request_failed", { error });
@@ -189,14 +202,14 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       const existing = sessions.find(header(request, "cookie"));
       if (token !== null) {
         const session = existing ?? sessions.redeem(token);
-        if (!session) return send(response, 401, "text/html; charset=utf-8", signedOutPage());
+        if (!session) return send(response, 401, "text/html; charset=utf-8", signedOut());
         // 303 to "/": the token leaves the address bar (and the history entry the person bookmarks).
         return send(response, 303, "text/plain; charset=utf-8", "", {
           location: "/",
           ...(existing ? {} : { "set-cookie": sessionCookie(session.id) }),
         });
       }
-      if (!existing) return send(response, 401, "text/html; charset=utf-8", signedOutPage());
+      if (!existing) return send(response, 401, "text/html; charset=utf-8", signedOut());
       return send(
         response,
         200,
@@ -209,6 +222,28 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       );
     }
 
+    if (path === "/api/link") {
+      request.resume();
+      if (method !== "POST") return methodNotAllowed(response);
+      if (!options.linkFile || refused(checkLinkKey(header(request, "authorization"), linkKey))) {
+        if (!options.linkFile) {
+          sendError(response, {
+            status: 404,
+            code: "console_not_found",
+            message: "This console gives no fresh links.",
+          });
+        }
+        return;
+      }
+      activity.record({
+        component: "console",
+        kind: "console_link",
+        summary: "A fresh console link was printed (agentauth console --link).",
+      });
+      return sendJson(response, 200, {
+        loginUrl: `${publicUrl}?token=${sessions.mintLoginToken()}`,
+      });
+    }
     const post = API_POST.test(path);
     if (!post && path !== "/api/state" && path !== "/api/events") {
       request.resume();
@@ -380,6 +415,10 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   }
   port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}/`;
+  publicUrl = url;
+  const removeLinkFile = options.linkFile
+    ? writeLinkFile(options.linkFile, url, linkKey)
+    : () => {};
   connector.redirectUri = `http://127.0.0.1:${port}/connect/callback`;
   logger.info("console.listening", { url });
 
@@ -390,6 +429,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     activity,
     close() {
       closed ??= (async () => {
+        removeLinkFile();
         stopBackground();
         for (const stream of streams) stream.end();
         streams.clear();

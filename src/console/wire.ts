@@ -64,6 +64,7 @@ export type ActivityKind =
   | "authorization_requested"
   | "authorization_completed"
   | "result"
+  | "console_link"
   | "error";
 
 /** One auth event: when, which component, what, in plain words. Never a secret. */

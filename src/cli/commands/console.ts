@@ -1,6 +1,15 @@
 /** `agentauth console`: the local web page over the vault (docs/console.md). Flags in, startConsole, Ctrl-C closes. */
 
-import { type ConnectTarget, startConsole } from "../../console/index.ts";
+import { join } from "node:path";
+import {
+  CONSOLE_LINK_FILE,
+  type ConnectTarget,
+  linkFileCandidates,
+  requestLoginLink,
+  startConsole,
+} from "../../console/index.ts";
+import { peerText } from "../../core/display.ts";
+import { agentauthHome, ensureHome } from "../../core/home.ts";
 import { createLogger } from "../../core/log.ts";
 import { resolveProvider } from "../../providers/index.ts";
 import { openVault } from "../../vault/index.ts";
@@ -11,21 +20,30 @@ import { parseInteger } from "./idp.ts";
 
 export const CONSOLE_USAGE = `agentauth console [--port N] [--json] [--connect-issuer URL --connect-client-id ID [--connect-scope S]]
   A local web page (127.0.0.1 only) over the credential vault: connected accounts, Disconnect (revoke, then
-  delete), Connect, and what happened lately. Prints a one-time login link on stdout; Ctrl-C stops it.`;
+  delete), Connect, and what happened lately. Prints a one-time login link on stdout; Ctrl-C stops it.
+agentauth console --link [--json]
+  A fresh one-time link to the console already running over this vault (or the demo's), without restarting it.`;
 
 const CONSOLE_FULL_HELP = `agentauth console [options]
   Serves the console on http://127.0.0.1:PORT/ over the vault in $AGENTAUTH_HOME. It prints a login link with a
   one-time token on stdout (for you, never logged): open it in your browser; the token works once and becomes a
-  session cookie. To get a new link, stop the console and start it again. Ctrl-C stops it (exit 130).
+  session cookie. Lost the tab, or the link was opened elsewhere first (a link preview, another browser)? Run
+  \`agentauth console --link\` for a fresh one. Ctrl-C stops it (exit 130). Its log goes to stderr: warnings in
+  words, or JSON lines with --json.
 
+  --link                   do not start a console: print a fresh one-time link (valid 10 minutes) to the one
+                           running over $AGENTAUTH_HOME (or the demo's, $AGENTAUTH_HOME/demo), and exit
   --port N                 port to listen on (default 0: a free one)
   --json                   print one JSON ready line {"event":"ready","url":…,"loginUrl":…} instead of text
+                           (with --link: {"url":…,"loginUrl":…})
   --connect-issuer URL     offer "Connect" to this authorization server (authorization code + PKCE)
   --connect-client-id ID   its public client, which must allow http://127.0.0.1/connect/callback on any port
   --connect-scope S        the scope asked for (default "openid profile email offline_access")
 
-  Example:
-    agentauth console --port 4480 --connect-issuer http://127.0.0.1:4444 --connect-client-id agentauth-console`;
+  Examples:
+    agentauth console --port 4480 --connect-issuer http://127.0.0.1:4444 --connect-client-id agentauth-console
+    agentauth console --link
+    AGENTAUTH_HOME=~/.local/share/agentauth/demo agentauth console --link      # the demo's console`;
 
 export const CONSOLE_HELP: Record<string, string> = { "": CONSOLE_FULL_HELP };
 
@@ -35,6 +53,7 @@ export async function consoleCommand(argv: string[], io: CliIo): Promise<number>
     options: {
       port: { type: "string", default: "0" },
       json: { type: "boolean", default: false },
+      link: { type: "boolean", default: false },
       "connect-issuer": { type: "string" },
       "connect-client-id": { type: "string" },
       "connect-scope": { type: "string" },
@@ -43,6 +62,7 @@ export async function consoleCommand(argv: string[], io: CliIo): Promise<number>
     allowPositionals: true,
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  if (values.link) return freshLink(io, values);
   const port = parseInteger(values.port, "--port", 0, 65535);
   const connectTargets = connectTargetsFrom(values);
   const store = openVault({ env: io.env });
@@ -52,7 +72,11 @@ export async function consoleCommand(argv: string[], io: CliIo): Promise<number>
       providers: resolveProvider,
       connectTargets,
       port,
-      logger: createLogger({ fields: { component: "console" } }),
+      linkFile: join(ensureHome(io.env), CONSOLE_LINK_FILE),
+      linkCommand: `${io.env.AGENTAUTH_HOME ? `AGENTAUTH_HOME=${io.env.AGENTAUTH_HOME} ` : ""}agentauth console --link`,
+      logger: values.json
+        ? createLogger({ fields: { component: "console" } })
+        : createLogger({ level: "warn", write: (line) => io.stderr(logLineInWords(line)) }),
     });
     const terminated = untilTerminated();
     if (values.json) {
@@ -69,6 +93,44 @@ export async function consoleCommand(argv: string[], io: CliIo): Promise<number>
     return EXIT.ok;
   } finally {
     await store.close();
+  }
+}
+
+/** `--link`: a fresh one-time link from the console already running over this home (link-file.ts). */
+async function freshLink(
+  io: CliIo,
+  values: { json: boolean; port: string; [flag: string]: unknown },
+): Promise<number> {
+  const others = ["connect-issuer", "connect-client-id", "connect-scope"].filter(
+    (flag) => values[flag] !== undefined,
+  );
+  if (values.port !== "0" || others.length > 0) {
+    throw new UsageError(
+      "--link asks a running console for a link; it takes no other option but --json",
+    );
+  }
+  const link = await requestLoginLink(linkFileCandidates(agentauthHome(io.env)));
+  if (values.json) io.stdout(jsonLine({ url: link.url, loginUrl: link.loginUrl }));
+  else {
+    io.stdout(
+      `A fresh link to the console at ${link.url} (it works once, within 10 minutes):\n  ${link.loginUrl}\n`,
+    );
+  }
+  return EXIT.ok;
+}
+
+/** A JSON log line as a person reads it in a terminal: "console: warning: connect_failed: why". */
+function logLineInWords(line: string): string {
+  try {
+    const record = JSON.parse(line) as {
+      level?: string;
+      event?: string;
+      error?: { message?: string };
+    };
+    const why = record.error?.message ? `: ${peerText(record.error.message, { max: 300 })}` : "";
+    return `agentauth console: ${record.level === "error" ? "error" : "warning"}: ${peerText(String(record.event))}${why}\n`;
+  } catch {
+    return "";
   }
 }
 

@@ -123,14 +123,18 @@ ${panels}
   );
 }
 
-/** Without a session: how to get a fresh link (the login token works once). */
-export function signedOutPage(): string {
+/** Without a session: how to get back in (the printed link works once) without stopping anything. */
+export function signedOutPage(linkCommand?: string): string {
+  const fresh = linkCommand
+    ? `<p>To get a fresh link without restarting anything, run this in a terminal and open the link it prints:</p>
+<pre><code>${escapeHtml(linkCommand)}</code></pre>`
+    : `<p>To get a fresh link, stop the console (Ctrl-C) and start it again, then open the link it prints.</p>`;
   return document(
     "agentauth console: sign-in needed",
-    `<main><h1>agentauth console</h1>
-<p>This browser has no console session. The link the console printed works once; to get a fresh one, stop the
-console (Ctrl-C) and start it again (<code>agentauth console</code>, or <code>npm start</code> for the demo), then
-open the link it prints.</p></main>`,
+    `<main class="narrow"><h1>agentauth console</h1>
+<p>This browser has no console session. The link the console printed works once, so a browser that opens it
+after another one (a link preview, a screenshot tool, a second browser) is not let in.</p>
+${fresh}</main>`,
   );
 }
 
