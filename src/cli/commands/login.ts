@@ -5,7 +5,13 @@ import { DEFAULT_LOGIN_SCOPE, type OAuthClient } from "../../oauth/index.ts";
 import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { printAccount, runLogin } from "./login-run.ts";
-import { clientSecretFrom, providerFromFlags, refuseSecretOnArgv } from "./provider-flags.ts";
+import {
+  clientSecretFrom,
+  genericFlags,
+  providerFromFlags,
+  refuseKnownFailures,
+  refuseSecretOnArgv,
+} from "./provider-flags.ts";
 
 export { printAccount, runLogin } from "./login-run.ts";
 
@@ -24,7 +30,10 @@ agentauth login --provider NAME --client-id ID [options]
   PKCE S256).
 
   --issuer URL        an OAuth 2.0 / OpenID Connect server (https, or http on loopback); its metadata is discovered
-  --provider NAME     a provider preset instead: github, … ('agentauth providers' lists them and what to register)
+                      (alone, or with --provider generic to give that preset its server)
+  --provider NAME     a provider preset instead: github, … ('agentauth providers' lists them and what to register);
+                      generic is any server: --provider generic --issuer URL, or --provider-option endpoints={…}
+                      for one without metadata
   --provider-host URL a self-hosted server of that provider: GitHub Enterprise Server, GitLab self-managed
                       (https, or http on loopback only)
   --provider-option K=V  another option of the preset, repeatable: e.g. app=github_app for a GitHub App
@@ -33,7 +42,8 @@ agentauth login --provider NAME --client-id ID [options]
   --client-id ID      the registered client id (required with --provider; default agentauth-cli with --issuer)
   --client-secret-env VAR   a confidential client's secret, read from the environment variable VAR
   --client-secret-file PATH a confidential client's secret, read from the file PATH
-  --scope S           the scopes to ask for (default: the provider's, or "${DEFAULT_LOGIN_SCOPE}")
+  --scope S           the scopes to ask for (default: the provider's; "${DEFAULT_LOGIN_SCOPE}" with
+                      --issuer and with --provider generic)
   --resource R        the RFC 8707 resource indicator the tokens are for (part of the vault key)
   --device            use the device flow (the default when the provider has one)
   --browser           use a browser and a loopback redirect instead
@@ -49,6 +59,7 @@ agentauth login --provider NAME --client-id ID [options]
   Example:
     agentauth login --issuer http://127.0.0.1:4444 --device
     agentauth login --provider github --client-id Iv1.0123456789abcdef --device
+    agentauth login --provider generic --issuer https://auth.example.com --client-id my-app --browser
     GITHUB_SECRET=… agentauth login --provider github --provider-host https://github.example.com \\
       --client-id Ov23li0123456789abcd --client-secret-env GITHUB_SECRET --browser`,
 };
@@ -77,8 +88,11 @@ export async function loginCommand(argv: string[], io: CliIo): Promise<number> {
     strict: true,
     allowPositionals: false,
   });
-  if (values.issuer !== undefined && values.provider !== undefined) {
-    throw new UsageError("give --issuer URL or --provider NAME, not both");
+  const generic = values.provider === "generic";
+  if (values.issuer !== undefined && values.provider !== undefined && !generic) {
+    throw new UsageError(
+      `give --issuer URL or --provider NAME, not both (a preset knows its server; --issuer goes with --provider generic or alone)`,
+    );
   }
   if (values.device && values.browser) throw new UsageError("choose one of --device and --browser");
   const secretFlags = { env: values["client-secret-env"], file: values["client-secret-file"] };
@@ -89,10 +103,14 @@ export async function loginCommand(argv: string[], io: CliIo): Promise<number> {
     redirectPort: redirectPortOf(values["redirect-port"], values.device),
   };
   if (values.provider !== undefined) {
+    if (generic) genericFlags(values.issuer, values["provider-host"], values["provider-option"]);
     const provider = providerFromFlags({
       provider: values.provider,
       host: values["provider-host"],
-      options: values["provider-option"],
+      options:
+        generic && values.issuer
+          ? [...values["provider-option"], `issuer=${values.issuer}`]
+          : values["provider-option"],
       origins: values["provider-origin"],
       clientId: values["client-id"],
       clientSecret: clientSecretFrom(secretFlags, io.env),
@@ -102,7 +120,11 @@ export async function loginCommand(argv: string[], io: CliIo): Promise<number> {
       : values.device || provider.flows.includes("device")
         ? "device"
         : "browser";
-    printAccount(io, await runLogin(io, { provider, flow, ...common }), values.json);
+    refuseKnownFailures(values.provider, flow, provider.client.clientSecret !== undefined);
+    // A generic server has no preset scope: the documented default, as for --issuer (not none, which a server
+    // may answer with access_denied after the person approved).
+    const scope = common.scope ?? (generic ? DEFAULT_LOGIN_SCOPE : undefined);
+    printAccount(io, await runLogin(io, { provider, flow, ...common, scope }), values.json);
     return EXIT.ok;
   }
   if (values.issuer === undefined) {
