@@ -163,7 +163,10 @@ export async function completeAuthorization(
  * only a denial that says it was the person's, or says nothing, is told as theirs.
  */
 function accessDeniedText(description: string | undefined): string {
-  if (description && !/\b(user|end-user|person|you)\b.*\b(denied|declined|cancel|abort)/i.test(description)) {
+  if (
+    description &&
+    !/\b(user|end-user|person|you)\b.*\b(denied|declined|cancel|abort)/i.test(description)
+  ) {
     return (
       `The authorization server refused the request (${quote(description)}). If you approved it, the request ` +
       "itself was refused: check the scope asked for (--scope) and the client's registration at the server."

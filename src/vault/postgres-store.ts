@@ -26,7 +26,7 @@ import { PostgresLeases } from "./postgres-leases.ts";
 import { fromPg, writeParams } from "./postgres-rows.ts";
 import { VAULT_COMPONENT, VAULT_MIGRATIONS } from "./postgres-schema.ts";
 import { PG_SQL } from "./postgres-sql.ts";
-import { validateInput, validateLease } from "./record.ts";
+import { assertCredentialKey, validateInput, validateLease } from "./record.ts";
 import { sealTokens } from "./seal.ts";
 import { type Row, rowToRecord, rowToSummary, stored, unreadable } from "./sqlite-rows.ts";
 import type {
@@ -105,6 +105,7 @@ export class PostgresCredentialStore implements CredentialStore {
   }
 
   async get(key: CredentialKey): Promise<CredentialRecord | undefined> {
+    assertCredentialKey(key);
     const rows = await (await this.#db()).query(PG_SQL.get, [
       key.subject,
       key.issuer,

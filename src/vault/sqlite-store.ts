@@ -5,7 +5,7 @@ import { AgentAuthError } from "../core/errors.ts";
 import { VaultCorruptError, VaultIoError, VaultKeyError } from "./errors.ts";
 import type { Keyring } from "./keyring.ts";
 import { isLeaseOwnerGone } from "./lease-owner.ts";
-import { validateInput, validateLease } from "./record.ts";
+import { assertCredentialKey, validateInput, validateLease } from "./record.ts";
 import { sealTokens } from "./seal.ts";
 import {
   inputParams,
@@ -90,6 +90,7 @@ export class SqliteCredentialStore implements CredentialStore {
   }
 
   async get(key: CredentialKey): Promise<CredentialRecord | undefined> {
+    assertCredentialKey(key);
     return this.#io(() =>
       this.#read(this.#statement("get").get(key.subject, key.issuer, key.resource)),
     );

@@ -28,5 +28,9 @@ test("[DOCS-npx-agentauth] every shell example calls the CLI as npx agentauth or
       }
     }
   }
-  assert.deepEqual(bare, [], "commands a newcomer would copy into a shell where agentauth is not on PATH");
+  assert.deepEqual(
+    bare,
+    [],
+    "commands a newcomer would copy into a shell where agentauth is not on PATH",
+  );
 });

@@ -67,7 +67,8 @@ function copyCheckout(): string {
   const copy = join(tempDir(), "agentauth");
   const files = run("git", ["ls-files", "-co", "--exclude-standard", "-z"], { cwd: REPO_ROOT })
     .split("\0")
-    .filter((file) => file && existsSync(join(REPO_ROOT, file)));
+    // A node_modules symlink (a git worktree sharing another's) is not matched by .gitignore's "node_modules/".
+    .filter((file) => file && file !== "node_modules" && existsSync(join(REPO_ROOT, file)));
   for (const file of files) {
     mkdirSync(dirname(join(copy, file)), { recursive: true });
     cpSync(join(REPO_ROOT, file), join(copy, file));

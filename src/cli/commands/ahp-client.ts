@@ -28,7 +28,7 @@ agentauth ahp login [--resource R]… [--stay] [--json] [--client-id ID] [--prov
                    [--subject S] [--protocol …] <ws-url>
   Authenticates to the host for each resource (default: all it advertises): a stored credential, refreshed
   when due, else one device login per authorization server covering all its resources (URL and code on stderr). With
-  --stay, keeps the connection and renews tokens until interrupted, one JSON line per renewal on stdout.
+  --stay, keeps the connection and renews each token before it expires until Ctrl-C (one line per renewal).
   A server a provider preset serves (https://github.com/login/oauth → github) signs in with that preset's client:
   --provider-client-id github=Iv1.xxxx, or $AGENTAUTH_GITHUB_CLIENT_ID; a secret only from
   $AGENTAUTH_GITHUB_CLIENT_SECRET; GitHub Enterprise from $AGENTAUTH_GITHUB_HOST (likewise for every preset).`;
@@ -140,7 +140,8 @@ async function loginCommand(argv: string[], io: CliIo): Promise<number> {
           );
         },
       },
-      onRenewal: (event: RenewalEvent) => io.stdout(jsonLine(event)),
+      onRenewal: (event: RenewalEvent) =>
+        io.stdout(values.json ? jsonLine(event) : renewalText(event)),
       onRenewalError: (error, resource) =>
         io.stderr(
           `agentauth: renewing ${peerText(resource) || "a resource"} failed: ${peerText(error.message, { max: 600 })}\n`,
@@ -159,6 +160,11 @@ async function loginCommand(argv: string[], io: CliIo): Promise<number> {
       }
       if (!values.stay) return EXIT.ok;
       process.off("SIGINT", onSignal);
+      // Not silent while it works: what it does now, and how it ends.
+      io.stderr(
+        `Staying connected to ${peerText(client.url)}: each token is renewed before it expires` +
+          `${values.json ? " (one JSON line per renewal on stdout)" : ""}. Ctrl-C stops.\n`,
+      );
       const ended = await Promise.race([untilTerminated(), lost]);
       if (ended instanceof Error) {
         io.stderr(`agentauth: ${peerText(ended.message, { max: 600 })}\n`);
@@ -245,6 +251,13 @@ function printOutcome(io: CliIo, outcome: AuthenticationOutcome, json: boolean):
   );
 }
 
+/** One renewal in words: which resource, why, and when the new token expires. */
+function renewalText(event: RenewalEvent): string {
+  const left =
+    event.expiresIn === undefined ? "" : `; the new token expires in ${event.expiresIn}s`;
+  return `Renewed ${peerText(event.resource)} (${event.trigger})${left}.\n`;
+}
+
 function describeStatus(client: AhpClient, resources: ResourceStatus[]): string {
   const lines = [
     `${peerText(client.url)}: AHP ${client.dialect} (${peerText(client.protocolVersion)})`,
@@ -256,16 +269,16 @@ function describeStatus(client: AhpClient, resources: ResourceStatus[]): string 
     lines.push(
       `  ${id}${r.id === r.resource ? "" : ` (${resource})`}: ${peerText(r.label)}${r.required ? "" : " [optional]"}`,
       `    authorization servers: ${r.authorizationServers.map((a) => peerText(a)).join(", ") || "none"}`,
-      `    ${readiness(r)}`,
+      `    ${readiness(r, client.url)}`,
     );
   }
   return `${lines.join("\n")}\n`;
 }
 
 /** What a person wants to know after `ahp login`: can this machine authenticate to the resource without a sign-in? */
-function readiness(r: ResourceStatus): string {
+function readiness(r: ResourceStatus, url: string): string {
   const c = r.credential;
-  const login = `run 'agentauth ahp login --resource ${peerText(r.id)} <ws-url>'`;
+  const login = `run 'agentauth ahp login --resource ${peerText(r.id)} ${peerText(url)}'`;
   if (!c.present) return `sign-in needed: ${login} (no credential in the vault)`;
   const who = peerText(c.account ?? c.subject);
   if (c.status === "login_required")

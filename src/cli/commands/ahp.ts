@@ -34,7 +34,8 @@ when due, else a device sign-in at the resource's authorization server, one per 
 resource of the host on that server (RFC 8707). The verification URL and code go to stderr.
 
   --resource R       only this resource (repeatable); the host's RFC 9728 resource, or the seed's scheme id
-  --stay             keep the connection and renew tokens until interrupted; one JSON line per renewal on stdout
+  --stay             keep the connection and renew each token before it expires until Ctrl-C; says so on
+                     stderr, then one line per renewal on stdout (JSON with --json)
   --json             one JSON line per authenticated resource on stdout
   --client-id ID     the OAuth client to sign in with (default agentauth-cli; secret from AGENTAUTH_CLIENT_SECRET)
   --subject S        use and store vault credentials under this subject
