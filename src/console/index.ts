@@ -9,6 +9,7 @@ export {
   linkFileCandidates,
   requestLoginLink,
 } from "./link-file.ts";
+export { type ConsoleNames, providerName, resourceName } from "./names.ts";
 export { hooksFor, PendingBoard, type PendingInput, safeLink } from "./pending.ts";
 export { type ConsoleOptions, type RunningConsole, startConsole } from "./server.ts";
 export type { ConsolePanel } from "./state.ts";

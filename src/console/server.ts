@@ -15,8 +15,9 @@ import { Connector, type ConnectTarget, disconnect } from "./connect.ts";
 import { ConsoleError } from "./errors.ts";
 import { readJsonObject, send, sendError, sendJson, stringField } from "./http.ts";
 import { writeLinkFile } from "./link-file.ts";
-import { callbackPage, consolePage, signedOutPage } from "./page/html.ts";
-import { consoleScript } from "./page/script.ts";
+import { type ConsoleNames, providerName } from "./names.ts";
+import { CONSOLE_SCRIPT } from "./page/bundle.ts";
+import { callbackPage, consolePage, helpPage, signedOutPage } from "./page/html.ts";
 import { CONSOLE_CSS } from "./page/style.ts";
 import { PendingBoard } from "./pending.ts";
 import {
@@ -62,6 +63,8 @@ export interface ConsoleOptions {
   linkFile?: string;
   /** The command that prints a fresh link, as the sign-in-needed page names it. */
   linkCommand?: string;
+  /** Names for issuers, resources and presets, so the page shows "GitHub" or "Demo API", not URLs (names.ts). */
+  names?: ConsoleNames;
   logger?: Logger;
 }
 
@@ -80,7 +83,7 @@ const MAX_STREAMS = 16;
 /** Bytes queued for one event stream before it is dropped. */
 const MAX_STREAM_BACKLOG = 1024 * 1024;
 const HEARTBEAT_MS = 15_000;
-const SCRIPT = `(${consoleScript.toString()})();\n`;
+const SCRIPT = CONSOLE_SCRIPT;
 
 export async function startConsole(options: ConsoleOptions): Promise<RunningConsole> {
   const logger = options.logger ?? silentLogger;
@@ -100,6 +103,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     store: options.store,
     activity,
     intervalMs: options.vaultPollMs,
+    names: options.names,
     logger,
   });
 
@@ -112,6 +116,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       connectTargets: connector.targets,
       panels: panelViews(panels, logger),
       now: Date.now(),
+      names: options.names,
     });
 
   // Server-sent events: every stream gets the whole state, at most once per DEBOUNCE_MS.
@@ -191,6 +196,10 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
         js ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8",
         js ? SCRIPT : CONSOLE_CSS,
       );
+    }
+    if (path === "/help") {
+      if (method !== "GET" && method !== "HEAD") return methodNotAllowed(response);
+      return send(response, 200, "text/html; charset=utf-8", helpPage(options.linkCommand));
     }
     if (path === "/connect/callback") {
       if (method !== "GET") return methodNotAllowed(response);
@@ -331,11 +340,13 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       const record = await connector.complete(url, binding);
       await watch.poll();
       const who = record.account.label ?? record.subject;
+      const at = providerName(record, options.names);
       activity.record({
         component: "console",
         kind: "sign_in",
         subject: record.subject,
-        summary: `Connected ${who} at ${record.issuer}`,
+        credentialId: record.id,
+        summary: `Connected ${who} at ${at}`,
       });
       send(
         response,
@@ -343,7 +354,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
         html,
         callbackPage(
           "Connected",
-          `Connected ${who} at ${record.issuer}. You can close this tab or go back to the console.`,
+          `Connected ${who} at ${at}. You can close this tab: the console shows the account.`,
           true,
         ),
       );

@@ -19,6 +19,7 @@ import type { Logger } from "../core/log.ts";
 import { silentLogger } from "../core/log.ts";
 import { databaseUrlFromEnv } from "../db/index.ts";
 import { CONSOLE_CLIENT_ID, EXAMPLE_TOOL_CLIENT_ID, startIdp } from "../idp/index.ts";
+import { presetNames } from "../providers/index.ts";
 import { startExampleTool } from "../rap/example/index.ts";
 import { DEFAULT_INVOCATION_SECRET_FILE, loadInvocationSecret } from "../rap/invocation-auth.ts";
 import { createRuntime, DB_FILE, type RapRuntime } from "../rap/runtime/index.ts";
@@ -311,6 +312,15 @@ async function startOnce(options: DemoOptions, pinIssuer: boolean): Promise<Runn
           panels: [rapPanel as ConsolePanel, ...peerPanels],
           port: ports.console,
           linkFile: join(dataDir, CONSOLE_LINK_FILE),
+          names: {
+            issuers: { [idp.issuer]: "Demo authorization server" },
+            resources: {
+              [tool.api.resource]: "Demo API",
+              [EXAMPLE_ALPHA]: "Alpha API",
+              [EXAMPLE_BETA]: "Beta API",
+            },
+            presets: presetNames(),
+          },
           linkCommand: consoleLinkCommand(dataDir),
           logger: logger.child({ component: "console" }),
         }),

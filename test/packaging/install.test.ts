@@ -216,7 +216,10 @@ test("[PKG-install] [DOCS-mcp-client] docs/mcp.md's client program runs as writt
 
 test("[PKG-install] [DOCS-npx-agentauth] after npm install, the CLI runs as the docs say: npx agentauth", () => {
   assert.ok(installed, "the install test ran first");
-  assert.equal(run("npx", ["--no-install", "agentauth", "--version"], { cwd: consumer }).trim(), rootPkg.version);
+  assert.equal(
+    run("npx", ["--no-install", "agentauth", "--version"], { cwd: consumer }).trim(),
+    rootPkg.version,
+  );
 });
 
 test("[PKG-node-version] on the system's older Node, the binary prints one line naming the Node it needs", () => {
@@ -287,4 +290,3 @@ function spawnSyncText(
     return { status: e.status, stdout: e.stdout, stderr: e.stderr };
   }
 }
-

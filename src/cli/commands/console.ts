@@ -11,7 +11,7 @@ import {
 import { peerText } from "../../core/display.ts";
 import { agentauthHome, ensureHome } from "../../core/home.ts";
 import { createLogger } from "../../core/log.ts";
-import { resolveProvider } from "../../providers/index.ts";
+import { presetNames, resolveProvider } from "../../providers/index.ts";
 import { openVault } from "../../vault/index.ts";
 import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
@@ -73,6 +73,7 @@ export async function consoleCommand(argv: string[], io: CliIo): Promise<number>
       connectTargets,
       port,
       linkFile: join(ensureHome(io.env), CONSOLE_LINK_FILE),
+      names: { presets: presetNames() },
       linkCommand: `${io.env.AGENTAUTH_HOME ? `AGENTAUTH_HOME=${io.env.AGENTAUTH_HOME} ` : ""}agentauth console --link`,
       logger: values.json
         ? createLogger({ fields: { component: "console" } })
