@@ -23,7 +23,8 @@ export function providerName(
   const ref = summary.provider;
   if (ref && ref.name !== "generic") {
     const name = names.presets?.[ref.name] ?? ref.name;
-    const host = ref.options?.host ? URL.parse(ref.options.host)?.host : undefined;
+    const given = ref.options?.host;
+    const host = given ? (URL.parse(given)?.host ?? given) : undefined;
     return host ? `${name} (${host})` : name;
   }
   return names.issuers?.[summary.issuer] ?? URL.parse(summary.issuer)?.host ?? summary.issuer;

@@ -300,7 +300,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     if (path === "/api/accounts/disconnect") {
       const id = stringField(body, "id", { required: true }) as string;
       try {
-        const outcome = await disconnect(options.store, id, options.providers);
+        const outcome = await disconnect(options.store, id, options.providers, options.names);
         activity.record({ component: "console", kind: "revoke", summary: outcome.message });
         return outcome;
       } finally {

@@ -5,14 +5,6 @@ import type { CredentialSummary, UnreadableCredential } from "../vault/types.ts"
 import { type ConsoleNames, providerName, resourceName } from "./names.ts";
 import type { AccountView, ConsoleState, UnreadableView } from "./wire.ts";
 
-/** "github", "github (via HOST)" for a self-hosted preset, or the issuer URL for a plain OAuth server. */
-export function providerText(summary: Pick<CredentialSummary, "provider" | "issuer">): string {
-  const ref = summary.provider;
-  if (!ref) return summary.issuer;
-  const host = ref.options?.host;
-  return host ? `${ref.name} (via ${host})` : ref.name;
-}
-
 export function accountView(
   summary: CredentialSummary,
   now = Date.now(),
