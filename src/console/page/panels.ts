@@ -188,7 +188,7 @@ export function panelsView(kit: Kit) {
           `${r.name} (${r.resource}): ${r.authenticated ? "signed in" : "not signed in"}`,
           {
             "data-resource": r.resource,
-            class: "item",
+            class: "line",
           },
         );
         if (r.subject) item.append(`, as ${r.subject}`);

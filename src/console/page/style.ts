@@ -96,6 +96,7 @@ ul, ol { margin: var(--s2) 0 0; padding: 0; list-style: none; }
 .items li, li.item { display: flex; flex-wrap: wrap; align-items: center; gap: var(--s2) var(--s3); padding: var(--s2) 0;
   border-top: 1px solid var(--soft); }
 .items li:first-child { border-top: 0; }
+.items li.line { display: block; }
 #acp-accounts li { padding: var(--s1) 0; }
 output { display: block; flex-basis: 100%; white-space: pre-wrap; background: var(--soft); border-radius: .4rem; padding: var(--s2) var(--s3); }
 output.failed { color: var(--bad); }
