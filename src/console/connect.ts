@@ -25,8 +25,8 @@ import {
 } from "../oauth/index.ts";
 import type { CredentialRecord, CredentialStore } from "../vault/types.ts";
 import { ConsoleError } from "./errors.ts";
-import { sameSecret } from "./security.ts";
 import { type ConsoleNames, whereText } from "./names.ts";
+import { sameSecret } from "./security.ts";
 
 export interface ConnectTarget {
   /** "demo-idp" */

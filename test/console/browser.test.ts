@@ -111,7 +111,10 @@ test("[CONSOLE-browser-rap-journey] in Chromium, by clicking: invoke as alice, a
 
   // 8. Disconnect: asked first (issue 21), then the row goes away and the live region says so.
   await aliceRow.getByRole("button", { name: /^Disconnect/ }).click();
-  await page.getByRole("dialog").getByRole("button", { name: /^Disconnect/ }).click();
+  await page
+    .getByRole("dialog")
+    .getByRole("button", { name: /^Disconnect/ })
+    .click();
   await aliceRow.waitFor({ state: "detached", timeout: STEP_MS });
   await page
     .getByRole("status")

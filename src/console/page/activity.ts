@@ -20,7 +20,11 @@ export const ACTIVITY_FILTERS: readonly {
   kinds: "all" | ActivityKind[];
 }[] = [
   { id: "all", label: "Everything", kinds: "all" },
-  { id: "sign-ins", label: "Sign-ins and sign-outs", kinds: ["sign_in", "logout", "revoke"] },
+  {
+    id: "sign-ins",
+    label: "Sign-ins and sign-outs",
+    kinds: ["sign_in", "logout", "revoke", "console_link"],
+  },
   {
     id: "refreshes",
     label: "Refreshes and renewals",
