@@ -90,7 +90,7 @@ export async function inspectCommand(argv: string[], io: CliIo): Promise<number>
   const authWidth = Math.max(0, ...rows.map(([, auth]) => auth.length));
   for (const [name, auth, description] of rows) {
     io.stdout(
-      `  ${name.padEnd(nameWidth)}  ${auth.padEnd(authWidth)}  ${description}`.trimEnd() + "\n",
+      `${`  ${name.padEnd(nameWidth)}  ${auth.padEnd(authWidth)}  ${description}`.trimEnd()}\n`,
     );
   }
   return EXIT.ok;

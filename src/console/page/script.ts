@@ -50,13 +50,18 @@ export function consoleMain(parts: PageParts): void {
     if (response.ok) render((await response.json()) as ConsoleState);
   }
 
-  let polling: number | undefined;
+  let polling = false;
   function startPolling(): void {
-    polling ??= window.setInterval(() => void refresh().catch(() => {}), 2000);
+    if (polling) return;
+    polling = true;
+    window.setInterval(() => void refresh().catch(() => {}), 2000);
   }
 
   function follow(): void {
-    if (typeof EventSource === "undefined") return startPolling();
+    if (typeof EventSource === "undefined") {
+      startPolling();
+      return;
+    }
     const events = new EventSource("/api/events");
     events.addEventListener("state", (event) => {
       render(JSON.parse((event as MessageEvent<string>).data) as ConsoleState);
