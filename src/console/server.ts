@@ -13,6 +13,7 @@ import type { CredentialStore } from "../vault/types.ts";
 import { ActivityLog } from "./activity.ts";
 import { Connector, type ConnectTarget, disconnect } from "./connect.ts";
 import { ConsoleError } from "./errors.ts";
+import { eventStreams } from "./event-stream.ts";
 import { readJsonObject, send, sendError, sendJson, stringField } from "./http.ts";
 import { writeLinkFile } from "./link-file.ts";
 import { type ConsoleNames, providerName } from "./names.ts";
@@ -32,7 +33,6 @@ import {
   cookieValue,
   type Refusal,
   randomToken,
-  SECURITY_HEADERS,
   SessionBook,
   sessionCookie,
 } from "./security.ts";
@@ -77,12 +77,6 @@ export interface RunningConsole {
   close(): Promise<void>;
 }
 
-const DEBOUNCE_MS = 100;
-/** Event streams open at once (one person, a few tabs). */
-const MAX_STREAMS = 16;
-/** Bytes queued for one event stream before it is dropped. */
-const MAX_STREAM_BACKLOG = 1024 * 1024;
-const HEARTBEAT_MS = 15_000;
 const SCRIPT = CONSOLE_SCRIPT;
 
 export async function startConsole(options: ConsoleOptions): Promise<RunningConsole> {
@@ -119,40 +113,14 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       names: options.names,
     });
 
-  // Server-sent events: every stream gets the whole state, at most once per DEBOUNCE_MS.
-  const streams = new Set<ServerResponse>();
-  let pushTimer: NodeJS.Timeout | undefined;
-  const pushNow = () => {
-    pushTimer = undefined;
-    if (streams.size === 0) return;
-    const frame = `event: state\ndata: ${JSON.stringify(state())}\n\n`;
-    for (const stream of streams) write(stream, frame);
-  };
-  /** A reader that stopped reading is dropped (it reconnects and gets the whole state), not buffered for. */
-  const write = (stream: ServerResponse, text: string) => {
-    if (stream.writableLength > MAX_STREAM_BACKLOG) {
-      streams.delete(stream);
-      stream.destroy();
-      return;
-    }
-    stream.write(text);
-  };
-  const changed = () => {
-    if (!pushTimer) {
-      pushTimer = setTimeout(pushNow, DEBOUNCE_MS);
-      pushTimer.unref();
-    }
-  };
+  const streams = eventStreams(state);
+  const changed = () => streams.changed();
   const unsubscribe = [
     activity.subscribe(changed),
     board.onChange(changed),
     watch.onChange(changed),
     ...panels.map((panel) => panel.onChange(changed)),
   ];
-  const heartbeat = setInterval(() => {
-    for (const stream of streams) write(stream, ": heartbeat\n\n");
-  }, HEARTBEAT_MS);
-  heartbeat.unref();
 
   let port = 0;
   let publicUrl = "";
@@ -275,7 +243,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       });
     }
     if (path === "/api/state") return sendJson(response, 200, state());
-    if (path === "/api/events") return events(request, response);
+    if (path === "/api/events") return streams.open(request, response);
     if (refused(checkJsonContentType(header(request, "content-type"))))
       return void request.resume();
     if (refused(checkCsrf(header(request, "x-csrf-token"), session.csrf)))
@@ -384,31 +352,9 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     }
   }
 
-  function events(request: IncomingMessage, response: ServerResponse): void {
-    response.writeHead(200, {
-      ...SSE_HEADERS,
-    });
-    response.write(`retry: 2000\n\nevent: state\ndata: ${JSON.stringify(state())}\n\n`);
-    streams.add(response);
-    // Bounded: the oldest stream gives way (a page that reloads often leaves closed ones behind briefly).
-    if (streams.size > MAX_STREAMS) {
-      const oldest = streams.values().next().value;
-      if (oldest) {
-        streams.delete(oldest);
-        oldest.end();
-      }
-    }
-    const drop = () => streams.delete(response);
-    request.on("close", drop);
-    response.on("close", drop);
-    // A browser that went away mid-write is not the server's failure.
-    response.on("error", drop);
-  }
-
   const stopBackground = () => {
     watch.stop();
-    clearInterval(heartbeat);
-    if (pushTimer) clearTimeout(pushTimer);
+    streams.close();
     for (const off of unsubscribe) off();
   };
   try {
@@ -442,8 +388,6 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       closed ??= (async () => {
         removeLinkFile();
         stopBackground();
-        for (const stream of streams) stream.end();
-        streams.clear();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();
@@ -463,12 +407,6 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
 
 const API_POST = /^\/api\/(?:accounts\/disconnect|connect|panels\/[a-z]+\/[A-Za-z0-9_-]+)$/;
 const API_PANEL = /^\/api\/panels\/([a-z]+)\/([A-Za-z0-9_-]+)$/;
-
-const SSE_HEADERS: Record<string, string> = {
-  ...SECURITY_HEADERS,
-  "content-type": "text/event-stream; charset=utf-8",
-  connection: "keep-alive",
-};
 
 function header(request: IncomingMessage, name: string): string | undefined {
   const value = request.headers[name];

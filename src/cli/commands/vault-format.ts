@@ -68,9 +68,10 @@ export function formatTable(listing: CredentialListing): string {
       `\n${peerText(u.id, { max: 40 })} cannot be read (${u.code}): ${peerText(u.message, { max: 300 })}\n` +
       `  Remove it with 'agentauth vault delete ${peerText(u.id, { max: 40 })}', then sign in again.\n`,
   );
-  const kept = registrations.map(
-    (r) => `  ${r.id}  client registration at ${peerText(r.issuer, { max: 80 })}\n`,
-  );
+  const kept = registrations.map((r) => {
+    const name = r.account.label ? ` (${peerText(r.account.label, { max: 40 })})` : "";
+    return `  ${r.id}  client registration${name} at ${peerText(r.issuer, { max: 80 })}\n`;
+  });
   const bookkeeping =
     kept.length > 0
       ? `\nClient registrations agentauth keeps for MCP servers (not sign-ins; 'vault revoke <id>' removes one at its server):\n${kept.join("")}`
