@@ -69,8 +69,9 @@ export function formatTable(listing: CredentialListing): string {
       `  Remove it with 'agentauth vault delete ${peerText(u.id, { max: 40 })}', then sign in again.\n`,
   );
   const kept = registrations.map((r) => {
-    const name = r.account.label ? ` (${peerText(r.account.label, { max: 40 })})` : "";
-    return `  ${r.id}  client registration${name} at ${peerText(r.issuer, { max: 80 })}\n`;
+    // The registration store labels its rows "client registration (<client name>)".
+    const name = peerText(r.account.label ?? "client registration", { max: 80 });
+    return `  ${r.id}  ${name} at ${peerText(r.issuer, { max: 80 })}\n`;
   });
   const bookkeeping =
     kept.length > 0
