@@ -47,8 +47,9 @@ export function parseDemoLock(text: string): LockContent | undefined {
 
 /** Pure: what a second start says (the folder, who runs there, its console, how to stop it, how to run beside it). */
 export function alreadyRunningMessage(dir: string, lock: LockContent): string {
+  const home = /^[A-Za-z0-9_./:@%+=,-]+$/.test(dir) ? dir : `'${dir.replaceAll("'", `'\\''`)}'`;
   const where = lock.console
-    ? `its console is ${lock.console} (to sign in from another browser or tab: \`AGENTAUTH_HOME=${dir} npm run agentauth -- console --link\` prints a fresh link)`
+    ? `its console is ${lock.console} (to sign in from another browser or tab: \`AGENTAUTH_HOME=${home} npm run agentauth -- console --link\` prints a fresh link)`
     : "it is still starting (its console's address is not known yet)";
   return (
     `A demo is already running on ${dir} (process ${lock.pid}, started ${lock.startedAt}): ${where}. ` +
