@@ -2,7 +2,9 @@
  * PostgreSQL against SQLite, same run, same machine, with 1, 2 and 4 processes (issue 11 §3: how it scales):
  * 1. Token reads/s: N reader processes, each reading its own fresh credential through
  *    TokenRefresher.getAccessToken (store read + expiry check, no refresh) back to back for a fixed time; the
- *    aggregate over the N processes. SQLite: one vault file shared by the N processes. PostgreSQL: one database.
+ *    aggregate over the N processes. SQLite: one vault file shared by the N processes. PostgreSQL: one database,
+ *    read with the store's record cache (the default) and without it (`cache: false`, one round trip per read), three
+ *    sides of each round back to back; the issue 22 goal is PostgreSQL with the cache ≥ 0.5× SQLite.
  * 2. Callbacks/s: N RAP runtime processes on one store (SQLite: one file; PostgreSQL: one database), each on its own
  *    port; tool_result callbacks for distinct pre-created calls POSTed over HTTP by this process (the load generator,
  *    separate from the runtimes), round-robin over the N ports; accepted (200) callbacks per second.
@@ -12,7 +14,7 @@
  * on (the SQLite stores run synchronous=FULL: both sides flush each commit), or AGENTAUTH_TEST_DATABASE_URL.
  * Without PostgreSQL, the SQLite half runs alone.
  *
- * Run: node_modules/.bin/node --no-warnings bench/postgres.bench.ts [--quick]
+ * Run: node_modules/.bin/node --no-warnings bench/postgres.bench.ts [--quick] [--reads | --callbacks]
  */
 
 import { randomBytes } from "node:crypto";
@@ -37,8 +39,9 @@ const CALLBACKS = QUICK ? 200 : 500;
 const IN_FLIGHT_PER_PROCESS = 16;
 const WORKER = join(import.meta.dirname, "fixtures", "postgres-worker.ts");
 
-type Backend = "sqlite" | "postgres";
+type Backend = "sqlite" | "postgres" | "postgres-nocache";
 type Rates = Record<Backend, number[]>;
+const noRates = (): Rates => ({ sqlite: [], postgres: [], "postgres-nocache": [] });
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -70,14 +73,15 @@ const notices: string[] = postgres ? [] : ["PostgreSQL: no server (see the notic
 
 /** Token reads: the credentials are put once, then N readers per backend per process count. */
 async function readsBench(): Promise<Record<number, Rates>> {
-  const homes: Record<Backend, string> = {
+  const homes: Record<"sqlite" | "postgres", string> = {
     sqlite: join(dir, "vault-sqlite"),
     postgres: join(dir, "vault-postgres"),
   };
   const urls: Partial<Record<Backend, string>> = {};
   if (postgres) urls.postgres = await postgres.freshDatabase();
-  const backends: Backend[] = postgres ? ["sqlite", "postgres"] : ["sqlite"];
-  for (const backend of backends) {
+  const stored: ("sqlite" | "postgres")[] = postgres ? ["sqlite", "postgres"] : ["sqlite"];
+  const backends: Backend[] = postgres ? ["sqlite", "postgres", "postgres-nocache"] : ["sqlite"];
+  for (const backend of stored) {
     mkdirSync(homes[backend]);
     const store = openBenchVault(backend, homes[backend], urls[backend]);
     try {
@@ -88,17 +92,24 @@ async function readsBench(): Promise<Record<number, Rates>> {
   }
   const results: Record<number, Rates> = {};
   for (const n of PROCESSES) {
-    const rates: Rates = { sqlite: [], postgres: [] };
+    const rates = noRates();
     const running: Partial<Record<Backend, LineWorker[]>> = {};
     for (const backend of backends) {
+      const on = backend === "sqlite" ? "sqlite" : "postgres";
       const env = (i: number) => ({
         MODE: "reader",
-        BACKEND: backend,
-        HOME_DIR: homes[backend],
-        DATABASE_URL: urls[backend] ?? "",
+        BACKEND: on,
+        HOME_DIR: homes[on],
+        DATABASE_URL: urls[on] ?? "",
         SUBJECT: `user-${i}`,
+        CACHE: backend === "postgres-nocache" ? "off" : "on",
       });
-      running[backend] = (await start(Array.from({ length: n }, (_, i) => env(i)))).started;
+      const { started, ready } = await start(Array.from({ length: n }, (_, i) => env(i)));
+      if (backend === "postgres" && ready.some((e) => e.cacheServing !== true))
+        notices.push(
+          `token reads, ${n} processes: a PostgreSQL reader's cache did not serve before timing`,
+        );
+      running[backend] = started;
     }
     for (let round = -WARMUP_ROUNDS; round < ROUNDS; round++) {
       for (const backend of orderFor(round, backends)) {
@@ -142,7 +153,7 @@ async function callbacksBench(): Promise<Record<number, Rates>> {
   const backends: Backend[] = postgres ? ["sqlite", "postgres"] : ["sqlite"];
   try {
     for (const n of PROCESSES) {
-      const rates: Rates = { sqlite: [], postgres: [] };
+      const rates = noRates();
       const running: Partial<Record<Backend, { list: LineWorker[]; ports: string[] }>> = {};
       for (const backend of backends) {
         const home = join(dir, `runtime-${backend}-${n}`);
@@ -229,48 +240,116 @@ async function hasTables(url: string): Promise<boolean> {
   }
 }
 
-/** One line per measure and process count; "scale" is the rate against the same backend with 1 process. */
+/**
+ * One line per measure and process count; "scale" is the rate against the same side with 1 process. Ratios are of the
+ * medians, and "per-round" the median of each round's ratio (both sides of a round ran back to back).
+ */
 function report(reads: Record<number, Rates>, callbacks: Record<number, Rates>) {
   const rows: Record<string, unknown>[] = [];
   const num = (x: number | undefined, digits = 2) =>
     x === undefined || Number.isNaN(x) ? "-" : x.toFixed(digits);
-  const rate = (xs: number[]) => (xs.length ? median(xs).toLocaleString("en-US") : "not available");
+  const rate = (xs: number[]) => (xs.length ? median(xs).toLocaleString("en-US") : "n/a");
+  const ratios = (r: Rates, a: Backend, b: Backend) => {
+    if (!r[a].length || !r[b].length) return { ratio: undefined, perRound: undefined };
+    return {
+      ratio: median(r[a]) / median(r[b]),
+      perRound: median(r[a].map((x, i) => x / (r[b][i] ?? Number.NaN))),
+    };
+  };
   console.log(
     `postgres bench: ${ROUNDS} rounds after ${WARMUP_ROUNDS} warm-up; token reads ${READ_MS} ms per round; ${CALLBACKS} callbacks per round, ` +
       `${IN_FLIGHT_PER_PROCESS} in flight per runtime process; ${availableParallelism()} CPUs, load average ` +
       `${loadStart.toFixed(1)} at the start, ${loadavg()[0]?.toFixed(1)} at the end (other work on the machine ` +
       "skews the figures: compare the columns of one run)",
   );
+  const pad = (cells: [string, number][]) => cells.map(([c, w]) => c.padStart(w)).join("");
   console.log(
-    `${"measure".padEnd(14)}${"procs".padStart(6)}${"sqlite".padStart(10)}${"scale".padStart(7)}${"postgres".padStart(15)}${"scale".padStart(7)}${"pg/sqlite".padStart(11)}${"per-round".padStart(11)}`,
+    `\ntoken reads/s: PostgreSQL with its record cache ("pg cache"), without it ("pg no cache"), against SQLite`,
   );
-  for (const [measure, table] of [
-    ["token reads/s", reads],
-    ["callbacks/s", callbacks],
-  ] as const) {
-    const base = table[PROCESSES[0] as number] ?? { sqlite: [], postgres: [] };
-    for (const n of PROCESSES) {
-      const r = table[n] ?? { sqlite: [], postgres: [] };
-      const both = r.postgres.length > 0 && r.sqlite.length > 0;
-      const ratio = both ? median(r.postgres) / median(r.sqlite) : undefined;
-      const perRound = both
-        ? median(r.postgres.map((p, i) => p / (r.sqlite[i] ?? Number.NaN)))
-        : undefined;
-      const scale = (b: Backend) =>
-        r[b].length && base[b].length ? median(r[b]) / median(base[b]) : undefined;
-      console.log(
-        `${measure.padEnd(14)}${String(n).padStart(6)}${rate(r.sqlite).padStart(10)}${num(scale("sqlite"), 1).padStart(7)}${rate(r.postgres).padStart(15)}${num(scale("postgres"), 1).padStart(7)}${num(ratio).padStart(11)}${num(perRound).padStart(11)}`,
-      );
-      rows.push({
-        measure,
-        processes: n,
-        sqlite: r.sqlite.length ? median(r.sqlite) : null,
-        postgres: r.postgres.length ? median(r.postgres) : null,
-        ratio: ratio === undefined ? null : Number(ratio.toFixed(3)),
-        perRoundRatio: perRound === undefined ? null : Number(perRound.toFixed(3)),
-        rawRounds: r,
-      });
-    }
+  console.log(
+    `${"procs".padEnd(6)}${pad([
+      ["sqlite", 10],
+      ["scale", 7],
+      ["pg cache", 12],
+      ["scale", 7],
+      ["pg no cache", 13],
+      ["scale", 7],
+      ["cache/sqlite", 14],
+      ["per-round", 11],
+      ["nocache/sqlite", 16],
+      ["cache/nocache", 15],
+    ])}`,
+  );
+  const scaleOf = (table: Record<number, Rates>, r: Rates, b: Backend) => {
+    const base = table[PROCESSES[0] as number] ?? noRates();
+    return r[b].length && base[b].length ? median(r[b]) / median(base[b]) : undefined;
+  };
+  for (const n of PROCESSES) {
+    const r = reads[n] ?? noRates();
+    const cached = ratios(r, "postgres", "sqlite");
+    const uncached = ratios(r, "postgres-nocache", "sqlite");
+    const gain = ratios(r, "postgres", "postgres-nocache");
+    console.log(
+      `${String(n).padEnd(6)}${pad([
+        [rate(r.sqlite), 10],
+        [num(scaleOf(reads, r, "sqlite"), 1), 7],
+        [rate(r.postgres), 12],
+        [num(scaleOf(reads, r, "postgres"), 1), 7],
+        [rate(r["postgres-nocache"]), 13],
+        [num(scaleOf(reads, r, "postgres-nocache"), 1), 7],
+        [num(cached.ratio), 14],
+        [num(cached.perRound), 11],
+        [num(uncached.ratio), 16],
+        [num(gain.ratio), 15],
+      ])}`,
+    );
+    rows.push({
+      measure: "token reads/s",
+      processes: n,
+      sqlite: r.sqlite.length ? median(r.sqlite) : null,
+      postgres: r.postgres.length ? median(r.postgres) : null,
+      postgresNoCache: r["postgres-nocache"].length ? median(r["postgres-nocache"]) : null,
+      ratio: cached.ratio === undefined ? null : Number(cached.ratio.toFixed(3)),
+      perRoundRatio: cached.perRound === undefined ? null : Number(cached.perRound.toFixed(3)),
+      noCacheRatio: uncached.ratio === undefined ? null : Number(uncached.ratio.toFixed(3)),
+      noCachePerRoundRatio:
+        uncached.perRound === undefined ? null : Number(uncached.perRound.toFixed(3)),
+      rawRounds: r,
+    });
+  }
+  console.log("\ncallbacks/s: RAP runtimes on one store");
+  console.log(
+    `${"procs".padEnd(6)}${pad([
+      ["sqlite", 10],
+      ["scale", 7],
+      ["postgres", 12],
+      ["scale", 7],
+      ["pg/sqlite", 11],
+      ["per-round", 11],
+    ])}`,
+  );
+  for (const n of PROCESSES) {
+    const r = callbacks[n] ?? noRates();
+    const { ratio, perRound } = ratios(r, "postgres", "sqlite");
+    console.log(
+      `${String(n).padEnd(6)}${pad([
+        [rate(r.sqlite), 10],
+        [num(scaleOf(callbacks, r, "sqlite"), 1), 7],
+        [rate(r.postgres), 12],
+        [num(scaleOf(callbacks, r, "postgres"), 1), 7],
+        [num(ratio), 11],
+        [num(perRound), 11],
+      ])}`,
+    );
+    rows.push({
+      measure: "callbacks/s",
+      processes: n,
+      sqlite: r.sqlite.length ? median(r.sqlite) : null,
+      postgres: r.postgres.length ? median(r.postgres) : null,
+      ratio: ratio === undefined ? null : Number(ratio.toFixed(3)),
+      perRoundRatio: perRound === undefined ? null : Number(perRound.toFixed(3)),
+      rawRounds: { sqlite: r.sqlite, postgres: r.postgres },
+    });
   }
   for (const reason of notices) console.log(`not available: ${reason}`);
   console.log(
@@ -289,9 +368,12 @@ function report(reads: Record<number, Rates>, callbacks: Record<number, Rates>) 
   );
 }
 
+// --reads / --callbacks: one half only (the other's table stays empty).
+const ONLY_READS = process.argv.includes("--reads");
+const ONLY_CALLBACKS = process.argv.includes("--callbacks");
 try {
-  const reads = await readsBench();
-  const callbacks = await callbacksBench();
+  const reads = ONLY_CALLBACKS ? {} : await readsBench();
+  const callbacks = ONLY_READS ? {} : await callbacksBench();
   report(reads, callbacks);
 } finally {
   await stopAll([...workers]);

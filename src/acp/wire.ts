@@ -25,7 +25,10 @@ export const LOGIN_PROMPT = "_agentauth/login_prompt";
  */
 export const AGENTAUTH_META = "agentauth";
 
-/** `authenticate` params `_meta[API_KEY_META].apiKey` carries an API key for `api-key` methods. */
+/**
+ * `authenticate` params `_meta[API_KEY_META]` carries an API key: `{apiKey}` (what agentauth's client sends an agent on
+ * the kit) or a plain string (the only shape gemini-cli reads, so what clients send; the kit reads both).
+ */
 export const API_KEY_META = "api-key";
 
 export const AuthMethodStateSchema = z.object({
@@ -55,7 +58,11 @@ export const LoginPromptSchema = z.object({
 });
 export type LoginPrompt = z.infer<typeof LoginPromptSchema>;
 
-export const ApiKeyMetaSchema = z.object({ apiKey: z.string().min(1).max(4096) });
+const ApiKeySchema = z.string().min(1).max(4096);
+export const ApiKeyMetaSchema = z.union([
+  z.object({ apiKey: ApiKeySchema }),
+  ApiKeySchema.transform((apiKey) => ({ apiKey })),
+]);
 
 /**
  * `_meta` as the SDK's generated schema reads it: an object, or dropped when it is anything else (the schema's

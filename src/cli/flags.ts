@@ -109,3 +109,11 @@ function editDistance(a: string, b: string): number {
   }
   return (d[a.length] as number[])[b.length] as number;
 }
+
+/** An integer flag's value, from `min` to `max`; anything else is a usage error naming the flag and the range. */
+export function parseInteger(value: string, flag: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max)
+    throw new UsageError(`${flag} must be an integer from ${min} to ${max}`);
+  return n;
+}

@@ -61,14 +61,3 @@ export function subcommandsAfter(area: Area, first: string): string[] {
   for (const match of area.usage.matchAll(line)) if (match[1]) words.add(match[1]);
   return [...words];
 }
-
-/** A module's `<AREA>_HELP` export if its owner has written one (the contract is filled in area by area). */
-export function helpExport(module: object, name: string): Record<string, string> {
-  const value = (module as Record<string, unknown>)[name];
-  if (!value || typeof value !== "object") return {};
-  return Object.fromEntries(
-    Object.entries(value).filter(
-      (entry): entry is [string, string] => typeof entry[1] === "string",
-    ),
-  );
-}

@@ -3,58 +3,114 @@
 
 import { readFileSync } from "node:fs";
 import { createLogger } from "../core/log.ts";
-import { DATABASE_URL_ENV, isPostgresUrl } from "../db/index.ts";
-import * as acp from "./commands/acp.ts";
-import * as ahp from "./commands/ahp.ts";
-import { CONSOLE_HELP, CONSOLE_USAGE, consoleCommand } from "./commands/console.ts";
-import { DEMO_HELP, DEMO_USAGE, demoCommand } from "./commands/demo.ts";
-import { IDP_HELP, IDP_USAGE, idpCommand } from "./commands/idp.ts";
-import { LOGIN_HELP, LOGIN_USAGE, loginCommand } from "./commands/login.ts";
-import * as mcp from "./commands/mcp.ts";
-import { PROVIDERS_HELP, PROVIDERS_USAGE, providersCommand } from "./commands/providers.ts";
-import * as rap from "./commands/rap.ts";
-import { TOKEN_HELP, TOKEN_USAGE, tokenCommand, tokenExitFor } from "./commands/token.ts";
-import * as vault from "./commands/vault.ts";
+import { DATABASE_URL_ENV, isPostgresUrl } from "../db/url.ts";
+import { ACP_HELP, ACP_USAGE } from "./commands/acp-help.ts";
+import { AHP_HELP, AHP_USAGE } from "./commands/ahp-help.ts";
+import { CONSOLE_HELP, CONSOLE_USAGE } from "./commands/console-help.ts";
+import { DEMO_HELP, DEMO_USAGE } from "./commands/demo-help.ts";
+import { IDP_HELP, IDP_USAGE } from "./commands/idp-help.ts";
+import { LOGIN_HELP, LOGIN_USAGE } from "./commands/login-help.ts";
+import { MCP_HELP, MCP_USAGE } from "./commands/mcp-help.ts";
+import { PROVIDERS_HELP, PROVIDERS_USAGE } from "./commands/providers-help.ts";
+import { RAP_HELP, RAP_USAGE } from "./commands/rap-help.ts";
+import { TOKEN_HELP, TOKEN_USAGE } from "./commands/token-help.ts";
+import { VAULT_HELP, VAULT_USAGE } from "./commands/vault-help.ts";
 import {
   isParseArgsError,
   UnknownOptionError,
   unknownFlagOf,
   unknownOptionMessage,
 } from "./flags.ts";
-import {
-  type Area,
-  commandWords,
-  helpExport,
-  helpFor,
-  subcommandsAfter,
-  subcommandsOf,
-} from "./help.ts";
+import { type Area, commandWords, helpFor, subcommandsAfter, subcommandsOf } from "./help.ts";
 import { type CliIo, EXIT, processIo, reportError, UsageError } from "./io.ts";
 import { watchInterrupt } from "./lifecycle.ts";
 
+type Run = Area["run"];
+
+/**
+ * A command's code is imported when it runs, not at startup: `--version`, `--help` and a command's `--help` load only
+ * the help texts (commands/*-help.ts), and a command loads only what it uses (issue 20 §3: `agentauth --version`
+ * loaded ~900 modules, the OAuth engine, oidc-provider, pg and the ACP SDK among them).
+ */
+const lazy =
+  (load: () => Promise<Run>): Run =>
+  async (argv, io) =>
+    (await load())(argv, io);
+
+/** `token`'s exit codes 3 and 4 are read from its errors, once it has run. */
+let token: typeof import("./commands/token.ts") | undefined;
+
 const AREAS: Area[] = [
-  { name: "demo", usage: DEMO_USAGE, help: DEMO_HELP, run: demoCommand },
-  { name: "console", usage: CONSOLE_USAGE, help: CONSOLE_HELP, run: consoleCommand },
-  { name: "login", usage: LOGIN_USAGE, help: LOGIN_HELP, run: loginCommand },
-  { name: "providers", usage: PROVIDERS_USAGE, help: PROVIDERS_HELP, run: providersCommand },
+  {
+    name: "demo",
+    usage: DEMO_USAGE,
+    help: DEMO_HELP,
+    run: lazy(async () => (await import("./commands/demo.ts")).demoCommand),
+  },
+  {
+    name: "console",
+    usage: CONSOLE_USAGE,
+    help: CONSOLE_HELP,
+    run: lazy(async () => (await import("./commands/console.ts")).consoleCommand),
+  },
+  {
+    name: "login",
+    usage: LOGIN_USAGE,
+    help: LOGIN_HELP,
+    run: lazy(async () => (await import("./commands/login.ts")).loginCommand),
+  },
+  {
+    name: "providers",
+    usage: PROVIDERS_USAGE,
+    help: PROVIDERS_HELP,
+    run: lazy(async () => (await import("./commands/providers.ts")).providersCommand),
+  },
   {
     name: "token",
     usage: TOKEN_USAGE,
     help: TOKEN_HELP,
-    run: tokenCommand,
-    report: { jsonTo: "stderr", exitFor: tokenExitFor },
+    run: lazy(async () => {
+      token = await import("./commands/token.ts");
+      return token.tokenCommand;
+    }),
+    report: { jsonTo: "stderr", exitFor: (error) => token?.tokenExitFor(error) },
   },
   {
     name: "vault",
-    usage: vault.VAULT_USAGE,
-    help: helpExport(vault, "VAULT_HELP"),
-    run: vault.vaultCommand,
+    usage: VAULT_USAGE,
+    help: VAULT_HELP,
+    run: lazy(async () => (await import("./commands/vault.ts")).vaultCommand),
   },
-  { name: "acp", usage: acp.ACP_USAGE, help: helpExport(acp, "ACP_HELP"), run: acp.acpCommand },
-  { name: "ahp", usage: ahp.AHP_USAGE, help: helpExport(ahp, "AHP_HELP"), run: ahp.ahpCommand },
-  { name: "rap", usage: rap.RAP_USAGE, help: helpExport(rap, "RAP_HELP"), run: rap.rapCommand },
-  { name: "mcp", usage: mcp.MCP_USAGE, help: helpExport(mcp, "MCP_HELP"), run: mcp.mcpCommand },
-  { name: "idp", usage: IDP_USAGE, help: IDP_HELP, run: idpCommand },
+  {
+    name: "acp",
+    usage: ACP_USAGE,
+    help: ACP_HELP,
+    run: lazy(async () => (await import("./commands/acp.ts")).acpCommand),
+  },
+  {
+    name: "ahp",
+    usage: AHP_USAGE,
+    help: AHP_HELP,
+    run: lazy(async () => (await import("./commands/ahp.ts")).ahpCommand),
+  },
+  {
+    name: "rap",
+    usage: RAP_USAGE,
+    help: RAP_HELP,
+    run: lazy(async () => (await import("./commands/rap.ts")).rapCommand),
+  },
+  {
+    name: "mcp",
+    usage: MCP_USAGE,
+    help: MCP_HELP,
+    run: lazy(async () => (await import("./commands/mcp.ts")).mcpCommand),
+  },
+  {
+    name: "idp",
+    usage: IDP_USAGE,
+    help: IDP_HELP,
+    run: lazy(async () => (await import("./commands/idp.ts")).idpCommand),
+  },
 ];
 
 export const USAGE = `agentauth: authentication for agent protocols (ACP, AHP, RAP)

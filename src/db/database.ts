@@ -28,6 +28,19 @@ export interface Session extends Queryable {
   release(destroy?: boolean): void;
 }
 
+/**
+ * A connection of its own that LISTENs on one channel: notifications arrive on it in commit order, and statements
+ * run on it (so a statement that succeeds proves the channel was alive when it ran).
+ */
+export interface Listener extends Queryable {
+  /** The server process serving this connection (`pg_backend_pid()`). */
+  readonly backendPid: number;
+  /** Settles once the connection is gone: closed, dropped by the server, or broken. */
+  readonly ended: Promise<void>;
+  /** Ends the connection (the server forgets the LISTEN). */
+  close(): Promise<void>;
+}
+
 export interface DatabaseOptions {
   /** Which component's schema to bring up to date on open ("vault", "rap_runtime", "rap_tool"). */
   component: string;
@@ -46,6 +59,12 @@ export interface Database extends Queryable {
   /** Runs fn in one transaction (BEGIN … COMMIT, ROLLBACK on throw) on one connection. */
   transaction<T>(fn: (client: Queryable) => Promise<T>): Promise<T>;
   session(): Promise<Session>;
+  /**
+   * Opens a connection outside the pools that LISTENs on `channel` and calls `onNotification` with each payload, in
+   * the order the notifying transactions committed. Each call opens one more connection; it does not keep the process
+   * alive by itself.
+   */
+  listen(channel: string, onNotification: (payload: string) => void): Promise<Listener>;
   close(): Promise<void>;
 }
 
@@ -60,7 +79,7 @@ export async function openDatabase(url: string, options: DatabaseOptions): Promi
   }
   const label = redactDatabaseUrl(url);
   const connectionTimeoutMillis = options.connectTimeoutMs ?? 10_000;
-  let config: pg.PoolConfig;
+  let config: pg.ClientConfig;
   try {
     config = {
       connectionString: url,
@@ -90,7 +109,7 @@ export async function openDatabase(url: string, options: DatabaseOptions): Promi
   const ignore = () => {};
   pool.on("error", ignore);
   sessions.on("error", ignore);
-  const db = new PgDatabase(label, pool, sessions, {
+  const db = new PgDatabase(label, pool, sessions, config, {
     pool: options.poolSize ?? 10,
     sessions: options.sessionPoolSize ?? 16,
   });
@@ -107,19 +126,23 @@ class PgDatabase implements Database {
   readonly label: string;
   readonly #pool: pg.Pool;
   readonly #sessions: pg.Pool;
+  readonly #config: pg.ClientConfig;
   readonly #sizes: { pool: number; sessions: number };
+  readonly #listeners = new Set<Listener>();
   #closed = false;
 
   constructor(
     label: string,
     pool: pg.Pool,
     sessions: pg.Pool,
+    config: pg.ClientConfig,
     sizes: { pool: number; sessions: number },
   ) {
     this.label = label;
     this.#sizes = sizes;
     this.#pool = pool;
     this.#sessions = sessions;
+    this.#config = config;
   }
 
   async query<R extends Row = Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
@@ -215,10 +238,64 @@ class PgDatabase implements Database {
     };
   }
 
+  async listen(channel: string, onNotification: (payload: string) => void): Promise<Listener> {
+    this.#open();
+    if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new RangeError(`not a channel name: ${channel}`);
+    const client = new pg.Client(this.#config);
+    let end!: () => void;
+    const ended = new Promise<void>((resolve) => {
+      end = resolve;
+    });
+    // A dropped connection emits 'error' (then 'end'): never an uncaught exception; the owner learns it by `ended`.
+    client.on("error", () => end());
+    client.on("end", () => end());
+    client.on("notification", (message) => {
+      if (message.channel === channel) onNotification(message.payload ?? "");
+    });
+    let backendPid: number;
+    try {
+      await client.connect();
+      // Listening must not keep the process alive by itself (the pools' idle connections time out; this one never
+      // idles): a program that ends without closing its store still exits.
+      (
+        client as unknown as { connection?: { stream?: { unref?: () => void } } }
+      ).connection?.stream?.unref?.();
+      backendPid = Number((await client.query("SELECT pg_backend_pid() AS pid")).rows[0]?.pid);
+      await client.query(`LISTEN ${channel}`);
+    } catch (error) {
+      end();
+      await client.end().catch(() => {});
+      throw this.wrap(error, "listen for changes");
+    }
+    const listener: Listener = {
+      backendPid,
+      ended,
+      query: async <R extends Row = Row>(sql: string, params: readonly unknown[] = []) => {
+        try {
+          return (await client.query(sql, params as unknown[])).rows as R[];
+        } catch (error) {
+          throw this.wrap(error, "run a statement");
+        }
+      },
+      close: async () => {
+        this.#listeners.delete(listener);
+        end();
+        await client.end().catch(() => {});
+      },
+    };
+    this.#listeners.add(listener);
+    void ended.then(() => this.#listeners.delete(listener));
+    return listener;
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.all([this.#pool.end(), this.#sessions.end()]);
+    await Promise.all([
+      this.#pool.end(),
+      this.#sessions.end(),
+      ...[...this.#listeners].map((l) => l.close()),
+    ]);
   }
 
   /**

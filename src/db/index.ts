@@ -7,6 +7,7 @@
 export {
   type Database,
   type DatabaseOptions,
+  type Listener,
   openDatabase,
   type Queryable,
   type Row,

@@ -17,6 +17,7 @@ import {
 } from "../console/index.ts";
 import type { Logger } from "../core/log.ts";
 import { silentLogger } from "../core/log.ts";
+import { selfArgv, shellCommand } from "../core/self-command.ts";
 import { databaseUrlFromEnv } from "../db/index.ts";
 import { CONSOLE_CLIENT_ID, EXAMPLE_TOOL_CLIENT_ID, startIdp } from "../idp/index.ts";
 import { presetNames } from "../providers/index.ts";
@@ -35,7 +36,6 @@ import { choosePorts, type DemoPorts, readSavedPorts, savePorts } from "./ports.
 import type { DemoProgress, DemoStep, DemoUrls } from "./progress.ts";
 
 export const DEFAULT_AHP_TOKEN_TTL_SECONDS = 120;
-const MAIN_SCRIPT = resolve(import.meta.dirname, "..", "cli", "main.ts");
 
 export interface DemoOptions {
   /** Everything lives here; `fresh` empties it first (only a folder marked as the demo's). */
@@ -260,14 +260,8 @@ async function startOnce(options: DemoOptions, pinIssuer: boolean): Promise<Runn
     closers.push({ step: "ahp", close: () => ahp.close() });
 
     // The ACP and AHP panels (src/demo/panels): each closes what it started (agent processes, connections).
-    const acpAgentCommand = [
-      process.execPath,
-      MAIN_SCRIPT,
-      "acp",
-      "example-agent",
-      "--issuer",
-      idp.issuer,
-    ];
+    // This Node and this build's CLI (src/cli/main.ts in a checkout, dist/cli/main.js installed).
+    const acpAgentCommand = [...selfArgv(), "acp", "example-agent", "--issuer", idp.issuer];
     const autoApprove = options.autoApproveAs !== undefined;
     const peerPanels: ConsolePanel[] = [];
     const acpPanel = createAcpPanel({
@@ -357,19 +351,23 @@ async function startOnce(options: DemoOptions, pinIssuer: boolean): Promise<Runn
   }
 }
 
-/** The printed commands' start: the demo folder as AGENTAUTH_HOME, the CLI through npm (which puts Node 24 first). */
-function cliPrefix(dataDir: string, unsetDatabaseUrl: boolean): string {
+/**
+ * The printed commands' start: the demo folder as AGENTAUTH_HOME, then how this installation runs from a shell
+ * (`npx agentauth` installed in a project, `agentauth` installed globally, `npm run agentauth --` in a checkout).
+ */
+function cliPrefix(dataDir: string, unsetDatabaseUrl: boolean, cli: string): string {
   const unset = unsetDatabaseUrl ? "AGENTAUTH_DATABASE_URL= " : "";
-  return `AGENTAUTH_HOME=${shellWord(dataDir)} ${unset}npm run agentauth --`;
+  return `AGENTAUTH_HOME=${shellWord(dataDir)} ${unset}${cli}`;
 }
 
 /** What prints a fresh console link for this demo (the printed one works once). */
-export function consoleLinkCommand(dataDir: string): string {
-  return `${cliPrefix(dataDir, false)} console --link`;
+export function consoleLinkCommand(dataDir: string, cli = shellCommand()): string {
+  return `${cliPrefix(dataDir, false, cli)} console --link`;
 }
 
+/** `agentauth` as the agent command is the same agentauth that runs `acp` (src/cli/commands/acp.ts). */
 function exampleAgentWords(issuer: string): string {
-  return `node src/cli/main.ts acp example-agent --issuer ${issuer}`;
+  return `agentauth acp example-agent --issuer ${issuer}`;
 }
 
 /** What the ACP panel suggests for a terminal: the same `acp status` the summary prints. */
@@ -377,8 +375,9 @@ export function acpStatusCommand(
   dataDir: string,
   issuer: string,
   unsetDatabaseUrl = false,
+  cli = shellCommand(),
 ): string {
-  return `${cliPrefix(dataDir, unsetDatabaseUrl)} acp status -- ${exampleAgentWords(issuer)}`;
+  return `${cliPrefix(dataDir, unsetDatabaseUrl, cli)} acp status -- ${exampleAgentWords(issuer)}`;
 }
 
 /** Pure: the commands the summary prints, one per protocol, each against this demo's folder and addresses. */
@@ -387,8 +386,10 @@ export function demoCommands(
   urls: DemoUrls,
   /** The shell has AGENTAUTH_DATABASE_URL, which the demo ignored: the commands unset it too. */
   unsetDatabaseUrl = false,
+  /** How this agentauth runs from a shell (core/self-command.ts). */
+  cli = shellCommand(),
 ): { label: string; command: string }[] {
-  const prefix = cliPrefix(dataDir, unsetDatabaseUrl);
+  const prefix = cliPrefix(dataDir, unsetDatabaseUrl, cli);
   const agent = exampleAgentWords(urls.issuer);
   return [
     {
@@ -398,7 +399,7 @@ export function demoCommands(
     { label: "the accounts in the demo vault", command: `${prefix} vault list` },
     {
       label: "ACP: the example agent's sign-in state",
-      command: acpStatusCommand(dataDir, urls.issuer, unsetDatabaseUrl),
+      command: acpStatusCommand(dataDir, urls.issuer, unsetDatabaseUrl, cli),
     },
     { label: "ACP: sign in to the example agent", command: `${prefix} acp login -- ${agent}` },
     { label: "AHP: what the example host protects", command: `${prefix} ahp status ${urls.ahp}` },

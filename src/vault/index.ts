@@ -23,7 +23,7 @@ export { type VaultLocationOptions, vaultDbPath, vaultKeyFilePath } from "./path
 export {
   PostgresCredentialStore,
   type PostgresCredentialStoreOptions,
-} from "./postgres-store.ts";
+} from "./postgres/store.ts";
 export { credentialId, sameProviderRef } from "./record.ts";
 export { openJson, type Sealed, sealJson } from "./sealed-json.ts";
 export { SqliteCredentialStore, type SqliteCredentialStoreOptions } from "./sqlite-store.ts";

@@ -11,7 +11,7 @@ import { VaultKeyError } from "./errors.ts";
 import { readKeyFile } from "./key-file.ts";
 import { loadKeyring } from "./key-source.ts";
 import { type VaultLocationOptions, vaultDbPath, vaultHome, vaultKeyFilePath } from "./paths.ts";
-import { PostgresCredentialStore } from "./postgres-store.ts";
+import { PostgresCredentialStore } from "./postgres/store.ts";
 import { SqliteCredentialStore } from "./sqlite-store.ts";
 import type { CredentialStore, LeaseInfo } from "./types.ts";
 
@@ -23,6 +23,11 @@ export interface OpenVaultOptions extends VaultLocationOptions {
    * AGENTAUTH_DATABASE_URL from `env`. The key still comes from AGENTAUTH_VAULT_KEY or the home's key file.
    */
   databaseUrl?: string;
+  /**
+   * PostgreSQL only: serve reads from an in-process cache that other instances' changes invalidate (default true; see
+   * postgres/cache-listener.ts). False: every read is a round trip.
+   */
+  cache?: boolean;
 }
 
 /** What both backends offer beyond the store contract, so callers work with either. */
@@ -65,6 +70,7 @@ export function openVault(options: OpenVaultOptions = {}): VaultStore {
       keyring: () => loadKeyring(location),
       reloadKeyring: () => loadKeyring(location),
       now: options.now,
+      cache: options.cache,
     });
   }
   // Before the key file: on a Node without node:sqlite, say which Node to install and create nothing.

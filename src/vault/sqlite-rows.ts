@@ -1,12 +1,13 @@
 /**
  * Mapping between credential records and table rows. Written for SQLite; the PostgreSQL store reads through the
- * same checks (postgres-rows.ts turns its bigint columns into numbers first), so a row is judged the same way on
+ * same checks (postgres/rows.ts turns its bigint columns into numbers first), so a row is judged the same way on
  * both backends. Every column read is checked: a bad one is vault_record_corrupt.
  */
 
 import type { SQLInputValue } from "node:sqlite";
 import { corruptRecord, type VaultCorruptError } from "./errors.ts";
 import type { Keyring } from "./keyring.ts";
+import type { OpenedTokens } from "./opened-tokens.ts";
 import { cleanAccount, copyRecord, credentialId, isProviderRef } from "./record.ts";
 import { openTokens, type Sealed, sealTokens } from "./seal.ts";
 import type {
@@ -18,7 +19,7 @@ import type {
   UnreadableCredential,
 } from "./types.ts";
 
-/** A row as a driver returns it: column name to value (SQLite's values, or PostgreSQL's after postgres-rows.ts). */
+/** A row as a driver returns it: column name to value (SQLite's values, or PostgreSQL's after postgres/rows.ts). */
 export type Row = Record<string, unknown>;
 
 /** The bind parameters for writing `input`, its tokens sealed under the keyring's current key. */
@@ -56,15 +57,20 @@ export function rowToSummary(row: Row): CredentialSummary {
   return { ...record, has };
 }
 
-/** The full record: the summary's checks, then the tokens decrypted and checked against the `has` flags. */
-export function rowToRecord(keyring: Keyring, row: Row): CredentialRecord {
+/**
+ * The full record: the summary's checks, then the tokens decrypted and checked against the `has` flags. With
+ * `opened`, a row whose sealed bytes were opened before reuses that result (see opened-tokens.ts).
+ */
+export function rowToRecord(keyring: Keyring, row: Row, opened?: OpenedTokens): CredentialRecord {
   const { record, has } = readColumns(row);
   const sealed: Sealed = {
     kid: sealedColumn(row, "kid", record.id),
     nonce: sealedColumn(row, "nonce", record.id),
     ciphertext: sealedColumn(row, "ciphertext", record.id),
   };
-  const tokens = openTokens(keyring, record, sealed, record.id);
+  const tokens = opened
+    ? opened.open(keyring, record, row.provider ?? null, sealed, record.id)
+    : openTokens(keyring, record, sealed, record.id);
   if (
     has.accessToken !== (tokens.accessToken !== undefined) ||
     has.refreshToken !== (tokens.refreshToken !== undefined) ||

@@ -5,7 +5,8 @@ import { AgentAuthError } from "../core/errors.ts";
 import { VaultCorruptError, VaultIoError, VaultKeyError } from "./errors.ts";
 import type { Keyring } from "./keyring.ts";
 import { isLeaseOwnerGone } from "./lease-owner.ts";
-import { assertCredentialKey, validateInput, validateLease } from "./record.ts";
+import { OpenedTokens } from "./opened-tokens.ts";
+import { assertCredentialKey, credentialId, validateInput, validateLease } from "./record.ts";
 import { sealTokens } from "./seal.ts";
 import {
   inputParams,
@@ -53,6 +54,8 @@ export class SqliteCredentialStore implements CredentialStore {
   readonly #statements: Partial<Record<keyof typeof SQL, StatementSync>> = {};
   readonly #reloadKeyring: (() => Keyring) | undefined;
   readonly #now: () => number;
+  /** Tokens already opened, reused while a row's sealed bytes stay the same (see opened-tokens.ts). */
+  readonly #opened = new OpenedTokens();
   #keyring: Keyring | (() => Keyring);
 
   constructor(options: SqliteCredentialStoreOptions) {
@@ -127,6 +130,7 @@ export class SqliteCredentialStore implements CredentialStore {
 
   async put(input: CredentialInput): Promise<CredentialRecord> {
     validateInput(input);
+    this.#opened.forget(credentialId(input));
     return this.#io(() => {
       const row = this.#statement("put").get(inputParams(this.#keys(), input, this.#now()));
       return stored(input, row as Row);
@@ -138,6 +142,7 @@ export class SqliteCredentialStore implements CredentialStore {
     input: CredentialInput,
   ): Promise<CredentialRecord | undefined> {
     validateInput(input);
+    this.#opened.forget(credentialId(input));
     return this.#io(() => {
       // The id is fixed by the key, so the swap leaves it (and its unique index) untouched.
       const { id: _id, ...params } = inputParams(this.#keys(), input, this.#now());
@@ -147,11 +152,13 @@ export class SqliteCredentialStore implements CredentialStore {
   }
 
   async delete(key: CredentialKey): Promise<boolean> {
+    this.#opened.forget(credentialId(key));
     return this.#io(() => Number(this.#statement("delete").run(keyParams(key)).changes) > 0);
   }
 
   /** Deletes by id without reading the row, so a record that no longer decodes can be removed. */
   async deleteById(id: string): Promise<boolean> {
+    this.#opened.forget(id);
     return this.#io(() => Number(this.#statement("deleteById").run({ id }).changes) > 0);
   }
 
@@ -211,6 +218,7 @@ export class SqliteCredentialStore implements CredentialStore {
           });
         }
         this.#db.exec("COMMIT");
+        this.#opened.clear();
         return { rewritten: rows.length };
       } catch (error) {
         if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
@@ -220,13 +228,14 @@ export class SqliteCredentialStore implements CredentialStore {
   }
 
   async close(): Promise<void> {
+    this.#opened.clear();
     if (this.#db.isOpen) this.#db.close();
   }
 
   #read(row: unknown): CredentialRecord | undefined {
     if (row === undefined) return undefined;
     try {
-      return rowToRecord(this.#keys(), row as Row);
+      return rowToRecord(this.#keys(), row as Row, this.#opened);
     } catch (error) {
       if (
         !(
@@ -237,7 +246,7 @@ export class SqliteCredentialStore implements CredentialStore {
       )
         throw error;
       this.#keyring = this.#reloadKeyring();
-      return rowToRecord(this.#keys(), row as Row);
+      return rowToRecord(this.#keys(), row as Row, this.#opened);
     }
   }
 

@@ -123,9 +123,47 @@ test(
     const error = outcome.authenticate as acp.RequestError;
     assert.ok(error instanceof acp.RequestError);
     assert.equal(error.code, -32602);
-    assert.match(error.message, /_meta\["api-key"\]\.apiKey/);
+    assert.match(
+      error.message,
+      /: no API key: pass one in _meta\["api-key"\] \(a string or \{apiKey\}\)/,
+    );
     assert.match(error.message, /\$AGENTAUTH_EXAMPLE_API_KEY/);
     assert.equal((outcome.session as acp.RequestError).code, -32000, "still not signed in");
+  },
+);
+
+test(
+  '[ACP-apikey-refusal-words] each refusal says what was wrong and what to send instead: both shapes _meta["api-key"] takes, a refused key',
+  TIMEOUT,
+  async (t) => {
+    const malformed = await journey(
+      t,
+      tempDir(),
+      {},
+      {
+        methodId: "api-key",
+        _meta: { "api-key": 42 },
+      },
+    );
+    const shape = malformed.authenticate as acp.RequestError;
+    assert.equal(shape.code, -32602);
+    assert.match(shape.message, /_meta\["api-key"\] is not an API key/);
+    assert.match(shape.message, /a string, or \{apiKey: string\}/);
+
+    const key = `nope-${crypto.randomUUID()}`;
+    const refused = await journey(
+      t,
+      tempDir(),
+      {},
+      {
+        methodId: "api-key",
+        _meta: { "api-key": key },
+      },
+    );
+    const error = refused.authenticate as acp.RequestError;
+    assert.equal(error.code, -32602);
+    assert.match(error.message, /the API key was refused: .*nothing was stored.*valid key/);
+    assert.ok(!JSON.stringify(error).includes(key));
   },
 );
 
@@ -146,5 +184,26 @@ test(
     const stored = await vaultSummaries(home);
     assert.equal(stored.length, 1, "the key passed in _meta is kept in the vault");
     assert.ok(!outcome.stderr.includes(envKey) && !outcome.stderr.includes(metaKey));
+  },
+);
+
+test(
+  '[ACP-apikey-meta-string] the kit also reads _meta["api-key"] as a plain string, the shape gemini-cli reads and clients send it',
+  TIMEOUT,
+  async (t) => {
+    const home = tempDir();
+    const metaKey = `echo-string-${crypto.randomUUID()}`;
+    const outcome = await journey(
+      t,
+      home,
+      {},
+      {
+        methodId: "api-key",
+        _meta: { "api-key": metaKey },
+      },
+    );
+    assert.deepEqual(outcome.authenticate, {});
+    assert.equal((await vaultSummaries(home)).length, 1, "stored as a key passed in _meta");
+    assert.ok(!outcome.stderr.includes(metaKey));
   },
 );

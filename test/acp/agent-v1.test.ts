@@ -370,8 +370,13 @@ test(
     assertRpcError(await agent.request("authenticate", apiKey(refused)), -32602);
     assertRpcError(await agent.request("authenticate", { methodId: "api-key" }), -32602);
     assertRpcError(await agent.request("authenticate", { methodId: "api-key", _meta: {} }), -32602);
+    // A plain string is read too (gemini-cli's shape, [ACP-apikey-meta-string]); the key in it is still checked.
     assertRpcError(
-      await agent.request("authenticate", { methodId: "api-key", _meta: { "api-key": "echo-x" } }),
+      await agent.request("authenticate", { methodId: "api-key", _meta: { "api-key": refused } }),
+      -32602,
+    );
+    assertRpcError(
+      await agent.request("authenticate", { methodId: "api-key", _meta: { "api-key": 42 } }),
       -32602,
     );
     assertRpcError(await agent.request("authenticate", apiKey("")), -32602);

@@ -83,7 +83,7 @@ test(
     assert.equal(result.code, 0, result.stderr);
     assert.match(
       result.stdout,
-      /Already signed in to scripted-agent as Scripted Max; pass --force to sign in again\./,
+      /Already signed in to scripted-agent as Scripted Max; nothing was changed\. To sign in again, pass --force; to switch methods, --force --method ID/,
     );
     assert.ok(!methods(dir).includes("authenticate"));
     const json = await runAcpCli(["login", "--json", "--", command, ...args]);

@@ -182,7 +182,7 @@ test(
     assert.equal(result.code, 1);
     assert.match(
       result.stderr,
-      /^Waiting for scripted-agent to finish signing in with .*\nagentauth: The agent refused the login with "browser": .*\[acp_login_failed\]\n$/,
+      /^Waiting for scripted-agent to finish signing in with .*\nagentauth: scripted-agent refused the login with "browser": .*\[acp_login_failed\]\n$/,
     );
   },
 );

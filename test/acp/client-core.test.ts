@@ -124,6 +124,7 @@ test("[ACP-client-profile] initialize answers: v1 logout/status capabilities, ge
     getAuthState: true,
     agentauth: false,
     statusPush: false,
+    sessionClose: false,
   });
   assert.deepEqual(v1.agent, { name: "a", version: "1" });
   const draft = readInitializeResponse(
@@ -136,7 +137,7 @@ test("[ACP-client-profile] initialize answers: v1 logout/status capabilities, ge
     {
       protocolVersion: 2,
       info: { name: "b", version: "2" },
-      capabilities: { auth: { status: {} } },
+      capabilities: { auth: { status: {} }, session: {} },
       authMethods: [{ methodId: "x", name: "X", type: "agent" }],
     },
     2,
@@ -147,7 +148,13 @@ test("[ACP-client-profile] initialize answers: v1 logout/status capabilities, ge
     getAuthState: false,
     agentauth: false,
     statusPush: false,
+    sessionClose: true,
   });
+  const closes = readInitializeResponse(
+    { protocolVersion: 1, agentCapabilities: { sessionCapabilities: { close: {} } } },
+    1,
+  );
+  assert.equal(closes.capabilities.sessionClose, true, "v1 sessionCapabilities.close (codex-acp)");
   const v2Empty = readInitializeResponse(
     { protocolVersion: 2, info: { name: "b", version: "2" }, authMethods: [] },
     2,

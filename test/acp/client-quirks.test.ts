@@ -170,12 +170,12 @@ test("[ACP-terminal-command-line] the command shown to the person is exact, quot
   );
 });
 
-test("[ACP-login-error-detail] agentDetail: data.details, else data.message; sanitised, clipped; nothing else of data", () => {
+test("[ACP-login-error-detail] agentDetail: data.details, else data.message, else data as a string (codex-acp); sanitised, clipped; nothing else of data", () => {
   const detail = (data: unknown) => agentDetail(new RequestError(-32603, "Internal error", data));
   assert.equal(detail({ details: "Missing API key" }), ' The agent says: "Missing API key"');
   assert.equal(detail({ message: "quota\u001b[31m" }), ' The agent says: "quota [31m"');
   assert.equal(detail({ details: 5, token: "secret-xyz" }), "");
-  assert.equal(detail("just a string"), "");
+  assert.equal(detail("CODEX_API_KEY is not set"), ' The agent says: "CODEX_API_KEY is not set"');
   assert.equal(detail(undefined), "");
   assert.ok(detail({ details: "d".repeat(5000) }).length < 340);
   assert.equal(agentDetail(new Error("x")), "");

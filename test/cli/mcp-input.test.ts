@@ -78,7 +78,7 @@ test("[CLI-mcp-input] a missing, non-http, credential- or query-carrying or plai
   assertUsage(await runCli(["mcp", "bogus"], env()), /unknown mcp command 'bogus'/);
   assertUsage(
     await runCli(["mcp"], env()),
-    /needs a subcommand: login, status, logout, example-server/,
+    /needs a subcommand: login, status, logout, proxy, example-server/,
   );
   assertUsage(
     await runCli(["mcp", "status", "http://127.0.0.1:1/mcp", "--scope", "read"], env()),

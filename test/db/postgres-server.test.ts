@@ -90,3 +90,32 @@ test("[PG-test-server-orphan] a server whose test process is killed with SIGKILL
   while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   assert.ok(!alive(pid), "the PostgreSQL server outlived the process that started it");
 });
+
+test("[PG-test-server-restart] restart('immediate') kills the server as pg_ctl -m immediate does and brings it back on the same port with its data", async (t) => {
+  if (!bin) {
+    assert.ok(!REQUIRED, "AGENTAUTH_REQUIRE_POSTGRES=1 but no PostgreSQL binaries");
+    t.skip(missingPostgresNotice());
+    return;
+  }
+  // crashSafe: with the tests' default (synchronous_commit off) the kill may take the last commits with it.
+  const server = await startPostgresServer(bin, { crashSafe: true });
+  t.after(() => server.stop());
+  const client = new pg.Client({ connectionString: server.adminUrl });
+  await client.connect();
+  const dropped = new Promise<void>((resolve) => client.on("error", () => resolve()));
+  await client.query("CREATE TABLE kept (n int); INSERT INTO kept VALUES (42)");
+  const before = server.pid;
+  await server.restart("immediate");
+  await dropped; // the open connection was cut, as every client's is in a crash
+  await client.end().catch(() => {});
+  assert.ok(!alive(before), "the old postmaster is gone");
+  assert.notEqual(server.pid, before);
+  const again = new pg.Client({ connectionString: server.adminUrl });
+  await again.connect();
+  try {
+    const { rows } = await again.query("SELECT n FROM kept");
+    assert.deepEqual(rows, [{ n: 42 }]);
+  } finally {
+    await again.end();
+  }
+});

@@ -67,7 +67,7 @@ test("[DEMO-commands] the printed commands name the demo folder (quoted when nee
   assert.match(text, /vault list/);
   assert.match(
     text,
-    /acp status -- node src\/cli\/main\.ts acp example-agent --issuer http:\/\/127\.0\.0\.1:4444/,
+    /acp status -- agentauth acp example-agent --issuer http:\/\/127\.0\.0\.1:4444/,
   );
   assert.match(text, /ahp login ws:\/\/127\.0\.0\.1:5004/);
   assert.match(text, /rap inspect http:\/\/127\.0\.0\.1:5002/);
@@ -81,5 +81,11 @@ test("[DEMO-commands] the printed commands name the demo folder (quoted when nee
       "AGENTAUTH_HOME=/tmp/demo npm run agentauth -- console --link",
       "AGENTAUTH_HOME=/tmp/demo npm run agentauth -- vault list",
     ],
+    "in a checkout: the package's agentauth script",
+  );
+  assert.equal(
+    demoCommands("/tmp/demo", urls, false, "npx agentauth")[2]?.command,
+    "AGENTAUTH_HOME=/tmp/demo npx agentauth acp status -- agentauth acp example-agent --issuer http://127.0.0.1:4444",
+    "installed in a project",
   );
 });

@@ -19,6 +19,10 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { FETCH_BROWSER } from "../mcp/fixtures/proxy-client.ts";
+import { startStatefulMcpServer } from "../mcp/fixtures/stateful-mcp-server.ts";
 import { REPO_ROOT } from "../support/cli.ts";
 import { useIdp } from "../support/idp.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -127,10 +131,6 @@ test("[PKG-install] npm pack, then npm i <tgz> in an empty project: the README s
       join(packs, tgz),
       `typescript@${rootPkg.devDependencies.typescript}`,
       `@types/node@${rootPkg.devDependencies["@types/node"]}`,
-      // The optional peers a user of agentauth/mcp installs (the official MCP SDK), at the versions we test.
-      ...Object.keys(rootPkg.peerDependencies ?? {}).map(
-        (name) => `${name}@${rootPkg.devDependencies[name]}`,
-      ),
     ],
     { cwd: consumer },
   );
@@ -222,6 +222,147 @@ test("[PKG-install] [DOCS-npx-agentauth] after npm install, the CLI runs as the 
     run("npx", ["--no-install", "agentauth", "--version"], { cwd: consumer }).trim(),
     rootPkg.version,
   );
+});
+
+/** `npx --no agentauth …` in the consumer: the installed binary, never a download. */
+function npxAgentauth(args: string[], options: { home?: string } = {}): string {
+  return run("npx", ["--no", "agentauth", ...args], {
+    cwd: consumer,
+    env: { ...env, AGENTAUTH_HOME: options.home ?? tempDir() },
+  });
+}
+
+test("[PKG-demo-script] the installed package runs the unattended demo, every step (the compiled demo starts its ACP agent from the package)", {
+  timeout: 300_000,
+}, () => {
+  assert.ok(installed, "the install test ran first");
+  let transcript: string;
+  try {
+    transcript = npxAgentauth(["demo", "--script"]);
+  } catch (error) {
+    assert.fail((error as Error).message);
+  }
+  assert.match(transcript, /✓ ACP {2}status/);
+  assert.match(transcript, /✓ ACP {2}logout/);
+  assert.doesNotMatch(transcript, /✗/);
+});
+
+/** Runs one printed shell command in the consumer project, as a person would paste it. */
+function shell(
+  command: string,
+  home: string,
+): { status: number | null; stdout: string; stderr: string } {
+  try {
+    const stdout = execFileSync("sh", ["-c", command], {
+      cwd: consumer,
+      env: { ...env, AGENTAUTH_HOME: home },
+      encoding: "utf8",
+      stdio: "pipe",
+      timeout: 120_000,
+    });
+    return { status: 0, stdout, stderr: "" };
+  } catch (error) {
+    const e = error as { status: number | null; stdout: string; stderr: string };
+    return { status: e.status, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** The command with --help added to agentauth's own part (before `--`, which starts an agent's command line). */
+function withHelp(command: string): string {
+  const at = command.indexOf(" -- ");
+  return at === -1 ? `${command} --help` : `${command.slice(0, at)} --help${command.slice(at)}`;
+}
+
+test("[PKG-printed-commands] every command the installed demo prints works from the project it is installed in: --help of each, the ACP status for real", {
+  timeout: 300_000,
+}, async () => {
+  assert.ok(installed, "the install test ran first");
+  const home = tempDir();
+  // The installed binary itself, not through npx: a signal to npx does not reach the demo it started.
+  const bin = join(consumer, "node_modules", "agentauth", "bin", "agentauth.js");
+  const demo = spawn(NODE, [bin, "demo", "--json", "--port", "0"], {
+    cwd: consumer,
+    env: { ...env, AGENTAUTH_HOME: home },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const exited = new Promise<number | null>((resolve) => demo.once("close", resolve));
+  try {
+    let stdout = "";
+    let stderr = "";
+    demo.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    const ready = await new Promise<{ commands: { label: string; command: string }[] }>(
+      (resolve, reject) => {
+        demo.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+          stdout += chunk;
+          const line = stdout.split("\n").find((l) => l.startsWith('{"event":"ready"'));
+          if (line) resolve(JSON.parse(line));
+        });
+        void exited.then(() => reject(new Error(`the demo ended: ${stderr}`)));
+      },
+    );
+    assert.ok(ready.commands.length >= 5, "the demo prints its commands");
+    for (const { command } of ready.commands) {
+      assert.doesNotMatch(command, /npm run|src\/cli|\.ts\b/, `${command} needs a checkout`);
+      const help = shell(withHelp(command), home);
+      assert.equal(help.status, 0, `${withHelp(command)}\n${help.stdout}${help.stderr}`);
+      assert.match(help.stdout, /agentauth|Usage/, withHelp(command));
+    }
+    const acpStatus = ready.commands.find((c) => / acp status /.test(c.command));
+    assert.ok(acpStatus, "the demo prints an acp status command");
+    const status = shell(acpStatus.command, home);
+    assert.equal(status.status, 0, `${acpStatus.command}\n${status.stdout}${status.stderr}`);
+    assert.match(status.stdout, /State: {4}unauthenticated/);
+  } finally {
+    demo.kill("SIGTERM");
+    await exited;
+  }
+});
+
+test("[PKG-readme-commands] every `npx agentauth …` command in the README runs from an installed package (--help)", {
+  timeout: 300_000,
+}, () => {
+  assert.ok(installed, "the install test ran first");
+  const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+  // Whole commands only: not the `npx agentauth …` / `<command>` placeholders of the prose.
+  const commands = [...readme.matchAll(/`(npx agentauth [^`]+)`/g)]
+    .map((m) => m[1] ?? "")
+    .filter((command) => !/[…<]/.test(command));
+  assert.ok(commands.length >= 4, "the README shows how to run the installed package");
+  const home = tempDir();
+  for (const command of commands) {
+    const help = shell(withHelp(command.replace(/^npx agentauth/, "npx --no agentauth")), home);
+    assert.equal(help.status, 0, `${command}\n${help.stdout}${help.stderr}`);
+  }
+});
+
+test("[PKG-mcp-proxy] the installed package alone runs agentauth mcp proxy for an MCP client (the official MCP SDKs come with it): a browser sign-in, then a tool call", {
+  timeout: 180_000,
+}, async () => {
+  assert.ok(installed, "the install test ran first");
+  const mcp = await startStatefulMcpServer({ issuer: idp.issuer });
+  const home = tempDir();
+  const transport = new StdioClientTransport({
+    command: NODE,
+    args: [
+      join(consumer, "node_modules", "agentauth", "bin", "agentauth.js"),
+      "mcp",
+      "proxy",
+      mcp.url,
+    ],
+    cwd: consumer,
+    env: { PATH: env.PATH ?? "", HOME: home, AGENTAUTH_HOME: home, BROWSER: FETCH_BROWSER },
+    stderr: "pipe",
+  });
+  const client = new Client({ name: "pkg-test-client", version: "1.0.0" });
+  try {
+    await client.connect(transport);
+    const answer = await client.callTool({ name: "whoami", arguments: {} });
+    assert.deepEqual(answer.content, [{ type: "text", text: "hello alice" }]);
+  } finally {
+    await client.close();
+  }
 });
 
 test("[PKG-node-version] on the system's older Node, the binary prints one line naming the Node it needs", () => {

@@ -18,8 +18,13 @@ import pg from "pg";
 export interface PostgresServer {
   /** A URL on the server's `postgres` database (for admin statements). */
   adminUrl: string;
-  /** The server's process id. */
-  pid: number | undefined;
+  /** The server's (postmaster's) process id; a new one after `restart`. */
+  readonly pid: number | undefined;
+  /**
+   * Stops the server as `pg_ctl stop -m <mode>` would (immediate: SIGQUIT, every backend killed, no checkpoint, crash
+   * recovery on start; fast: SIGINT) and starts it again on the same port and data folder.
+   */
+  restart(mode: "immediate" | "fast"): Promise<void>;
   /** Fast shutdown (SIGINT, SIGKILL after 5 s); the data folder is deleted. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -44,6 +49,11 @@ export interface PostgresServerOptions {
    * compare a disk flush with none.
    */
   durable?: boolean;
+  /**
+   * Commits reach the operating system before they return (synchronous_commit on, fsync still off): what a test that
+   * kills the server (`restart("immediate")`) needs, or a commit that returned can vanish with the WAL buffers.
+   */
+  crashSafe?: boolean;
 }
 
 /** Starts a server from the binaries in `bin`; throws when it does not come up. */
@@ -53,7 +63,9 @@ export async function startPostgresServer(
 ): Promise<PostgresServer> {
   const speed = options.durable
     ? []
-    : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"];
+    : options.crashSafe
+      ? ["-c", "fsync=off", "-c", "full_page_writes=off"]
+      : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"];
   const root = mkdtempSync(join(tmpdir(), "agentauth-pg-"));
   const data = join(root, "data");
   const sockets = join(root, "sock");
@@ -69,11 +81,7 @@ export async function startPostgresServer(
     ["-D", data, "-U", "agentauth", "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"],
     { ...spawnOptions, stdio: ["ignore", "ignore", "pipe"], cwd: root },
   );
-  let child: ChildProcess | undefined;
-  let port = 0;
-  let lastError = "";
-  for (let attempt = 0; attempt < 5 && !child; attempt++) {
-    port = await freePort();
+  const launch = async (port: number): Promise<{ child?: ChildProcess; error: string }> => {
     const candidate = spawn(
       join(bin, "postgres"),
       [
@@ -98,32 +106,66 @@ export async function startPostgresServer(
       stderr = (stderr + chunk.toString()).slice(-4000);
     });
     const url = `postgres://agentauth@127.0.0.1:${port}/postgres`;
-    if (await ready(url, candidate)) child = candidate;
-    else {
-      candidate.kill("SIGKILL");
-      lastError = stderr;
-    }
+    if (await ready(url, candidate)) return { child: candidate, error: "" };
+    candidate.kill("SIGKILL");
+    return { error: stderr };
+  };
+  let child: ChildProcess | undefined;
+  let port = 0;
+  let lastError = "";
+  for (let attempt = 0; attempt < 5 && !child; attempt++) {
+    port = await freePort();
+    const launched = await launch(port);
+    child = launched.child;
+    lastError = launched.error;
   }
   if (!child) {
     rmSync(root, { recursive: true, force: true });
     throw new Error(`the throwaway PostgreSQL server did not start: ${lastError}`);
   }
-  const server = child;
-  const watchdog = startWatchdog(server.pid as number, root);
+  let server = child;
+  let watchdog = startWatchdog(server.pid as number, root);
   const kill = () => {
     if (server.exitCode === null) server.kill("SIGKILL");
   };
   process.once("exit", kill);
   let stopped: Promise<void> | undefined;
+  const exited = (proc: ChildProcess) =>
+    proc.exitCode !== null || proc.signalCode !== null
+      ? Promise.resolve()
+      : new Promise((resolve) => proc.once("exit", resolve));
   return {
     adminUrl: `postgres://agentauth@127.0.0.1:${port}/postgres`,
-    pid: server.pid,
+    get pid() {
+      return server.pid;
+    },
+    async restart(mode) {
+      if (stopped) throw new Error("the server was stopped");
+      // pg_ctl stop -m immediate sends SIGQUIT (no checkpoint, crash recovery on start), -m fast SIGINT.
+      const gone = exited(server);
+      server.kill(mode === "immediate" ? "SIGQUIT" : "SIGINT");
+      await Promise.race([gone, new Promise((r) => setTimeout(r, 10_000))]);
+      kill();
+      await exited(server);
+      watchdog.kill("SIGKILL");
+      // The same port, so every client's URL still names it; a few tries while the old socket is released.
+      let again: ChildProcess | undefined;
+      for (let attempt = 0; attempt < 20 && !again; attempt++) {
+        const launched = await launch(port);
+        again = launched.child;
+        lastError = launched.error;
+        if (!again) await new Promise((r) => setTimeout(r, 250));
+      }
+      if (!again) throw new Error(`the PostgreSQL server did not restart: ${lastError}`);
+      server = again;
+      watchdog = startWatchdog(server.pid as number, root);
+    },
     stop() {
       stopped ??= (async () => {
         if (server.exitCode === null) {
-          const exited = new Promise((resolve) => server.once("exit", resolve));
+          const gone = exited(server);
           server.kill("SIGINT");
-          await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
+          await Promise.race([gone, new Promise((r) => setTimeout(r, 5_000))]);
           kill();
         }
         process.removeListener("exit", kill);

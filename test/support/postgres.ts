@@ -12,7 +12,12 @@
 
 import { after, type TestContext } from "node:test";
 import pg from "pg";
-import { createDatabase, postgresBinDir, startPostgresServer } from "./postgres-server.ts";
+import {
+  createDatabase,
+  type PostgresServer,
+  postgresBinDir,
+  startPostgresServer,
+} from "./postgres-server.ts";
 
 export { postgresBinDir } from "./postgres-server.ts";
 
@@ -22,7 +27,12 @@ export interface TestPostgres {
   /** Creates an empty database for one test (or one multi-process scenario) and returns its URL. */
   freshDatabase(): Promise<string>;
   /** The server's process id (undefined for an external server). */
-  pid: number | undefined;
+  readonly pid: number | undefined;
+  /**
+   * Stops and starts the server again on the same port (`-m immediate`: killed without a checkpoint, crash recovery
+   * on start). Undefined for an external server (AGENTAUTH_TEST_DATABASE_URL): tests that need it skip there.
+   */
+  restart?: (mode: "immediate" | "fast") => Promise<void>;
 }
 
 const REQUIRED = () => process.env.AGENTAUTH_REQUIRE_POSTGRES === "1";
@@ -37,12 +47,15 @@ export function missingPostgresNotice(): string {
 let shared: Promise<TestPostgres | undefined> | undefined;
 
 /**
- * The server for this test file. Call it at the top level of the file (`const PG = await testPostgres();`): the
+ * The server for this test file (`crashSafe`: commits survive `restart("immediate")`; see postgres-server.ts). Call it
+ * at the top level of the file (`const PG = await testPostgres();`): the
  * server is stopped by an `after` hook, which must belong to the file, not to one test. Resolves to undefined when
  * PostgreSQL is unavailable and not required (the notice is printed once); throws when it is required.
  */
-export function testPostgres(): Promise<TestPostgres | undefined> {
-  shared ??= start();
+export function testPostgres(
+  options: { crashSafe?: boolean } = {},
+): Promise<TestPostgres | undefined> {
+  shared ??= start(options);
   return shared;
 }
 
@@ -56,7 +69,7 @@ export function skipWithoutPostgres(
   return true;
 }
 
-async function start(): Promise<TestPostgres | undefined> {
+async function start(options: { crashSafe?: boolean }): Promise<TestPostgres | undefined> {
   const external = process.env.AGENTAUTH_TEST_DATABASE_URL?.trim();
   if (external) return onServer(external, undefined);
   const bin = postgresBinDir();
@@ -70,15 +83,18 @@ async function start(): Promise<TestPostgres | undefined> {
     console.error(`notice: ${missingPostgresNotice()}`);
     return undefined;
   }
-  const server = await startPostgresServer(bin);
+  const server = await startPostgresServer(bin, options);
   after(() => server.stop());
-  return onServer(server.adminUrl, server.pid);
+  return onServer(server.adminUrl, server);
 }
 
 /** Fresh databases on a running server; the ones made for an external server are dropped after the file. */
-function onServer(adminUrl: string, pid: number | undefined): TestPostgres {
+function onServer(
+  adminUrl: string,
+  local: Pick<PostgresServer, "pid" | "restart"> | undefined,
+): TestPostgres {
   const made: string[] = [];
-  if (pid === undefined) {
+  if (local === undefined) {
     after(async () => {
       const admin = new pg.Client({ connectionString: adminUrl });
       await admin.connect();
@@ -91,7 +107,10 @@ function onServer(adminUrl: string, pid: number | undefined): TestPostgres {
   }
   return {
     adminUrl,
-    pid,
+    get pid() {
+      return local?.pid;
+    },
+    ...(local ? { restart: (mode: "immediate" | "fast") => local.restart(mode) } : {}),
     async freshDatabase() {
       const url = await createDatabase(adminUrl, "agentauth_test");
       made.push(new URL(url).pathname.slice(1));

@@ -19,7 +19,7 @@ import {
   VaultCorruptError,
   VaultKeyError,
 } from "../../src/vault/index.ts";
-import { VAULT_MIGRATIONS } from "../../src/vault/postgres-schema.ts";
+import { VAULT_MIGRATIONS } from "../../src/vault/postgres/schema.ts";
 import { closedPort } from "../support/closed-port.ts";
 import { skipWithoutPostgres, testPostgres } from "../support/postgres.ts";
 import { newKey, sampleInput, tempHome, token, tokenValues } from "./helpers.ts";

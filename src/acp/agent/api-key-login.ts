@@ -1,8 +1,9 @@
 /**
  * `authenticate` for an API-key method (pure apart from the author's `validate`): the key comes from
- * `_meta["api-key"].apiKey` (to be stored in the vault) or, when that is absent, from the method's environment
- * variables (acpx and similar clients pass keys only that way; the key stays there and is never copied). Refusals
- * are `-32602` naming the variable, never the key.
+ * `_meta["api-key"]`, as `{apiKey}` or a plain string (gemini-cli's shape, which clients send), to be stored in the
+ * vault; or, when that is absent, from the method's environment variables (acpx and similar clients pass keys only
+ * that way; the key stays there and is never copied). Refusals are `-32602` saying what was wrong and what to send
+ * instead, naming the variable, never the key.
  */
 
 import * as acp from "@agentclientprotocol/sdk/unstable";
@@ -10,6 +11,9 @@ import type { AccountInfo } from "../../vault/types.ts";
 import { API_KEY_META, ApiKeyMetaSchema } from "../wire.ts";
 import type { ApiKeyMethod } from "./config.ts";
 import type { MethodCredentials } from "./credentials.ts";
+
+/** The two shapes `_meta["api-key"]` is read in, for refusals. */
+const BOTH_SHAPES = `_meta["${API_KEY_META}"] (a string or {apiKey})`;
 
 /** An accepted key: one passed in `_meta` (the kit stores it) or the environment's (nothing to store). */
 export type AcceptedApiKey =
@@ -28,12 +32,17 @@ export async function acceptApiKey(
   if (!parsed.success)
     throw acp.RequestError.invalidParams(
       undefined,
-      `pass the key as _meta["${API_KEY_META}"].apiKey`,
+      `_meta["${API_KEY_META}"] is not an API key: send the key as a string, or {apiKey: string} (1 to 4096 characters)`,
     );
   const account = method.validate
     ? await method.validate(parsed.data.apiKey)
     : { label: "API key" };
-  if (!account) throw acp.RequestError.invalidParams(undefined, "the API key was refused");
+  if (!account) {
+    throw acp.RequestError.invalidParams(
+      undefined,
+      "the API key was refused: it is not signed in and nothing was stored; send a valid key",
+    );
+  }
   return { source: "meta", apiKey: parsed.data.apiKey, account };
 }
 
@@ -50,8 +59,8 @@ async function acceptEnvApiKey(
     const names = envVarNames(method).map((n) => `$${n}`);
     throw acp.RequestError.invalidParams(
       undefined,
-      `pass the key as _meta["${API_KEY_META}"].apiKey` +
-        (names.length > 0 ? ` or set ${names.join(" or ")} in the agent's environment` : ""),
+      `no API key: pass one in ${BOTH_SHAPES}` +
+        (names.length > 0 ? `, or set ${names.join(" or ")} in the agent's environment` : ""),
     );
   }
   const account = method.validate
@@ -60,7 +69,7 @@ async function acceptEnvApiKey(
   if (!account)
     throw acp.RequestError.invalidParams(
       undefined,
-      `the API key in $${fromEnv.name} was refused: set a valid key there, or pass one in _meta["${API_KEY_META}"].apiKey`,
+      `the API key in $${fromEnv.name} was refused: set a valid key there, or pass one in ${BOTH_SHAPES}`,
     );
   return { source: "env" };
 }

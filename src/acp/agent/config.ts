@@ -49,9 +49,9 @@ export interface IssuerOAuthMethod extends OAuthMethodBase {
 }
 
 /**
- * An API key (type `agent`). `authenticate` takes it from `_meta["api-key"].apiKey` (validated, kept in the vault)
- * or, when that is absent, from the method's environment variables (validated, left where it is): clients such as
- * acpx pass keys only through the agent's environment.
+ * An API key (type `agent`). `authenticate` takes it from `_meta["api-key"]`, a string or `{apiKey}` (validated, kept
+ * in the vault) or, when that is absent, from the method's environment variables (validated, left where it is):
+ * clients such as acpx pass keys only through the agent's environment.
  */
 export interface ApiKeyMethod extends MethodBase {
   kind: "api-key";

@@ -32,8 +32,14 @@ export interface AgentProcess {
   readonly pid: number | undefined;
   /** The agent's stdin, for the SDK to write to. */
   readonly input: WritableStream<Uint8Array>;
-  /** The agent's JSON-RPC messages from stdout; other lines are dropped into `stray`. */
-  readonly messages: (maxMessageBytes: number) => ReadableStream<AnyMessage>;
+  /**
+   * The agent's JSON-RPC messages from stdout; other lines are dropped into `stray`. `onUnterminated` sees the open
+   * end of stdout after each chunk (stdout-lines.ts).
+   */
+  readonly messages: (
+    maxMessageBytes: number,
+    onUnterminated?: (tail: string | undefined) => void,
+  ) => ReadableStream<AnyMessage>;
   readonly exited: Promise<AgentExit>;
   /** Set once the process has exited. */
   readonly exit: AgentExit | undefined;
@@ -105,10 +111,11 @@ export async function spawnAgent(
   return {
     pid: child.pid,
     input: Writable.toWeb(stdin) as WritableStream<Uint8Array>,
-    messages: (maxMessageBytes) =>
+    messages: (maxMessageBytes, onUnterminated) =>
       jsonRpcMessages(Readable.toWeb(stdout) as ReadableStream<Uint8Array>, {
         maxMessageBytes,
         stray,
+        ...(onUnterminated ? { onUnterminated } : {}),
       }),
     exited,
     get exit() {

@@ -4,6 +4,9 @@
  * `getAuthState`). Pure.
  */
 
+import { basename } from "node:path";
+import { peerText } from "../../core/display.ts";
+import { methodQuirk } from "./agent-quirks.ts";
 import { type AdvertisedAuthMethod, isRecord, readAuthMethods } from "./auth-methods.ts";
 
 export interface AgentProfile {
@@ -22,6 +25,8 @@ export interface AgentProfile {
     agentauth: boolean;
     /** `_meta.authStatus` (claude-agent-acp): the agent pushes its state as `_auth/status_update` after initialize. */
     statusPush: boolean;
+    /** `session/close` may be called (v1 `agentCapabilities.sessionCapabilities.close`, v2 `capabilities.session`). */
+    sessionClose: boolean;
   };
 }
 
@@ -31,11 +36,15 @@ export function readInitializeResponse(raw: unknown, version: 1 | 2): AgentProfi
   const auth = record(caps.auth);
   const meta = record(caps._meta);
   const rawMethods = response.authMethods;
+  const agent = readImplementation(version === 2 ? response.info : response.agentInfo);
+  // v1: `sessionCapabilities.close`; v2: any `capabilities.session` includes `session/close` in its baseline.
+  const sessionClose =
+    version === 2 ? caps.session != null : record(caps.sessionCapabilities).close != null;
   return {
     protocolVersion:
       typeof response.protocolVersion === "number" ? response.protocolVersion : version,
-    agent: readImplementation(version === 2 ? response.info : response.agentInfo),
-    authMethods: readAuthMethods(rawMethods, version),
+    agent,
+    authMethods: readAuthMethods(rawMethods, version).map((m) => withoutServerAsLogin(agent, m)),
     capabilities: {
       // Omitted or `null` means unsupported; `{}` (SDK schema) or `true` (the RFD draft's spelling) means supported.
       status: auth.status != null && auth.status !== false,
@@ -48,8 +57,28 @@ export function readInitializeResponse(raw: unknown, version: 1 | 2): AgentProfi
       getAuthState: caps.getAuthState === true || meta.getAuthState === true,
       agentauth: meta.agentauth != null && meta.agentauth !== false,
       statusPush: meta.authStatus != null && meta.authStatus !== false,
+      sessionClose,
     },
   };
+}
+
+/**
+ * qwen-code's `openai` carries `_meta: {type: "terminal", args: ["--auth-type=openai"]}`, which starts its ACP
+ * server again (agent-quirks.ts): such a descriptor is dropped, so the method is what it is on the wire, `agent`.
+ */
+function withoutServerAsLogin(
+  agent: AgentProfile["agent"],
+  method: AdvertisedAuthMethod,
+): AdvertisedAuthMethod {
+  if (!method.terminal || !methodQuirk(agent?.name, method.id)?.terminalIsServer) return method;
+  const { terminal: _dropped, ...rest } = method;
+  return rest;
+}
+
+/** The agent's name for messages: `title`, else `name`, else the command's basename; sanitised. */
+export function agentDisplayName(profile: AgentProfile | undefined, command: string): string {
+  const info = profile?.agent;
+  return peerText(info?.title || info?.name || basename(command) || "the agent", { max: 80 });
 }
 
 function readImplementation(raw: unknown): AgentProfile["agent"] {

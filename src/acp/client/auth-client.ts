@@ -17,23 +17,22 @@
 
 import { peerText } from "../../core/display.ts";
 import type { Secret } from "../../core/secret.ts";
-import { API_KEY_META } from "../wire.ts";
+import { confirmBySession, sendAgentLogin, settleLogin } from "./agent-login.ts";
 import type { AgentLaunch } from "./agent-process.ts";
-import type { AgentProfile } from "./agent-profile.ts";
+import { type AgentProfile, agentDisplayName } from "./agent-profile.ts";
 import type { AdvertisedAuthMethod } from "./auth-methods.ts";
-import { type AuthStatus, AuthStatusCache, unknownStatus } from "./auth-status.ts";
+import { type AuthStatus, AuthStatusCache } from "./auth-status.ts";
 import { type AgentConnection, openConnection } from "./connection.ts";
 import { supplyEnvVars } from "./env-var-login.ts";
 import {
   AcpAuthRequiredError,
-  AcpCancelledError,
   AcpClosedError,
-  AcpLoginError,
   AcpLogoutUnsupportedError,
   AcpRequestError,
-  AcpTimeoutError,
 } from "./errors.ts";
-import { type CallerAbilities, chooseAuthMethod, runsAs } from "./method-choice.ts";
+import type { KeyDelivery } from "./login-advice.ts";
+import { type LoginPlan, planLogin } from "./login-plan.ts";
+import type { CallerAbilities } from "./method-choice.ts";
 import {
   type ConnectAgentOptions,
   DEFAULT_TIMEOUTS,
@@ -42,8 +41,8 @@ import {
   type RequestOptions,
 } from "./options.ts";
 import { AUTH_METHODS, DEFAULT_CLIENT_INFO, type ProtocolVersion } from "./protocol.ts";
-import { agentDetail, isAuthRequired, RequestError, requestError } from "./rpc-errors.ts";
-import { queryAuthStatus } from "./status-query.ts";
+import { isAuthRequired, requestError } from "./rpc-errors.ts";
+import { pushedStatus, queryAuthStatus } from "./status-query.ts";
 import { type TerminalRunner, terminalInvocation } from "./terminal.ts";
 import { runTerminalLogin } from "./terminal-login.ts";
 
@@ -68,6 +67,8 @@ export class AcpAuthClient {
   readonly #envOverlay = new Map<string, Secret>();
   #connection: AgentConnection | undefined;
   #login: Promise<LoginOutcome> | undefined;
+  /** URL prompts handed to `onUrl` so far, across reconnects (a login that shows none gets `onStillWaiting`). */
+  #urlsShown = 0;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -110,31 +111,40 @@ export class AcpAuthClient {
       signal: options.signal,
     });
     if (status.source === "none" && connection.profile.capabilities.statusPush) {
-      return this.#cache.answer(await this.#pushedStatus(options.signal), startedAt);
+      const pushed = await pushedStatus(this.#cache, this.#timeouts.statusPushMs, options.signal);
+      return this.#cache.answer(pushed, startedAt);
     }
     return this.#cache.answer(status, startedAt);
   }
 
   /**
-   * claude-agent-acp advertises `_meta.authStatus`, answers neither `auth/status` nor `getAuthState`, and pushes
-   * `_auth/status_update` 0.35–0.9 s after `initialize` (issue 8 §3.9). For an agent that declares this channel the
-   * push is its word on the state, so it is waited for (bounded) and reported as the state.
+   * Whether the agent is signed in already, for a caller about to choose a method on its own (a login may replace a
+   * working sign-in: gemini-cli clears its Google sign-in when another method is sent). The state it reports; for an
+   * agent that reports none, a session (`session/new`, closed again where supported): opened is signed in, refused
+   * with `auth_required` is signed out, anything else cannot tell (`signedIn` undefined, with the reason).
    */
-  async #pushedStatus(signal?: AbortSignal): Promise<AuthStatus> {
-    const hint = await this.#cache.firstHint(this.#timeouts.statusPushMs, signal);
-    if (signal?.aborted) throw new AcpCancelledError("Asking for the state was cancelled.");
-    if (hint) {
-      return {
-        state: hint.state,
-        accounts: hint.label ? [{ label: hint.label, active: true }] : [],
-        source: "_auth/status_update",
-      };
+  async signedIn(options: { signal?: AbortSignal } = {}): Promise<{
+    signedIn: boolean | undefined;
+    by: "state" | "session";
+    status: AuthStatus;
+    reason?: string;
+  }> {
+    const status = await this.status(options);
+    if (status.state !== "unknown") {
+      return { signedIn: status.state === "authenticated", by: "state", status };
     }
-    return unknownStatus(
-      "none",
-      `The agent announces its state by a push (_meta.authStatus) but did not report its state within ` +
-        `${this.#timeouts.statusPushMs / 1000} s.`,
+    const check = await confirmBySession(
+      this.#live(),
+      this.#live().profile,
+      this.#options.cwd ?? process.cwd(),
+      {
+        timeoutMs: this.#timeouts.requestMs,
+        ...(options.signal ? { signal: options.signal } : {}),
+      },
     );
+    if (check.result === "opened") return { signedIn: true, by: "session", status };
+    if (check.result === "auth_required") return { signedIn: false, by: "session", status };
+    return { signedIn: undefined, by: "session", status, reason: check.reason };
   }
 
   /** What the current agent printed on stdout that was not JSON-RPC (dropped): a count and the last few lines. */
@@ -156,61 +166,68 @@ export class AcpAuthClient {
     return running;
   }
 
-  async #runLogin(methodId: string | undefined, options: LoginOptions): Promise<LoginOutcome> {
-    const connection = this.#live();
-    const method = chooseAuthMethod(
-      connection.profile.authMethods,
-      this.#abilities(),
-      { agentIsAgentauth: connection.profile.capabilities.agentauth },
-      methodId,
-    );
-    const kind = runsAs(method, this.#abilities());
-    if (kind === "terminal") await this.#terminalLogin(method, options.signal);
-    else if (kind === "env_var") await this.#envVarLogin(method, options.signal);
-    else await this.#agentLogin(method, options);
-    const status = await this.status({ signal: options.signal });
-    // Never "signed in" on a state the agent did not report (issue 8 §3.8: gemini without a key, opencode).
-    const outcome =
-      status.state === "authenticated"
-        ? "signed_in"
-        : status.state === "unauthenticated"
-          ? "still_signed_out"
-          : "accepted_unverified";
-    return {
-      method: { id: method.id, name: method.name, type: kind },
-      status,
-      outcome,
-      authenticated: outcome === "signed_in",
-    };
+  /**
+   * What `login(methodId, {apiKey})` would run, checked as it checks it, without sending anything: the method, how it
+   * runs, what it needs. Throws what the login would throw before sending (`AcpEnvVarsMissingError`, …).
+   */
+  plan(methodId: string | undefined, options: { keyGiven: boolean }): LoginPlan {
+    const profile = this.#live().profile;
+    return planLogin(profile, this.#abilities(), {
+      ...(methodId !== undefined ? { methodId } : {}),
+      keyGiven: options.keyGiven,
+      name: agentDisplayName(profile, this.#command),
+    });
   }
 
-  /** `authenticate` (v1) / `auth/login` (v2): the agent runs the flow and reaches the person through `onUrl`. */
-  async #agentLogin(method: AdvertisedAuthMethod, options: LoginOptions): Promise<void> {
-    const params = {
-      methodId: method.id,
-      ...(options.apiKey ? { _meta: { [API_KEY_META]: { apiKey: options.apiKey.reveal() } } } : {}),
-    };
-    options.onWaiting?.({ id: method.id, name: method.name, type: method.type });
-    try {
-      await this.#live().call(AUTH_METHODS[this.protocolVersion].login, params, {
-        what: `the login with "${peerText(method.id, { max: 60 })}"`,
-        signal: options.signal,
-        timeoutMs: this.#timeouts.loginMs,
-      });
-    } catch (error) {
-      const stray = this.#connection?.stray.note() ?? "";
-      if (error instanceof RequestError) {
-        throw new AcpLoginError(
-          `The agent refused the login with "${peerText(method.id, { max: 60 })}": ${peerText(error.message)} ` +
-            `(JSON-RPC ${error.code}).${agentDetail(error)}${stray}`,
-          { rpcCode: error.code },
-        );
-      }
-      if (error instanceof AcpTimeoutError && stray) {
-        throw new AcpTimeoutError(`${error.message}${stray}`);
-      }
-      throw error;
+  async #runLogin(methodId: string | undefined, options: LoginOptions): Promise<LoginOutcome> {
+    const profile = this.#live().profile;
+    const name = agentDisplayName(profile, this.#command);
+    const { method, kind, needs, route } = this.plan(methodId, {
+      keyGiven: options.apiKey !== undefined,
+    });
+    let delivery: KeyDelivery | undefined = route?.kind === "meta" ? "meta" : undefined;
+    if (route?.kind === "env" && options.apiKey) {
+      // The agent reads the variable when it starts (codex-acp, qwen-code, a legacy env_var method).
+      this.#envOverlay.set(route.name, options.apiKey);
+      delivery = "env-overlay";
+      await this.reconnect();
     }
+    if (kind === "terminal") await this.#terminalLogin(method, options.signal);
+    else if (kind === "env_var") await this.#envVarLogin(method, options.signal);
+    else {
+      await sendAgentLogin({
+        connection: this.#live(),
+        version: this.protocolVersion,
+        method,
+        name,
+        ...(route?.kind === "meta" && options.apiKey
+          ? { metaKey: { route, value: options.apiKey.reveal() } }
+          : {}),
+        timeoutMs: this.#timeouts.loginMs,
+        silentMs: this.#timeouts.silentMs,
+        urlsShown: () => this.#urlsShown,
+        options,
+      });
+    }
+    const status = await this.status({ signal: options.signal });
+    const settled = await settleLogin(status, {
+      name,
+      methodId: method.id,
+      needs,
+      delivery,
+      verify: options.verify !== false,
+      envHas: this.#abilities().envHas,
+      confirm: () =>
+        confirmBySession(this.#live(), profile, this.#options.cwd ?? process.cwd(), {
+          timeoutMs: this.#timeouts.requestMs,
+          ...(options.signal ? { signal: options.signal } : {}),
+        }),
+    });
+    return {
+      method: { id: method.id, name: method.name, type: kind },
+      ...settled,
+      authenticated: settled.outcome === "signed_in",
+    };
   }
 
   /**
@@ -220,6 +237,8 @@ export class AcpAuthClient {
   #terminalLogin(method: AdvertisedAuthMethod, signal?: AbortSignal): Promise<void> {
     return runTerminalLogin(method, {
       invocation: terminalInvocation(this.#launch(), method),
+      name: agentDisplayName(this.#live().profile, this.#command),
+      agentCommand: this.#command,
       runner: this.#options.runTerminal as TerminalRunner, // chooseAuthMethod checked it
       confirm: this.#options.confirmCommand,
       show: this.#options.showCommand,
@@ -241,7 +260,16 @@ export class AcpAuthClient {
       signal,
     });
     if (supplied) await this.reconnect();
-    await this.#agentLogin(method, { signal });
+    await sendAgentLogin({
+      connection: this.#live(),
+      version: this.protocolVersion,
+      method,
+      name: agentDisplayName(this.#live().profile, this.#command),
+      timeoutMs: this.#timeouts.loginMs,
+      silentMs: this.#timeouts.silentMs,
+      urlsShown: () => this.#urlsShown,
+      options: signal ? { signal } : {},
+    });
   }
 
   /**
@@ -342,7 +370,7 @@ export class AcpAuthClient {
       },
       clientInfo: this.#options.clientInfo ?? DEFAULT_CLIENT_INFO,
       hooks: {
-        onUrl: this.#options.onUrl,
+        ...(this.#options.onUrl ? { onUrl: this.#countedUrl(this.#options.onUrl) } : {}),
         onStatusUpdate: (status) => this.#cache.notify(status),
         onStatusHint: (hint) => this.#cache.hint(hint),
         ...(this.#options.onSessionUpdate
@@ -374,6 +402,13 @@ export class AcpAuthClient {
       this.#closing = connection ? connection.close() : Promise.resolve();
     }
     return this.#closing;
+  }
+
+  #countedUrl(onUrl: NonNullable<ConnectAgentOptions["onUrl"]>): ConnectAgentOptions["onUrl"] {
+    return (prompt) => {
+      this.#urlsShown++;
+      return onUrl(prompt);
+    };
   }
 
   #call(method: string, params: unknown, options: RequestOptions): Promise<unknown> {

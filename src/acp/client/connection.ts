@@ -24,6 +24,7 @@ import {
 } from "./auth-status.ts";
 import {
   AcpAgentExitedError,
+  AcpAgentPromptedError,
   AcpCancelledError,
   AcpInitializeError,
   AcpProtocolError,
@@ -36,6 +37,7 @@ import {
   type ProtocolVersion,
 } from "./protocol.ts";
 import { agentDetail } from "./rpc-errors.ts";
+import { watchForPrompt } from "./stdin-prompt.ts";
 import type { StrayOutput } from "./stdout-lines.ts";
 import { promptFromElicitation, promptFromLoginPrompt, type UrlPrompt } from "./url-prompt.ts";
 
@@ -95,7 +97,14 @@ export async function openConnection(
     throw new AcpCancelledError("Connecting to the agent was cancelled.");
   const agentProcess = await spawnAgent(launch, options.stderr, options.onStrayLine);
   const seen: WireFacts = {};
-  const peer = connectPeer(agentProcess, options, seen);
+  // A question on stdout that the agent waits to have answered on stdin (stdin-prompt.ts): every request ends with
+  // AcpAgentPromptedError and the agent is stopped at once, before anything more is written to its stdin (closing the
+  // peer rejects the requests without sending `$/cancel_request`).
+  const onPrompt = (prompt: string) => {
+    peer.close(new AgentPrompted(prompt));
+    void agentProcess.stop();
+  };
+  const peer = connectPeer(agentProcess, options, seen, watchForPrompt(onPrompt));
   // A process that exits while something still holds its stdout open would leave requests waiting: close the
   // connection shortly after the exit, once whatever it printed last has been read.
   void agentProcess.exited.then(() => setTimeout(() => peer.close(new AgentGone()), 250).unref());
@@ -143,6 +152,7 @@ function connectPeer(
   agentProcess: AgentProcess,
   options: ConnectionOptions,
   seen: WireFacts,
+  onUnterminated: (tail: string | undefined) => void,
 ): SdkPeer {
   // The SDK writes; we read (stdout-lines.ts drops what is not JSON-RPC instead of answering it into stdin).
   const nothing = new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
@@ -152,7 +162,7 @@ function connectPeer(
   const tapped = {
     writable: stream.writable,
     readable: agentProcess
-      .messages(options.maxMessageBytes)
+      .messages(options.maxMessageBytes, onUnterminated)
       .pipeThrough(wireTap(options.hooks, seen)),
   };
   const elicit = async (params: unknown) => {
@@ -270,8 +280,15 @@ async function connectionFailure(
   peer: SdkPeer,
   agentProcess: AgentProcess,
   what: string,
-): Promise<AcpProtocolError | AcpAgentExitedError> {
+): Promise<AcpProtocolError | AcpAgentExitedError | AcpAgentPromptedError> {
   const reason = peer.signal.reason;
+  if (reason instanceof AgentPrompted) {
+    return new AcpAgentPromptedError(
+      `The agent asked "${reason.prompt}" on its stdout during ${what} and waits for the answer on its stdin, ` +
+        "which carries ACP: nobody can answer it from here. The agent was stopped before anything more was written to it.",
+      reason.prompt,
+    );
+  }
   if (reason instanceof acp.MessageTooLargeError) {
     return new AcpProtocolError(
       `The agent sent a message over the ${reason.maxMessageBytes}-byte limit during ${what}; its stdout is not usable ACP.`,
@@ -344,6 +361,15 @@ function seconds(ms: number): number {
 
 function wait(ms: number): Promise<undefined> {
   return new Promise((resolve) => setTimeout(() => resolve(undefined), ms).unref());
+}
+
+/** The close reason we give the SDK when the agent asked a question on stdout (stdin-prompt.ts). */
+class AgentPrompted extends Error {
+  readonly prompt: string;
+  constructor(prompt: string) {
+    super("the agent asked a question on its stdout");
+    this.prompt = prompt;
+  }
 }
 
 /** The close reason we give the SDK when the process has exited. */

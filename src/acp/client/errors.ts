@@ -45,6 +45,19 @@ export class AcpProtocolError extends AgentAuthError {
   }
 }
 
+/**
+ * The agent asked a question on its stdout and waits for the answer on its stdin, which carries ACP (gemini-cli's
+ * `oauth-personal` code prompt): it was stopped without being written to. `prompt` is the question, sanitised.
+ */
+export class AcpAgentPromptedError extends AgentAuthError {
+  declare readonly code: "acp_agent_prompted";
+  readonly prompt: string;
+  constructor(message: string, prompt: string) {
+    super("acp_agent_prompted", message);
+    this.prompt = prompt;
+  }
+}
+
 /** The requested auth method is not advertised, or the agent advertises none this client can run. */
 export class AcpMethodNotAdvertisedError extends AgentAuthError {
   declare readonly code: "acp_method_not_advertised";
@@ -79,13 +92,30 @@ export class AcpTerminalLoginError extends AgentAuthError {
   }
 }
 
-/** A legacy `env_var` method needs variables nobody supplied. */
+/**
+ * A method needs variables in the agent's environment that nobody supplied (a legacy `env_var` method's, or what a
+ * known agent's method reads: agent-quirks.ts). Nothing was sent to the agent. `acceptsKey`: a key given to the
+ * login would have stood for one of them.
+ */
 export class AcpEnvVarsMissingError extends AgentAuthError {
   declare readonly code: "acp_env_vars_missing";
   readonly missing: readonly string[];
-  constructor(message: string, missing: readonly string[]) {
+  readonly acceptsKey: boolean;
+  constructor(message: string, missing: readonly string[], options: { acceptsKey?: boolean } = {}) {
     super("acp_env_vars_missing", message);
     this.missing = missing;
+    this.acceptsKey = options.acceptsKey === true;
+  }
+}
+
+/**
+ * A login that would choose a method on its own, for an agent whose sign-in cannot be told (it reports no state and a
+ * session neither opened nor was refused for want of one): choosing could replace a working sign-in.
+ */
+export class AcpSignInUnknownError extends AgentAuthError {
+  declare readonly code: "acp_sign_in_unknown";
+  constructor(message: string) {
+    super("acp_sign_in_unknown", message);
   }
 }
 

@@ -2,7 +2,8 @@
 
 export type { AgentExit, AgentStderr } from "./agent-process.ts";
 export type { AgentProfile } from "./agent-profile.ts";
-export { readInitializeResponse } from "./agent-profile.ts";
+export { agentDisplayName, readInitializeResponse } from "./agent-profile.ts";
+export { AGENT_QUIRKS, type AgentQuirks, type MethodQuirk } from "./agent-quirks.ts";
 export { AcpAuthClient, connectAgent } from "./auth-client.ts";
 export {
   type AdvertisedAuthMethod,
@@ -23,6 +24,7 @@ export {
 } from "./auth-status.ts";
 export {
   AcpAgentExitedError,
+  AcpAgentPromptedError,
   AcpAuthRequiredError,
   AcpCancelledError,
   AcpClosedError,
@@ -35,11 +37,14 @@ export {
   AcpMethodUnsupportedError,
   AcpProtocolError,
   AcpRequestError,
+  AcpSignInUnknownError,
   AcpSpawnError,
   AcpTerminalLoginError,
   AcpTimeoutError,
 } from "./errors.ts";
-export { type CallerAbilities, chooseAuthMethod } from "./method-choice.ts";
+export type { LoginPlan } from "./login-plan.ts";
+export { type CallerAbilities, chooseAuthMethod, terminalNeedsConsent } from "./method-choice.ts";
+export { type KeyRoute, type MethodNeeds, methodNeeds, needsMet } from "./method-needs.ts";
 export type {
   ConnectAgentOptions,
   EnvVarRequest,

@@ -12,8 +12,11 @@ export interface CallerAbilities {
   showUrl: boolean;
   /** The caller can run the agent in an interactive terminal: `auth.terminal` is advertised. */
   runTerminal: boolean;
-  /** Why terminal logins cannot run right now although the caller has a runner (e.g. stdin is not a TTY). */
-  terminalRefusal?: string;
+  /**
+   * Why terminal logins cannot run right now although the caller has a runner (e.g. stdin is not a TTY); a function
+   * gets the method and whether it will need the person's consent (see `ConnectAgentOptions.terminalRefusal`).
+   */
+  terminalRefusal?: string | ((method: AdvertisedAuthMethod, needsConsent: boolean) => string);
   /** The caller can ask a person for a legacy `env_var` method's variables. */
   askEnvVars: boolean;
   /** Whether the agent's launch environment already holds a variable. */
@@ -23,10 +26,17 @@ export interface CallerAbilities {
 export interface ChoiceContext {
   /** The agent says it is built on agentauth: its `agent` methods reach the person through its own prompt. */
   agentIsAgentauth: boolean;
+  /**
+   * The method can sign in without a person: the variables it needs are set, or a key was given and it takes one
+   * (method-needs.ts). Such a method comes first.
+   */
+  ready?: (method: AdvertisedAuthMethod) => boolean;
 }
 
 /**
  * Preference, first match wins:
+ * 0. an `agent` or legacy `env_var` method that is `ready` (codex-acp with CODEX_API_KEY set signs in with
+ *    `codex-api-key`, not with `chatgpt`, which waits silently for a browser);
  * 1. an `agent` method, when the caller can show the URL the agent sends, or the agent is ours;
  * 2. a `terminal` method, when the caller can run a terminal (the spec's choice for agents with a TUI login);
  * 3. a legacy `env_var` method, when the caller can ask for the variables or the environment already has them;
@@ -49,6 +59,7 @@ export function chooseAuthMethod(
   const terminalReady = abilities.runTerminal && !abilities.terminalRefusal;
   const kind = (m: AdvertisedAuthMethod) => runsAs(m, abilities);
   const ranked: Array<(m: AdvertisedAuthMethod) => boolean> = [
+    (m) => (kind(m) === "agent" || kind(m) === "env_var") && context.ready?.(m) === true,
     (m) => kind(m) === "agent" && (abilities.showUrl || context.agentIsAgentauth),
     (m) => kind(m) === "terminal" && terminalReady,
     (m) => kind(m) === "env_var" && envReady(m),
@@ -61,7 +72,7 @@ export function chooseAuthMethod(
   const refused = methods.find((m) => kind(m) === "terminal" && abilities.runTerminal);
   if (refused && abilities.terminalRefusal) {
     throw new AcpMethodUnsupportedError(
-      `The auth method "${peerText(refused.id, { max: 60 })}" is a terminal login and cannot run here: ${abilities.terminalRefusal}.`,
+      `The auth method "${peerText(refused.id, { max: 60 })}" is a terminal login and cannot run here: ${refusal(refused, abilities)}.`,
     );
   }
   throw new AcpMethodNotAdvertisedError(
@@ -76,7 +87,7 @@ export function whyNot(method: AdvertisedAuthMethod, abilities: CallerAbilities)
   const kind = runsAs(method, abilities);
   if (kind === "terminal" && !abilities.runTerminal)
     return "a terminal method, and no terminal is available";
-  if (kind === "terminal" && abilities.terminalRefusal) return abilities.terminalRefusal;
+  if (kind === "terminal" && abilities.terminalRefusal) return refusal(method, abilities);
   if (method.type === "env_var" && !abilities.askEnvVars) {
     const missing = method.vars
       .filter((v) => !v.optional && !abilities.envHas(v.name))
@@ -89,6 +100,23 @@ export function whyNot(method: AdvertisedAuthMethod, abilities: CallerAbilities)
 }
 
 const KNOWN_TYPES = new Set(["agent", "terminal", "env_var"]);
+
+function refusal(method: AdvertisedAuthMethod, abilities: CallerAbilities): string {
+  const reason = abilities.terminalRefusal;
+  return typeof reason === "function"
+    ? reason(method, terminalNeedsConsent(method))
+    : (reason ?? "");
+}
+
+/**
+ * Whether running the method as a terminal login will need the person's consent: a command the agent named itself
+ * (legacy `_meta["terminal-auth"]`) or variables the agent chose (terminal-login.ts, `needsConsent`).
+ */
+export function terminalNeedsConsent(method: AdvertisedAuthMethod): boolean {
+  const legacy = method.terminal;
+  if (legacy?.style === "terminal-auth") return true;
+  return Object.keys((legacy ?? method).env).length > 0;
+}
 
 /**
  * How the client runs a method: its type, except that an `agent` method carrying a legacy terminal descriptor runs

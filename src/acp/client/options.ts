@@ -32,9 +32,13 @@ export interface ConnectAgentOptions {
   runTerminal?: TerminalRunner;
   /**
    * Why terminal logins cannot run now although `runTerminal` is given (e.g. "stdin is not a terminal"): they stay
-   * advertised and listed, and choosing one fails with `AcpMethodUnsupportedError` carrying this reason.
+   * advertised and listed, and choosing one fails with `AcpMethodUnsupportedError` carrying this reason. A function
+   * gets the method and whether running it will need `confirmCommand` (an agent-named command or agent-chosen
+   * variables), so the reason can name everything the caller then needs.
    */
-  terminalRefusal?: string;
+  terminalRefusal?:
+    | string
+    | ((method: { id: string; name: string }, needsConsent: boolean) => string);
   /**
    * Asked before a terminal login that runs a command the agent named itself (legacy `_meta["terminal-auth"]`) or
    * sets environment variables the agent chose (`invocation.extraEnv` not empty); resolve true to run it. Absent, or
@@ -70,6 +74,8 @@ export interface ConnectAgentOptions {
     loginMs?: number;
     /** A terminal login (the process the person interacts with). Default 10 min. */
     terminalMs?: number;
+    /** An `agent` login that has shown no URL this long gets `onStillWaiting`. Default 15 s. */
+    silentMs?: number;
     /**
      * An agent advertising `_meta.authStatus` (claude-agent-acp) pushes `_auth/status_update` shortly after
      * `initialize` (measured 0.35–0.9 s) and answers no query: how long `status()` waits for that push. Default 2 s.
@@ -84,20 +90,42 @@ export interface ConnectAgentOptions {
 
 export interface LoginOptions {
   signal?: AbortSignal;
-  /** For `agent` methods that take an API key: sent as `_meta["api-key"].apiKey` (codex-acp, gemini-cli). */
+  /**
+   * An API key, sent the way the agent reads it (method-needs.ts): `_meta["api-key"]` as a plain string (gemini-cli),
+   * `_meta["api-key"].apiKey` for an agent built on agentauth, or the variable an `env_var` method or a known agent
+   * reads (codex-acp `CODEX_API_KEY`, qwen-code `OPENAI_API_KEY`; the agent is restarted with it). Without a method
+   * id, a method that takes a key is preferred. A method that takes none: `AcpMethodUnsupportedError`.
+   */
   apiKey?: Secret;
   /** Called when an `agent` login starts waiting for the agent (which may wait for a person). */
   onWaiting?: (method: { id: string; name: string; type: AuthMethodType }) => void;
+  /**
+   * Called once when an `agent` login has shown no URL for `timeouts.silentMs` (codex-acp's `chatgpt` shows nothing
+   * anywhere): `message` says what the person can do instead. It keeps waiting.
+   */
+  onStillWaiting?: (info: { method: { id: string; name: string }; message: string }) => void;
+  /**
+   * After a login with a key or variables that leaves the state `unknown` (no agent measured reports it), open a
+   * session (`session/new` in `cwd`, closed again where the agent supports `session/close`) to confirm. Default true.
+   */
+  verify?: boolean;
 }
 
 /**
  * What a login established, from the state asked for afterwards:
  * - `signed_in`: the agent reports `authenticated`;
+ * - `session_opened`: the agent does not report its state, and a session opened after a key login (`verify`): it
+ *   accepts work; a key it checks only when used is still unproven;
  * - `accepted_unverified`: the login step succeeded but the agent does not report its state (`unknown`): it may or
  *   may not be signed in; a session will tell;
- * - `still_signed_out`: the login step succeeded and the agent still reports `unauthenticated`.
+ * - `still_signed_out`: the login step succeeded and the agent still reports `unauthenticated`, or refused the
+ *   confirming session with `auth_required` (its words in `status.reason`).
  */
-export type LoginResult = "signed_in" | "accepted_unverified" | "still_signed_out";
+export type LoginResult =
+  | "signed_in"
+  | "session_opened"
+  | "accepted_unverified"
+  | "still_signed_out";
 
 export interface LoginOutcome {
   method: { id: string; name: string; type: AuthMethodType };
@@ -106,6 +134,8 @@ export interface LoginOutcome {
   outcome: LoginResult;
   /** `outcome === "signed_in"`: never true on a state the agent did not report. */
   authenticated: boolean;
+  /** Where the key lives now, when the person must act on it ("set GEMINI_API_KEY where your editor starts …"). */
+  note?: string;
 }
 
 export interface RequestOptions {
@@ -121,5 +151,6 @@ export const DEFAULT_TIMEOUTS = {
   requestMs: 30_000,
   loginMs: 10 * 60_000,
   terminalMs: 10 * 60_000,
+  silentMs: 15_000,
   statusPushMs: 2_000,
 };

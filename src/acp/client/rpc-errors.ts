@@ -9,14 +9,19 @@ export { RequestError };
 
 /**
  * What the agent said about an error beyond its message: `data.details` (qwen-code: "Missing API key … set
- * OPENAI_API_KEY"; claude-code-acp: "Method not implemented.") or `data.message`, as " Detail: …" for a message,
- * or "" when there is none. Sanitised and clipped; nothing else of `data` is ever read.
+ * OPENAI_API_KEY"; claude-code-acp: "Method not implemented."), `data.message`, or `data` itself when it is a string
+ * (codex-acp: "CODEX_API_KEY is not set"), as ` The agent says: "…"`, or "" when there is none. Sanitised and
+ * clipped; nothing else of `data` is ever read.
  */
 export function agentDetail(error: unknown): string {
   if (!(error instanceof RequestError)) return "";
-  const data = error.data as { details?: unknown; message?: unknown } | undefined;
+  const data = error.data as { details?: unknown; message?: unknown } | string | undefined;
+  if (typeof data === "string") return said(data);
   if (typeof data !== "object" || data === null) return "";
-  const text = typeof data.details === "string" ? data.details : data.message;
+  return said(typeof data.details === "string" ? data.details : data.message);
+}
+
+function said(text: unknown): string {
   if (typeof text !== "string") return "";
   const clean = peerText(text, { max: 300 });
   return clean ? ` The agent says: "${clean}"` : "";

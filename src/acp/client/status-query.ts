@@ -7,9 +7,15 @@
 
 import { peerText } from "../../core/display.ts";
 import { GET_AUTH_STATE } from "../wire.ts";
-import { type AuthStatus, readAuthStatus, readGetAuthState, unknownStatus } from "./auth-status.ts";
+import {
+  type AuthStatus,
+  type AuthStatusCache,
+  readAuthStatus,
+  readGetAuthState,
+  unknownStatus,
+} from "./auth-status.ts";
 import type { AgentConnection } from "./connection.ts";
-import { AcpTimeoutError } from "./errors.ts";
+import { AcpCancelledError, AcpTimeoutError } from "./errors.ts";
 import { isMethodNotFound, RequestError } from "./rpc-errors.ts";
 
 /** An unadvertised method is only probed; a silent agent must not stall `status()` for long. */
@@ -88,4 +94,33 @@ function statusFailure(error: unknown, what: string): AuthStatus {
   }
   // E.g. the v2 SDK's schema validation of an answer in the RFD draft's shape.
   return unknownStatus(source, `the agent's ${what} answer is malformed`);
+}
+
+/**
+ * claude-agent-acp advertises `_meta.authStatus`, answers neither `auth/status` nor `getAuthState`, and pushes
+ * `_auth/status_update` 0.35–0.9 s after `initialize` (issue 8 §3.9). For an agent that declares this channel the
+ * push is its word on the state, so it is waited for (up to `waitMs`) and reported as the state.
+ */
+export async function pushedStatus(
+  cache: AuthStatusCache,
+  waitMs: number,
+  signal?: AbortSignal,
+): Promise<AuthStatus> {
+  const hint = await cache.firstHint(waitMs, signal);
+  if (signal?.aborted) throw new AcpCancelledError("Asking for the state was cancelled.");
+  if (hint) {
+    // The label names the account only when signed in: claude-agent-acp 0.101 labels `kind: "none"` "Not logged in".
+    const account = hint.state === "authenticated" && hint.label;
+    return {
+      state: hint.state,
+      accounts: account ? [{ label: account, active: true }] : [],
+      source: "_auth/status_update",
+      ...(!account && hint.label ? { reason: hint.label } : {}),
+    };
+  }
+  return unknownStatus(
+    "none",
+    "The agent announces its state by a push (_meta.authStatus) but did not report its state within " +
+      `${waitMs / 1000} s.`,
+  );
 }

@@ -54,14 +54,22 @@ export class StrayOutput {
   }
 }
 
+/** The longest unterminated line handed to `onUnterminated` (a prompt is short). */
+const TAIL_BYTES = 1024;
+
 /**
  * Bytes → JSON-RPC messages. A line is kept when it parses to a JSON object with `"jsonrpc": "2.0"`; anything else
  * (text, arrays, other JSON) goes to `stray`. A line longer than `maxMessageBytes` ends the stream with the SDK's
- * `MessageTooLargeError`, as the SDK's own reader does.
+ * `MessageTooLargeError`, as the SDK's own reader does. After each chunk, `onUnterminated` gets the start of the line
+ * still open (undefined when the chunk ended its line): a question the agent waits on (stdin-prompt.ts).
  */
 export function jsonRpcMessages(
   input: ReadableStream<Uint8Array>,
-  options: { maxMessageBytes: number; stray: StrayOutput },
+  options: {
+    maxMessageBytes: number;
+    stray: StrayOutput;
+    onUnterminated?: (tail: string | undefined) => void;
+  },
 ): ReadableStream<AnyMessage> {
   const decoder = new TextDecoder();
   let pending: Uint8Array[] = [];
@@ -96,6 +104,9 @@ export function jsonRpcMessages(
           }
           pending.push(rest);
         }
+        // A long unterminated run is output in progress, not a question.
+        const open = pendingBytes > 0 && pendingBytes <= TAIL_BYTES;
+        options.onUnterminated?.(open ? decoder.decode(concat(pending, pendingBytes)) : undefined);
       },
       flush(controller) {
         if (pendingBytes > 0) take(controller, new Uint8Array(0));

@@ -4,6 +4,7 @@
  * (0 is success, as the spec says; anything else, a kill, or no status is a failure).
  */
 
+import { basename } from "node:path";
 import { peerText } from "../../core/display.ts";
 import type { AdvertisedAuthMethod } from "./auth-methods.ts";
 import {
@@ -25,6 +26,10 @@ const MAX_TIMER_MS = 2_147_483_647;
 
 export interface TerminalLoginContext {
   invocation: TerminalInvocation;
+  /** The agent's name for messages (agentDisplayName). */
+  name: string;
+  /** The configured agent command, for what to run when a command the agent named is not on PATH. */
+  agentCommand: string;
   runner: TerminalRunner;
   confirm: ConnectAgentOptions["confirmCommand"];
   show?: ConnectAgentOptions["showCommand"];
@@ -43,7 +48,7 @@ export async function runTerminalLogin(
   const { invocation, signal } = context;
   // Every terminal login is shown. One that runs a command the agent named, or sets variables the agent chose
   // (LD_PRELOAD, NODE_OPTIONS, PATH, BASH_ENV… change what the configured program does), runs only once confirmed.
-  if (needsConsent(invocation)) await confirmAgentCommand(invocation, context.confirm);
+  if (needsConsent(invocation)) await confirmAgentCommand(invocation, context);
   else context.show?.(invocation, commandLine(invocation));
   await context.stopAgent();
   const timeout = AbortSignal.timeout(Math.min(context.timeoutMs, MAX_TIMER_MS));
@@ -66,10 +71,10 @@ export async function runTerminalLogin(
   }
   if (!result) {
     const why = peerText((failure as Error | undefined)?.message ?? failure, { max: 120 });
-    throw new AcpTerminalLoginError(`Could not run the terminal login "${id}": ${why}.`, {
-      exitCode: null,
-      cause: failure,
-    });
+    throw new AcpTerminalLoginError(
+      `Could not run the terminal login "${id}": ${why}.${notFoundHint(failure, context)}`,
+      { exitCode: null, cause: failure },
+    );
   }
   if (result.exitCode !== 0) {
     const how =
@@ -89,13 +94,32 @@ export function needsConsent(invocation: TerminalInvocation): boolean {
 /** Never silently: the caller's `confirm` must answer true, else nothing runs. */
 async function confirmAgentCommand(
   invocation: TerminalInvocation,
-  confirm: TerminalLoginContext["confirm"],
+  context: TerminalLoginContext,
 ): Promise<void> {
   const line = commandLine(invocation);
-  if (confirm && (await confirm(invocation, line))) return;
+  if (context.confirm && (await context.confirm(invocation, line))) return;
   const what = invocation.agentNamed ? "" : " (with environment variables the agent chose)";
   throw new AcpCommandNotConfirmedError(
-    `The agent asks to run ${line}${what} to sign in; it was not run because nobody confirmed it. Run it yourself ` +
-      "if you trust it, or allow it when asked.",
+    `${context.name} asks to run ${line}${what} to sign in; it was not run because nobody confirmed it. Run it ` +
+      "yourself if you trust it, or allow it when asked.",
   );
+}
+
+/**
+ * opencode names its login as `opencode auth login`: a bare program name, found only when it is on PATH, which a
+ * local install (node_modules/.bin, npx) is not. When the agent was started by a path ending in that name, the same
+ * program with the agent's arguments is what to run.
+ */
+function notFoundHint(failure: unknown, context: TerminalLoginContext): string {
+  const { invocation, agentCommand } = context;
+  if ((failure as { code?: unknown } | undefined)?.code !== "ENOENT" || !invocation.agentNamed)
+    return "";
+  const named = peerText(invocation.command, { max: 100 });
+  if (invocation.command.includes("/"))
+    return ` ${context.name} named "${named}", which does not exist.`;
+  const same = basename(agentCommand) === invocation.command && agentCommand !== invocation.command;
+  const instead = same
+    ? `run ${commandLine({ command: agentCommand, args: invocation.args, extraEnv: invocation.extraEnv })} in a terminal (the program this agent was started with), or put its folder on PATH.`
+    : `put the folder holding "${named}" on PATH, or run its login yourself.`;
+  return ` "${named}" is not on PATH: ${context.name} names the program without its folder. Instead, ${instead}`;
 }

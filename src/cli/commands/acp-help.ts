@@ -1,5 +1,15 @@
 /** `agentauth acp <sub> --help`: one full usage per subcommand (the CLI help contract), keyed by the words after `acp`. */
 
+export const ACP_USAGE = `agentauth acp status [--json] [--protocol 1|2] -- <agent command…>
+  Starts the agent, asks for its sign-in state, lists its auth methods.
+agentauth acp login [--method ID] [--force] [--yes] [--force-terminal] [--timeout S]
+                    [--api-key-env VAR | --api-key-stdin] [--json] [--protocol 1|2] -- <agent command…>
+  Signs in to the agent with the method given, or the best one it offers.
+agentauth acp logout [--json] [--protocol 1|2] -- <agent command…>
+  Signs out, when the agent supports logout.
+agentauth acp example-agent [--issuer URL] [--session-policy require-auth|terminate|keep]
+  The reference echo agent (ACP v1 and v2 on stdio). Run 'agentauth acp <command> --help' for details.`;
+
 export const ACP_HELP: Record<string, string> = {
   "": `agentauth acp: sign in to any ACP agent launched over stdio
 
@@ -25,22 +35,29 @@ Example:
 `,
   login: `Usage: agentauth acp login [options] -- <agent command…>
 
-Signs in with --method, or the best method the agent offers: an agent method (the agent shows a URL, printed
-here), a terminal login (run in this terminal), or a legacy env_var method. Reports only what the agent confirms:
-"Logged in" when it says authenticated; "accepted … does not report its state" when it cannot say.
+Signs in with --method, or the best method the agent offers: one whose variables are set (or that takes the key
+given), else an agent method (the agent shows a URL, printed here), a terminal login (run in this terminal), or a
+legacy env_var method. A key method whose variables are unset is refused before anything is sent. Reports only
+what the agent confirms: "Logged in" when it says authenticated; "a session opened" when a key login was confirmed
+by opening a session; "accepted … does not report its state" when it cannot say; and where the key now lives.
 
   --method ID         the auth method to use (see 'agentauth acp status')
-  --force             sign in even when the agent already reports a signed-in account
-  --api-key-env VAR   read the API key from environment variable VAR (sent in _meta["api-key"])
+  --force             sign in even when the agent is signed in already (without --method, agentauth
+                      chooses the method only for an agent known to be signed out: one that reports no
+                      state is asked for a session first)
+  --api-key-env VAR   read the API key from environment variable VAR; it goes where the agent reads it
+                      (gemini-cli: _meta["api-key"]; codex-acp: CODEX_API_KEY or OPENAI_API_KEY; qwen-code:
+                      OPENAI_API_KEY; a legacy env_var method: its variable)
   --api-key-stdin     read the API key from the first line of stdin
                       (never on the command line; on a terminal it is asked for without echo)
   --force-terminal    run a terminal login although stdin is not a terminal
   --yes               run a command the agent names itself (legacy _meta["terminal-auth"]), or a terminal
                       login with environment variables the agent chose, without asking; the command line
                       (with its variables) is always printed first
-  --timeout S         give up on the login after S seconds (default 600)
-  --json              one JSON object with outcome (signed_in, accepted_unverified, still_signed_out,
-                      already_signed_in), method, state, accounts, source
+  --timeout S         give up on the login after S seconds (default 600); a login that shows no link gets a
+                      word on what to do instead after 15 s (or half of S)
+  --json              one JSON object with outcome (signed_in, session_opened, accepted_unverified,
+                      still_signed_out, already_signed_in), method, state, accounts, source, note
   --protocol 1|2      ACP v1 (default) or the v2 draft
 
 Exit: 0 signed in (or accepted, or already signed in), 1 failed, 2 usage, 130 cancelled.

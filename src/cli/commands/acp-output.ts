@@ -4,14 +4,17 @@
  * piece of agent text goes through `peerText`/`peerUrl`.
  */
 
-import { basename } from "node:path";
-import { type AcpAuthClient, type AuthStatus, isOpenableUrl } from "../../acp/client/index.ts";
+import {
+  type AcpAuthClient,
+  type AuthStatus,
+  agentDisplayName,
+  isOpenableUrl,
+} from "../../acp/client/index.ts";
 import { peerText, peerUrl } from "../../core/display.ts";
 
 /** The agent's name for messages: `agentInfo.title`, else `name`, else the command's basename (issue 8 §4.1). */
 export function agentName(client: AcpAuthClient, command: string): string {
-  const info = client.profile.agent;
-  return peerText(info?.title || info?.name || basename(command) || "the agent", { max: 80 });
+  return agentDisplayName(client.profile, command);
 }
 
 export function statusJson(client: AcpAuthClient, status: AuthStatus) {
@@ -46,7 +49,8 @@ export function statusText(client: AcpAuthClient, name: string, status: AuthStat
     `State:    ${status.state}${status.source === "none" ? "" : ` (from ${status.source})`}`,
   ];
   if (status.reason) lines.push(`          ${peerText(status.reason)}`);
-  if (status.hint)
+  // A pushed state (claude-agent-acp) is the state itself, not a hint beside it.
+  if (status.hint && status.source !== "_auth/status_update")
     lines.push(
       `Hint:     ${status.hint.state}${status.hint.label ? ` (${peerText(status.hint.label)})` : ""}`,
     );

@@ -8,32 +8,24 @@ import { runExampleAgent } from "../../acp/agent/index.ts";
 import {
   type AcpAuthClient,
   AcpCancelledError,
+  AcpEnvVarsMissingError,
+  AcpSignInUnknownError,
   type ConnectAgentOptions,
   connectAgent,
   killAllGroups,
   type LoginOutcome,
+  needsMet,
   type ProtocolVersion,
   runInheritedTerminal,
   type UrlPrompt,
 } from "../../acp/client/index.ts";
+import { peerText } from "../../core/display.ts";
 import { type Secret, secret } from "../../core/secret.ts";
+import { selfArgv } from "../../core/self-command.ts";
 import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
-import { ACP_HELP } from "./acp-help.ts";
 import { agentName, signedInAs, statusJson, statusText, textLinks } from "./acp-output.ts";
 import { askEnvVars, askLine, confirmCommand, readStdinSecret, stdinIsTty } from "./acp-prompts.ts";
-
-export { ACP_HELP };
-
-export const ACP_USAGE = `agentauth acp status [--json] [--protocol 1|2] -- <agent command…>
-  Starts the agent, asks for its sign-in state, lists its auth methods.
-agentauth acp login [--method ID] [--force] [--yes] [--force-terminal] [--timeout S]
-                    [--api-key-env VAR | --api-key-stdin] [--json] [--protocol 1|2] -- <agent command…>
-  Signs in to the agent with the method given, or the best one it offers.
-agentauth acp logout [--json] [--protocol 1|2] -- <agent command…>
-  Signs out, when the agent supports logout.
-agentauth acp example-agent [--issuer URL] [--session-policy require-auth|terminate|keep]
-  The reference echo agent (ACP v1 and v2 on stdio). Run 'agentauth acp <command> --help' for details.`;
 
 /** Exit status of a command ended by Ctrl-C or SIGTERM (128 + SIGINT), as shells report it. */
 const EXIT_CANCELLED = 130;
@@ -157,39 +149,130 @@ async function loginCommand(options: string[], agent: string[], io: CliIo): Prom
     forceTerminal: values["force-terminal"],
     ...(timeoutMs ? { timeoutMs } : {}),
   };
-  return withAgent(agent, io, session, async ({ client, name, signal, methodShown }) => {
-    if (!values.force) {
-      const before = await client.status({ signal });
-      if (before.state === "authenticated") {
-        if (values.json) {
-          io.stdout(jsonLine({ ...statusJson(client, before), outcome: "already_signed_in" }));
-        } else {
-          io.stdout(
-            `Already signed in to ${name}${signedInAs(before)}; pass --force to sign in again.\n`,
+  return withAgent(
+    agent,
+    io,
+    session,
+    async ({ client, name, signal, methodShown, linksShown }) => {
+      if (!values.force) {
+        // Without --method (or a key), agentauth chooses the method, and a variable set for something else
+        // (GEMINI_API_KEY, OPENAI_API_KEY…) can make it choose one that replaces a working sign-in: a signed-in
+        // agent stops the login, and such a choice is not made for an agent whose sign-in cannot be told.
+        const choosing = values.method === undefined && apiKey === undefined;
+        const before = choosing
+          ? await client.signedIn({ signal })
+          : { signedIn: undefined, by: "state" as const, status: await client.status({ signal }) };
+        const signedIn = before.signedIn ?? before.status.state === "authenticated";
+        const methods = client.profile.authMethods
+          .map((m) => peerText(m.id, { max: 60 }))
+          .join(", ");
+        if (signedIn) {
+          const how =
+            before.by === "session"
+              ? " (it reports no state, but it opened a session)"
+              : signedInAs(before.status);
+          if (values.json) {
+            io.stdout(
+              jsonLine({
+                ...statusJson(client, before.status),
+                outcome: "already_signed_in",
+                by: before.by,
+              }),
+            );
+          } else {
+            io.stdout(
+              `Already signed in to ${name}${how}; nothing was changed. To sign in again, pass --force; to ` +
+                `switch methods, --force --method ID (${name} advertises: ${methods || "none"}).\n`,
+            );
+          }
+          return EXIT.ok;
+        }
+        if (
+          choosing &&
+          before.signedIn === undefined &&
+          client.plan(undefined, { keyGiven: false }).byEnvironment
+        ) {
+          throw new AcpSignInUnknownError(
+            `agentauth cannot tell whether ${name} is signed in: it reports no state, and ` +
+              `${before.reason ?? "a session could not tell"}. The method agentauth would choose is chosen only ` +
+              `because variables it reads are set, which may be for something else, and could replace the ` +
+              `sign-in ${name} has, so nothing was sent. Pass --method ID to sign in with one (${name} advertises: ` +
+              `${methods || "none"}), or --force to let agentauth choose.`,
           );
         }
-        return EXIT.ok;
       }
-    }
-    const chosen = client.profile.authMethods.find((m) => m.id === values.method);
-    if (!apiKey && chosen?.takesApiKey && chosen.type === "agent" && stdinIsTty()) {
-      const typed = await askLine(`API key for ${name} (${chosen.name}, not shown): `, true);
-      if (typed) apiKey = secret(typed);
-    }
-    const outcome = await client.login(values.method, {
-      signal,
-      ...(apiKey ? { apiKey } : {}),
-      onWaiting: (method) => {
-        methodShown(method.name);
-        io.stderr(`Waiting for ${name} to finish ${signingIn(method.name)}… (Ctrl-C cancels)\n`);
-      },
-    });
-    return reportLogin(io, name, outcome, values.json);
+      // Asked on a terminal only once the login's own checks say the method takes a key and lacks one (its
+      // variables unset, or not known: the kit's api-key); never for a method that runs in the terminal.
+      const wanted =
+        !apiKey &&
+        values.method !== undefined &&
+        stdinIsTty() &&
+        keyWanted(client, values.method, io);
+      if (wanted) {
+        const typed = await askLine(
+          `API key for ${name} (${peerText(wanted, { max: 80 })}, not shown): `,
+          true,
+        );
+        if (typed) apiKey = secret(typed);
+      }
+      let linksAtWait = 0;
+      const outcome = await client
+        .login(values.method, {
+          signal,
+          ...(apiKey ? { apiKey } : {}),
+          onWaiting: (method) => {
+            methodShown(method.name);
+            linksAtWait = linksShown();
+            io.stderr(
+              `Waiting for ${name} to finish ${signingIn(method.name)}… (Ctrl-C cancels)\n`,
+            );
+          },
+          // A link the agent printed on stderr or stdout already told the person where to go.
+          onStillWaiting: ({ message }) => {
+            if (linksShown() === linksAtWait) io.stderr(`${message} (Ctrl-C cancels.)\n`);
+          },
+        })
+        .catch((error: unknown) => {
+          throw withFlagHint(error);
+        });
+      return reportLogin(io, name, outcome, values.json);
+    },
+  );
+}
+
+/**
+ * The method's name when a login with `methodId` and no key would lack the key the method takes (checked by the
+ * login's own plan, nothing sent); undefined when no key is needed, or when the plan refuses for another reason (the
+ * login then says why).
+ */
+function keyWanted(client: AcpAuthClient, methodId: string, io: CliIo): string | undefined {
+  let plan: ReturnType<AcpAuthClient["plan"]>;
+  try {
+    plan = client.plan(methodId, { keyGiven: false });
+  } catch (error) {
+    if (!(error instanceof AcpEnvVarsMissingError) || !error.acceptsKey) return undefined;
+    plan = client.plan(methodId, { keyGiven: true });
+    return plan.method.name;
+  }
+  const { needs, kind, method } = plan;
+  if (kind === "terminal" || !needs.route) return undefined;
+  const envHas = (variable: string) => Boolean(io.env[variable]);
+  return needs.anyOf.length === 0 || !needsMet(needs, envHas, false) ? method.name : undefined;
+}
+
+/** A refusal for unset variables, with how this command supplies them. */
+function withFlagHint(error: unknown): unknown {
+  if (!(error instanceof AcpEnvVarsMissingError) || error.missing.length === 0) return error;
+  const how = error.acceptsKey
+    ? " Set what it needs in the environment agentauth runs in (the agent inherits it), or pass the key with --api-key-env VAR or --api-key-stdin."
+    : " Set what it needs in the environment agentauth runs in (the agent inherits it).";
+  return new AcpEnvVarsMissingError(`${error.message}${how}`, error.missing, {
+    acceptsKey: error.acceptsKey,
   });
 }
 
 function reportLogin(io: CliIo, name: string, outcome: LoginOutcome, json: boolean): number {
-  const { method, status } = outcome;
+  const { method, status, note } = outcome;
   if (json) {
     io.stdout(
       jsonLine({
@@ -199,24 +282,33 @@ function reportLogin(io: CliIo, name: string, outcome: LoginOutcome, json: boole
         accounts: status.accounts,
         source: status.source,
         ...(status.reason ? { reason: status.reason } : {}),
+        ...(note ? { note } : {}),
       }),
     );
   }
   if (outcome.outcome === "still_signed_out") {
+    const why =
+      status.state === "unauthenticated" ? "still reports unauthenticated" : status.reason;
     io.stderr(
-      `agentauth: the login with ${method.id} finished, but ${name} still reports unauthenticated; ` +
+      `agentauth: the login with ${peerText(method.id, { max: 60 })} finished, but ${name} ${why}; ` +
         "check the account or try another method (agentauth acp status lists them).\n",
     );
     return EXIT.failure;
   }
   if (json) return EXIT.ok;
-  if (outcome.outcome === "accepted_unverified") {
+  const said = note ? ` ${note}` : "";
+  if (outcome.outcome === "session_opened") {
     io.stdout(
-      `${name} accepted the sign-in request but does not report its state; try a session to confirm.\n`,
+      `${name} accepted the sign-in with "${peerText(method.name)}" (${peerText(method.id)}) and a session opened; ` +
+        `it does not report its state otherwise.${said}\n`,
+    );
+  } else if (outcome.outcome === "accepted_unverified") {
+    io.stdout(
+      `${name} accepted the sign-in request but does not report its state; try a session to confirm.${said}\n`,
     );
   } else {
     io.stdout(
-      `Logged in to ${name} with "${method.name}" (${method.id})${signedInAs(status)}; state: ${status.state}.\n`,
+      `Logged in to ${name} with "${peerText(method.name)}" (${peerText(method.id)})${signedInAs(status)}; state: ${status.state}.${said}\n`,
     );
   }
   return EXIT.ok;
@@ -247,6 +339,8 @@ interface Connected {
   signal: AbortSignal;
   /** Tells the URL printer which method is signing in (for "To sign in to <agent> (<method>)"). */
   methodShown: (name: string) => void;
+  /** How many links the agent printed (stderr, stray stdout) or sent so far. */
+  linksShown: () => number;
 }
 
 /**
@@ -260,7 +354,10 @@ async function withAgent(
   session: Session,
   run: (connected: Connected) => Promise<number>,
 ): Promise<number> {
-  const [command = "", ...args] = agent;
+  // `agentauth` as the agent is this same agentauth (this Node, this build), found whether or not it is on PATH:
+  // `npx agentauth acp status -- agentauth acp example-agent` works from a project that installed it.
+  const [command = "", ...args] =
+    agent[0] === "agentauth" ? [...selfArgv(), ...agent.slice(1)] : agent;
   const controller = new AbortController();
   let signals = 0;
   const onSignal = () => {
@@ -274,23 +371,30 @@ async function withAgent(
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   let client: AcpAuthClient | undefined;
-  const shown = { name: "", method: "" };
+  const shown = { name: "", method: "", links: 0 };
   const debug = io.env.AGENTAUTH_LOG_LEVEL === "debug";
-  const showLink = (url: string) =>
+  const showLink = (url: string) => {
+    shown.links++;
     io.stderr(`${shown.name || "The agent"} printed a link: ${url}\n`);
+  };
   const strayLinks = textLinks(showLink);
   const options: ConnectAgentOptions = {
     protocolVersion: session.protocol,
     env: io.env,
     signal: controller.signal,
-    onUrl: (prompt) => showUrl(io, prompt, shown),
+    onUrl: (prompt) => {
+      shown.links++;
+      showUrl(io, prompt, shown);
+    },
     runTerminal: runInheritedTerminal,
     ...(stdinIsTty() || session.forceTerminal
       ? {}
       : {
-          terminalRefusal:
+          // A login that runs an agent-named command or agent-chosen variables needs --yes as well: there is no
+          // terminal to confirm it on either.
+          terminalRefusal: (_method, needsConsent) =>
             "stdin is not a terminal, so nobody could answer its prompts; run agentauth in a terminal, or pass " +
-            "--force-terminal to run it anyway",
+            `--force-terminal${needsConsent ? " --yes" : ""} to run it anyway`,
         }),
     confirmCommand: (_invocation, line) =>
       confirmCommand(io, shown.name || "The agent", line, session.yes === true),
@@ -301,7 +405,14 @@ async function withAgent(
     stderr: debug ? "inherit" : textLinks(showLink),
     onStrayStdout: (line) => strayLinks(`${line}\n`),
     ...(session.timeoutMs
-      ? { timeouts: { loginMs: session.timeoutMs, terminalMs: session.timeoutMs } }
+      ? {
+          timeouts: {
+            loginMs: session.timeoutMs,
+            terminalMs: session.timeoutMs,
+            // The word on a silent login comes after 15 s, or halfway through a shorter timeout.
+            silentMs: Math.min(15_000, session.timeoutMs / 2),
+          },
+        }
       : {}),
   };
   try {
@@ -314,6 +425,7 @@ async function withAgent(
       methodShown: (method) => {
         shown.method = method;
       },
+      linksShown: () => shown.links,
     });
   } catch (error) {
     // A signal, or Ctrl-C at one of our prompts (raw mode turns it into a character): both are cancellations.

@@ -21,18 +21,6 @@ import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
 
-export const AHP_CLIENT_USAGE = `agentauth ahp status [--json] [--protocol auto|official|seed] [--subject S] <ws-url>
-  Connects to an AHP host and lists the resources it protects, and for each whether this machine's vault can
-  authenticate it now (ready: a valid or refreshable token) or a sign-in is needed.
-agentauth ahp login [--resource R]… [--stay] [--json] [--client-id ID] [--provider-client-id PRESET=ID]…
-                   [--subject S] [--protocol …] <ws-url>
-  Authenticates to the host for each resource (default: all it advertises): a stored credential, refreshed
-  when due, else one device login per authorization server covering all its resources (URL and code on stderr). With
-  --stay, keeps the connection and renews each token before it expires until Ctrl-C (one line per renewal).
-  A server a provider preset serves (https://github.com/login/oauth → github) signs in with that preset's client:
-  --provider-client-id github=Iv1.xxxx, or $AGENTAUTH_GITHUB_CLIENT_ID; a secret only from
-  $AGENTAUTH_GITHUB_CLIENT_SECRET; GitHub Enterprise from $AGENTAUTH_GITHUB_HOST (likewise for every preset).`;
-
 const COMMON = {
   json: { type: "boolean", default: false },
   protocol: { type: "string", default: "auto" },

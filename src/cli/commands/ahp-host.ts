@@ -2,16 +2,9 @@
 
 import { startExampleHost } from "../../ahp/host/index.ts";
 import { createLogger } from "../../core/log.ts";
-import { parseFlags } from "../flags.ts";
+import { parseFlags, parseInteger } from "../flags.ts";
 import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
-import { parseInteger } from "./idp.ts";
-
-export const AHP_HOST_USAGE = `agentauth ahp host serve --example --issuer URL [--port N]
-  Runs the example AHP host on ws://127.0.0.1: two agents (alpha, beta) needing https://alpha.example.test/ and
-  https://beta.example.test/ tokens from the authorization server at --issuer, the official session commands gated
-  by each agent's resource, and a gated 'whoami'. Speaks official AHP (0.9.x and 1.x) and the seed's dialect.
-  Prints one JSON ready line on stdout, logs on stderr, exits on SIGTERM.`;
 
 export async function ahpHostCommand(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;

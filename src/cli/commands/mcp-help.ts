@@ -1,11 +1,12 @@
 /** The usage and `--help` texts of `agentauth mcp`: what each command does, its flags, an example. */
 
-export const MCP_USAGE = `agentauth mcp login <server-url> [--subject S] [--scope S] [--client-id ID] [--device] [--json]
+export const MCP_USAGE = `agentauth mcp login <server-url> [--subject S] [--scope S] [--client-id ID [--client-secret-env VAR | --client-secret-file PATH]] [--device] [--json]
 agentauth mcp status <server-url> [--subject S] [--json]
 agentauth mcp logout <server-url> [--subject S] [--json]
+agentauth mcp proxy <server-url> [--subject S] [--header 'Name: value']... [--client-id ID] [--transport MODE] [--device]
 agentauth mcp example-server --issuer URL [--port N] [--scope S] [--step-up-scope S] [--issuer-wait S] [--json]
-  Signs in to an OAuth-protected MCP server and keeps its tokens in the vault, shows and revokes them, and runs an
-  example protected MCP server.`;
+  Signs in to an OAuth-protected MCP server and keeps its tokens in the vault, shows and revokes them, lets any MCP
+  client reach it through a local stdio proxy, and runs an example protected MCP server.`;
 
 export const URL_RULE =
   "<server-url> is the MCP server's Streamable HTTP endpoint (https://, or http:// on loopback), e.g. https://mcp.example.com/mcp.";
@@ -32,10 +33,16 @@ agentAuthProvider to use it. Ctrl-C cancels (exit 130).
                   id from the ID token when the server sends one, else "default")
   --scope S       the scopes to ask for (default: those the server's 401 or metadata names, plus offline_access
                   when the authorization server lists it)
-  --client-id ID  a client registered beforehand at the authorization server (a public client)
+  --client-id ID  a client registered beforehand at the authorization server
+  --client-secret-env VAR, --client-secret-file PATH
+                  its secret (a confidential client), from this environment variable or file: never on the
+                  command line
   --device        the device flow (RFC 8628) instead of a browser: a URL and a code to enter on any device, for
                   machines without a browser (the authorization server must offer it)
   --json          the stored credential (never a token) as one JSON object on stdout; errors as JSON too
+  --background    the sign-in 'mcp proxy' starts: prints nothing, publishes the URL (or code) to waiting proxies
+                  through the vault, opens the browser itself ($BROWSER, else the system's) unless --no-browser,
+                  and ends when the sign-in is done or times out (5 minutes); one at a time per server and subject
 
 ${URL_RULE}
 
@@ -68,6 +75,32 @@ When the authorization server cannot be reached the credential is kept: retry, o
 
   Example:
     agentauth mcp logout http://127.0.0.1:8931/mcp`,
+  proxy: `agentauth mcp proxy <server-url> [options]
+
+A local MCP server over stdio that any MCP client can start as a command: it forwards every message, both ways, to
+the remote MCP server over Streamable HTTP (or the older HTTP+SSE transport) and signs in with agentauth. The sign-in
+lives in the vault, keyed by the server's URL and the subject, shared by every proxy process, 'agentauth mcp login',
+and programs: ten terminals and three editors on one server share one token and make one refresh at expiry. A
+refused refresh token leads to one sign-in, run in the background (it outlives a client restarting the proxy);
+meanwhile the client's request gets an error naming the URL to open (or run 'agentauth mcp login <server-url>').
+Tokens never cross stdio. stdout is the MCP channel; logs go to stderr as JSON lines.
+
+  --subject S                 whose sign-in (default "default", as 'agentauth mcp login')
+  --header 'Name: value'      an extra header on every request, repeatable; \${VAR} in the value is read from the
+                              environment (keep keys out of the client's configuration); an Authorization header
+                              means the server takes your own credential, and no OAuth is done
+  --client-id ID              a client registered beforehand at the authorization server
+  --client-secret-env VAR     its secret, from this environment variable (never on the command line)
+  --client-secret-file PATH   its secret, from this file
+  --scope S                   the scopes to ask for at sign-in (default: what the server names)
+  --device                    sign in with the device flow (RFC 8628), for machines without a browser
+  --no-browser                do not open a browser: the URL is given to the client (its error) and logged on stderr
+  --transport MODE            http-first (default), sse-first, http-only or sse-only
+  --allow-http                accepted for mcp-remote users; plain http is allowed on loopback only, with or without it
+  --sign-in-wait S            how long a request waits for a sign-in before the client is told what to do (default 15)
+
+  Example (a client's configuration runs the command; --database-url or AGENTAUTH_DATABASE_URL for a shared vault):
+    npx agentauth mcp proxy https://mcp.example.com/mcp --header 'X-Team: \${TEAM_ID}'`,
   "example-server": `agentauth mcp example-server --issuer URL [options]
 
 An example MCP server (the official @modelcontextprotocol/server SDK over Streamable HTTP) protected by agentauth:

@@ -11,9 +11,15 @@ import { peerText, peerUrl } from "../../core/display.ts";
 import { AgentAuthError } from "../../core/errors.ts";
 import { startSpinner } from "../../core/spinner.ts";
 import { agentAuthProvider, readUnauthorized } from "../../mcp/client/index.ts";
+import { PROBE_TIMEOUT_MS, probeMcpServer } from "../../mcp/client/probe.ts";
 import { serverResourceUri } from "../../mcp/client/provider.ts";
 import { signInToMcpServer } from "../../mcp/client/sign-in.ts";
-import { type DevicePrompt, findBearerChallenge, parseWwwAuthenticate } from "../../oauth/index.ts";
+import {
+  type DevicePrompt,
+  findBearerChallenge,
+  type OAuthClient,
+  parseWwwAuthenticate,
+} from "../../oauth/index.ts";
 import { openVault } from "../../vault/index.ts";
 import type { CredentialRecord } from "../../vault/types.ts";
 import type { CliIo } from "../io.ts";
@@ -35,13 +41,13 @@ export interface McpLoginOptions {
   serverUrl: URL;
   subject?: string;
   scope?: string;
-  clientId?: string;
+  /** A client registered beforehand (with its secret, for a confidential one); else the MCP client registration. */
+  clientFor?: (issuer: string) => OAuthClient | undefined;
   /** The device flow (RFC 8628) instead of a browser and a loopback redirect. */
   device?: boolean;
   json: boolean;
 }
 
-const PROBE_TIMEOUT_MS = 10_000;
 const SIGN_IN_TIMEOUT_MS = 300_000;
 
 export async function mcpLogin(io: CliIo, options: McpLoginOptions): Promise<number> {
@@ -82,7 +88,7 @@ export async function mcpLogin(io: CliIo, options: McpLoginOptions): Promise<num
           showDevicePrompt(io, shown, prompt);
           spinner = startSpinner(io.stderr, io.interactive, "Waiting for you to enter the code…");
         },
-        clientFor: options.clientId ? () => ({ clientId: options.clientId as string }) : undefined,
+        clientFor: options.clientFor,
         registrations: new Map(),
         clientName: "agentauth CLI",
         timeoutMs: SIGN_IN_TIMEOUT_MS,
@@ -146,59 +152,23 @@ function showDevicePrompt(io: CliIo, shown: string, prompt: DevicePrompt): void 
   );
 }
 
-/**
- * An MCP `initialize` POST (the first thing any client sends), with the token when given. The body is discarded:
- * only the status and the challenge matter here. A session the server may have opened is closed again.
- */
+/** The probe (src/mcp/client/probe.ts), with a network failure said in the CLI's words. */
 async function initializeRequest(
   serverUrl: URL,
   token?: string,
-  // The provider's fetch presents a DPoP-bound token with its proof (a bearer one as it is).
-  fetchWith: (url: URL, init: RequestInit) => Promise<Response> = fetch,
+  fetchWith?: (url: URL, init: RequestInit) => Promise<Response>,
 ): Promise<Response> {
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-  };
-  if (token) headers.authorization = `Bearer ${token}`;
-  let response: Response;
   try {
-    response = await fetchWith(serverUrl, {
-      method: "POST",
-      headers,
-      redirect: "manual",
-      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-06-18",
-          capabilities: {},
-          clientInfo: { name: "agentauth", version: "1" },
-        },
-      }),
-    });
+    return await probeMcpServer(serverUrl, { token, fetchWith, timeoutMs: PROBE_TIMEOUT_MS });
   } catch (error) {
-    const why = describeSystemError(error)?.message ?? "the connection failed";
+    const cause = (error as { cause?: unknown }).cause;
+    const why = describeSystemError(cause)?.message ?? "the connection failed";
     throw new McpLoginError(
       "mcp_server_unreachable",
       `Could not reach the MCP server at ${peerText(serverUrl.origin)}: ${why}`,
-      { cause: error },
+      { cause },
     );
   }
-  await response.body?.cancel().catch(() => {});
-  const session = response.headers.get("mcp-session-id");
-  if (session && response.ok) {
-    await fetchWith(serverUrl, {
-      method: "DELETE",
-      headers: { ...headers, "mcp-session-id": session },
-      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
-    })
-      .then((r) => r.body?.cancel())
-      .catch(() => {});
-  }
-  return response;
 }
 
 /** The new token shown to the server; a server gone in the meantime is said as such: the sign-in itself is kept. */

@@ -7,13 +7,14 @@
 import { peerText } from "../../core/display.ts";
 import { canonicalMcpServerUrl, McpServerUrlError } from "../../mcp/client/index.ts";
 import { isLoopback } from "../../oauth/index.ts";
-import { parseFlags } from "../flags.ts";
+import { parseFlags, parseInteger } from "../flags.ts";
 import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
-import { parseInteger } from "./idp.ts";
+import { backgroundSignIn } from "./mcp-background.ts";
 import { checkExampleIssuer } from "./mcp-example-issuer.ts";
 import { URL_RULE } from "./mcp-help.ts";
 import { mcpLogin } from "./mcp-login.ts";
+import { clientOf, mcpProxy } from "./mcp-proxy.ts";
 import { mcpLogout, mcpStatus } from "./mcp-status.ts";
 
 export { MCP_HELP, MCP_USAGE } from "./mcp-help.ts";
@@ -21,6 +22,7 @@ export { MCP_HELP, MCP_USAGE } from "./mcp-help.ts";
 export async function mcpCommand(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === "example-server") return exampleServer(rest, io);
+  if (sub === "proxy") return mcpProxy(rest, io, mcpServerUrl);
   const { values, positionals } = parseFlags({
     args: rest,
     options: {
@@ -28,12 +30,24 @@ export async function mcpCommand(argv: string[], io: CliIo): Promise<number> {
       json: { type: "boolean", default: false },
       scope: { type: "string" },
       "client-id": { type: "string" },
+      "client-secret-env": { type: "string" },
+      "client-secret-file": { type: "string" },
       device: { type: "boolean" },
+      background: { type: "boolean" },
+      "no-browser": { type: "boolean" },
     },
     strict: true,
     allowPositionals: true,
   });
-  for (const flag of ["scope", "client-id", "device"] as const) {
+  for (const flag of [
+    "scope",
+    "client-id",
+    "client-secret-env",
+    "client-secret-file",
+    "device",
+    "background",
+    "no-browser",
+  ] as const) {
     if (sub !== "login" && values[flag] !== undefined) {
       throw new UsageError(`--${flag} goes with 'mcp login', not 'mcp ${sub}'`);
     }
@@ -48,13 +62,37 @@ export async function mcpCommand(argv: string[], io: CliIo): Promise<number> {
   const serverUrl = mcpServerUrl(positionals[0] as string);
   const subject = nonEmpty(values.subject, "--subject");
   const json = values.json === true;
+  if (sub === "login" && values.background) {
+    return backgroundSignIn(io, serverUrl, {
+      subject: subject ?? "default",
+      scope: loginScope(values.scope),
+      device: values.device === true,
+      browser: values["no-browser"] !== true,
+      clientFor: clientOf(
+        values["client-id"],
+        values["client-secret-env"],
+        values["client-secret-file"],
+        io.env,
+      ),
+    });
+  }
+  if (values["no-browser"]) {
+    throw new UsageError(
+      "--no-browser goes with 'mcp login --background' or 'mcp proxy' ('mcp login' opens nothing: it prints the URL)",
+    );
+  }
   switch (sub) {
     case "login":
       return mcpLogin(io, {
         serverUrl,
         subject,
         scope: loginScope(values.scope),
-        clientId: nonEmpty(values["client-id"], "--client-id"),
+        clientFor: clientOf(
+          nonEmpty(values["client-id"], "--client-id"),
+          values["client-secret-env"],
+          values["client-secret-file"],
+          io.env,
+        ),
         device: values.device === true,
         json,
       });

@@ -4,22 +4,6 @@ import { PRESETS, type PresetEntry } from "../../providers/index.ts";
 import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 
-export const PROVIDERS_USAGE = `agentauth providers [--json]            the provider presets: flows, what to register, refresh, revocation`;
-
-export const PROVIDERS_HELP: Record<string, string> = {
-  "": `agentauth providers [--json]
-
-Lists the provider presets 'agentauth login --provider NAME' accepts: the flows each runs, what to register at the
-provider (and the redirect URI for the browser flow), whether a self-hosted server works (--provider-host), how
-refresh and revocation behave, and the provider's documentation.
-
-  --json    one JSON array of {name, displayName, summary, flows, register, redirectUri, selfHosted, refresh,
-            revocation, docs}
-
-Example: agentauth providers --json
-`,
-};
-
 /** What a preset shows: the catalog's data fields, without its functions. */
 export interface PresetListing {
   name: string;

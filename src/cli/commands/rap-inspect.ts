@@ -6,20 +6,6 @@ import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, jsonText, UsageError } from "../io.ts";
 import { TOOL_AUTH, type ToolAuthScheme, toolAuth } from "./rap-tool-auth.ts";
 
-export const INSPECT_HELP = `agentauth rap inspect <tool base URL> [--json] [--tool-auth MODE] [--tool-secret-file PATH]
-  Fetches {base}/.well-known/rap-toolset, validates it as the runtime does (the whole toolset or nothing) and
-  lists each operation with the auth provider it requires. Creates and stores nothing.
-
-  --json                   print the validated toolset document as JSON
-  --tool-auth MODE         hmac, bearer or none. Default: hmac when $AGENTAUTH_HOME/rap-invocation.secret exists
-                           (for a tool that also guards its toolset document), else none
-  --tool-secret-file PATH  the shared secret file to authenticate with
-
-  Exits 1 with one sentence when the toolset cannot be fetched or is invalid, 2 on a usage error.
-
-  Example:
-    agentauth rap inspect http://127.0.0.1:8700`;
-
 export async function inspectCommand(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseFlags({
     args: argv,

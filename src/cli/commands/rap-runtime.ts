@@ -16,48 +16,14 @@ import { ensureHome } from "../../core/home.ts";
 import { createLogger } from "../../core/log.ts";
 import { writeSecretFileSync } from "../../core/secret-file.ts";
 import { DATABASE_URL_ENV, databaseUrlFromEnv } from "../../db/index.ts";
-import { DEFAULT_INVOCATION_SECRET_FILE } from "../../rap/invocation-auth.ts";
-import { createRuntime, DB_FILE, KEY_FILE, type RapRuntime } from "../../rap/runtime/index.ts";
-import { parseFlags } from "../flags.ts";
+import { createRuntime, DB_FILE, type RapRuntime } from "../../rap/runtime/index.ts";
+import { parseFlags, parseInteger } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
-import { parseInteger } from "./idp.ts";
 import { escapeForTerminal, jsonForTerminal } from "./rap-inspect.ts";
 import { handleControl, send } from "./rap-runtime-control.ts";
 import { readSettings, settingsPath, writeSettings } from "./rap-runtime-settings.ts";
 import { TOOL_AUTH, type ToolAuthScheme, toolAuth } from "./rap-tool-auth.ts";
-
-export const RUNTIME_SERVE_HELP = `agentauth rap runtime serve --toolset URL [--toolset URL…] [options]
-  A RAP runtime on 127.0.0.1: the callback receiver (signed per-call URLs) and a JSON control API to invoke tools
-  as the model would (GET /tools, POST /calls, GET /threads/<group_id>; Bearer token from controlTokenFile).
-  Every request to a tool is authenticated with the shared invocation secret (HMAC by default).
-
-  --toolset URL            a tool server's base URL (serves /.well-known/rap-toolset); repeat for several.
-                           Every toolset must load, or the command exits 1.
-  --port N                 listen on port N (0: a free one). Default: the port kept from the last start, so
-                           callback URLs already given to tools keep working; the first start picks a free one
-  --public-url URL         the base URL tools reach this runtime at (behind a proxy); kept like the port
-  --tool-auth MODE         how the runtime authenticates to every toolset: hmac (default), bearer or none
-  --tool-secret-file PATH  the shared secret file (default $AGENTAUTH_HOME/${DEFAULT_INVOCATION_SECRET_FILE}, created
-                           0600 if missing): the file 'rap tool serve' uses
-  --tool-auth-origin ORIGIN  also send the credentials to invocation endpoints on ORIGIN (https://host[:port]);
-                           by default they go only to each --toolset's own origin. Repeat for several
-  --db PATH                the runtime's SQLite database (default $AGENTAUTH_HOME/${DB_FILE}); the kept port and
-                           public URL live beside it (rap-runtime.json)
-  --key-file PATH          the key that signs callback URLs (default ${KEY_FILE} beside the SQLite database, or in
-                           $AGENTAUTH_HOME with PostgreSQL; created 0600 if missing)
-  With AGENTAUTH_DATABASE_URL=postgres://… set, calls live in that PostgreSQL database instead of SQLite, and
-  several instances (behind one --public-url) share them: each callback is applied once, in order per thread,
-  whichever instance receives it. Every instance needs the same --key-file; one with another key refuses to start.
-  --call-timeout SECONDS   how long a call waits for its result, OAuth detour included (default 900)
-
-  Prints one JSON line when ready: {"event":"ready","url":…,"store":"sqlite"|"postgres","controlTokenFile":…,
-  "tools":[…]}.
-  Exits 1 with one sentence when it cannot start (a toolset unreachable or refusing the credentials, the port
-  taken), 2 on a usage error.
-
-  Example:
-    agentauth rap runtime serve --toolset http://127.0.0.1:8700`;
 
 /** The command could not start for a reason outside the arguments (a port in use). */
 export class RuntimeServeError extends AgentAuthError {

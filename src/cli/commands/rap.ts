@@ -21,45 +21,11 @@ import {
   type ToolStateStore,
 } from "../../rap/tool/index.ts";
 import { loadKeyring, openVault } from "../../vault/index.ts";
-import { parseFlags } from "../flags.ts";
+import { parseFlags, parseInteger } from "../flags.ts";
 import { type CliIo, EXIT, jsonLine, UsageError } from "../io.ts";
 import { untilTerminated } from "../lifecycle.ts";
-import { parseInteger } from "./idp.ts";
-import { INSPECT_HELP, inspectCommand } from "./rap-inspect.ts";
-import { RUNTIME_SERVE_HELP, runtimeServeCommand } from "./rap-runtime.ts";
-
-export const RAP_USAGE = `agentauth rap tool serve --example --issuer URL [--port N] [--client-id ID] [--invocation-auth hmac|bearer|none] [--invocation-secret-file PATH]
-  The example RAP tool (echo; whoami needs OAuth at the issuer and calls a protected API). Tokens go to the vault.
-agentauth rap runtime serve --toolset URL [--toolset URL…] [--port N] [--public-url URL] [--tool-auth hmac|bearer|none] [--tool-secret-file PATH] [--db PATH] [--call-timeout S]
-  A RAP runtime: callback receiver (signed per-call URLs) and a small JSON API to invoke tools as the model would.
-agentauth rap inspect <tool base URL> [--json] [--tool-auth hmac|bearer|none] [--tool-secret-file PATH]
-  The toolset, and which operations require which auth provider.`;
-
-/** Full usage per subcommand (the CLI help contract). */
-export const RAP_HELP: Record<string, string> = {
-  "": RAP_USAGE,
-  "tool serve": `agentauth rap tool serve --example --issuer URL [options]
-  Serves the example RAP tool (echo; whoami needs OAuth at the issuer and calls a protected API) on loopback.
-  The runtime must authenticate every POST /invoke, /close_thread and /cancel_tool_call (HMAC by default).
-
-  --example                      serve the built-in example tool (required: the only built-in tool)
-  --issuer URL                   the OAuth authorization server whoami signs in at (http only on loopback)
-  --port N                       port to listen on (default: a free one)
-  --client-id ID                 a registered client id (default: register one dynamically, RFC 7591)
-  --invocation-auth MODE         hmac (default: signed requests, replay window 300 s), bearer (shared secret
-                                 sent as a bearer token) or none (no authentication; prints a warning)
-  --invocation-secret-file PATH  the shared secret file (default $AGENTAUTH_HOME/${DEFAULT_INVOCATION_SECRET_FILE};
-                                 created 0600 if missing); give the runtime the same file
-
-  Prints one JSON line when ready: {"event":"ready","url":…,"invocationAuth":…,"invocationSecretFile":…}.
-  Exits 1 with one sentence when it cannot start (issuer unreachable, port taken), 2 on a usage error.
-
-  Example:
-    agentauth rap tool serve --example --issuer http://127.0.0.1:4444
-    agentauth rap runtime serve --toolset http://127.0.0.1:PORT   # same AGENTAUTH_HOME: same secret file`,
-  "runtime serve": RUNTIME_SERVE_HELP,
-  inspect: INSPECT_HELP,
-};
+import { inspectCommand } from "./rap-inspect.ts";
+import { runtimeServeCommand } from "./rap-runtime.ts";
 
 export async function rapCommand(argv: string[], io: CliIo): Promise<number> {
   const [area, action, ...rest] = argv;

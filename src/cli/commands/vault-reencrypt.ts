@@ -8,19 +8,6 @@ import { agentauthHome } from "../../core/home.ts";
 import { openExistingVault, vaultDbPath } from "../../vault/index.ts";
 import { type CliIo, EXIT, jsonLine } from "../io.ts";
 
-export const REENCRYPT_HELP = `agentauth vault reencrypt [--json]
-
-Re-seals every stored credential that is not sealed under the current vault key, in one transaction (all or
-nothing), so that older keys are no longer needed. The current key is $AGENTAUTH_VAULT_KEY (older keys, still
-needed to read the rows, in $AGENTAUTH_VAULT_PREVIOUS_KEYS) or $AGENTAUTH_HOME/vault.key. Works on the SQLite vault
-and on PostgreSQL ($AGENTAUTH_DATABASE_URL or --database-url). Safe while other processes use the vault: their reads
-accept every key in their keyring. Key rotation with no downtime, step by step: docs/deploy.md.
-
-  --json    the outcome as {"rewritten": N, "kid": "<current key id>"} on stdout; errors as JSON too
-
-Example: AGENTAUTH_VAULT_KEY=<new> AGENTAUTH_VAULT_PREVIOUS_KEYS=<old> agentauth vault reencrypt
-`;
-
 export async function reencrypt(io: CliIo, json: boolean): Promise<number> {
   const store = openExistingVault({ env: io.env, readOnly: false });
   if (!store) {

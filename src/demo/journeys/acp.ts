@@ -6,20 +6,18 @@
  * starts one agent process and ends it (with its whole process group) before returning.
  */
 
-import { fileURLToPath } from "node:url";
 import {
   type AcpAuthClient,
   type AuthStatus,
   connectAgent,
+  type LoginResult,
   type UrlPrompt,
 } from "../../acp/client/index.ts";
 import type { DevicePromptView } from "../../console/wire.ts";
 import { peerText, peerUrl } from "../../core/display.ts";
 import { AgentAuthError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
-
-/** The CLI entry, run directly by Node (type stripping): the same program `npm start` runs. */
-const CLI_MAIN = fileURLToPath(new URL("../../cli/main.ts", import.meta.url));
+import { selfArgv } from "../../core/self-command.ts";
 
 /** The example agent's sign-in method (src/acp/agent/example.ts): a device flow against the demo IdP. */
 export const EXAMPLE_OAUTH_METHOD = "oauth";
@@ -57,7 +55,7 @@ export interface AcpLoginOptions {
 }
 
 export interface AcpLoginView extends AcpStatusView {
-  outcome: "signed_in" | "accepted_unverified" | "still_signed_out";
+  outcome: LoginResult;
   method: string;
 }
 
@@ -67,9 +65,9 @@ export class DemoAcpError extends AgentAuthError {
   }
 }
 
-/** The argv that starts the example agent against `issuer`. */
+/** The argv that starts the example agent against `issuer`: this Node and this build's CLI (core/self-command.ts). */
 export function exampleAgentCommand(issuer: string): string[] {
-  return [process.execPath, CLI_MAIN, "acp", "example-agent", "--issuer", issuer];
+  return [...selfArgv(), "acp", "example-agent", "--issuer", issuer];
 }
 
 /** Starts the agent, asks for its state and what methods it offers, ends it. */

@@ -6,7 +6,7 @@
  * Construction is synchronous and touches nothing: the pool opens and the "vault" migrations run on the first
  * call (one shared promise; a failed open is retried by the next call). Every write is one statement: `put` an
  * INSERT … ON CONFLICT DO UPDATE, `compareAndSwap` an UPDATE … WHERE version = $expected. Leases are advisory
- * locks the server releases when their holder's connection dies (postgres-leases.ts).
+ * locks the server releases when their holder's connection dies (leases.ts).
  *
  * Errors: our typed vault errors (vault_record_corrupt, vault_key_*, vault_input_invalid) as with SQLite; a
  * database failure is the DatabaseError from src/db (database_unavailable, database_failed,
@@ -19,16 +19,19 @@ import {
   isPostgresUrl,
   openDatabase,
   redactDatabaseUrl,
-} from "../db/index.ts";
-import { VaultCorruptError, VaultKeyError } from "./errors.ts";
-import type { Keyring } from "./keyring.ts";
-import { PostgresLeases } from "./postgres-leases.ts";
-import { fromPg, writeParams } from "./postgres-rows.ts";
-import { VAULT_COMPONENT, VAULT_MIGRATIONS } from "./postgres-schema.ts";
-import { PG_SQL } from "./postgres-sql.ts";
-import { assertCredentialKey, validateInput, validateLease } from "./record.ts";
-import { sealTokens } from "./seal.ts";
-import { type Row, rowToRecord, rowToSummary, stored, unreadable } from "./sqlite-rows.ts";
+} from "../../db/index.ts";
+import { VaultCorruptError, VaultKeyError } from "../errors.ts";
+import type { Keyring } from "../keyring.ts";
+import { OpenedTokens } from "../opened-tokens.ts";
+import {
+  assertCredentialKey,
+  credentialId,
+  encodeKey,
+  validateInput,
+  validateLease,
+} from "../record.ts";
+import { sealTokens } from "../seal.ts";
+import { type Row, rowToRecord, rowToSummary, stored, unreadable } from "../sqlite-rows.ts";
 import type {
   CredentialFilter,
   CredentialInput,
@@ -38,7 +41,14 @@ import type {
   CredentialStore,
   CredentialSummary,
   LeaseInfo,
-} from "./types.ts";
+} from "../types.ts";
+import { RecordCache } from "./cache.ts";
+import { waitForCaches } from "./cache-barrier.ts";
+import { CacheListener } from "./cache-listener.ts";
+import { PostgresLeases } from "./leases.ts";
+import { fromPg, writeParams } from "./rows.ts";
+import { VAULT_COMPONENT, VAULT_MIGRATIONS } from "./schema.ts";
+import { PG_SQL } from "./sql.ts";
 
 export interface PostgresCredentialStoreOptions {
   /** postgres://user@host:port/database; the password may be in it, or in PGPASSWORD. Never printed. */
@@ -58,6 +68,15 @@ export interface PostgresCredentialStoreOptions {
   poolSize?: number;
   /** Connections for held leases: one per credential being refreshed at once in this process (default 16). */
   sessionPoolSize?: number;
+  /**
+   * Keep the rows `get`/`getById` read in memory and serve them from there while a dedicated connection hears every
+   * change (default true; see cache-listener.ts). Off: every read is a round trip. Either way this store's writes
+   * wait until other instances' caches dropped what they replaced, so instances with and without a cache can share
+   * the database.
+   */
+  cache?: boolean;
+  /** Tests only: the cache registration's lifetime (default CACHE_LEASE_MS). */
+  cacheLeaseMs?: number;
 }
 
 export class PostgresCredentialStore implements CredentialStore {
@@ -68,6 +87,10 @@ export class PostgresCredentialStore implements CredentialStore {
   readonly #now: () => number;
   readonly #pools: { poolSize?: number; sessionPoolSize?: number };
   readonly #leases: PostgresLeases;
+  /** Tokens already opened, reused while a row's sealed bytes stay the same (see ../opened-tokens.ts). */
+  readonly #opened = new OpenedTokens();
+  readonly #cache: RecordCache | undefined;
+  readonly #listener: CacheListener | undefined;
   #keyring: Keyring | (() => Keyring);
   #ready: Promise<Database> | undefined;
   #closed = false;
@@ -92,6 +115,34 @@ export class PostgresCredentialStore implements CredentialStore {
       ...(options.sessionPoolSize ? { sessionPoolSize: options.sessionPoolSize } : {}),
     };
     this.#leases = new PostgresLeases(() => this.#db(), options.leaseClock);
+    if (options.cache !== false) {
+      const cache = new RecordCache();
+      this.#cache = cache;
+      this.#listener = new CacheListener({
+        db: () => this.#db(),
+        cache,
+        onChange: (id) => (id === undefined ? this.#opened.clear() : this.#opened.forget(id)),
+        leaseMs: options.cacheLeaseMs,
+      });
+    }
+  }
+
+  /**
+   * The record cache's state, for diagnostics and tests: whether it serves now, and how many reads it answered and
+   * sent to the database. Undefined when the store was opened with `cache: false`.
+   */
+  get cacheStatus():
+    | { serving: boolean; entries: number; hits: number; misses: number; restarts: number }
+    | undefined {
+    const cache = this.#cache;
+    if (!cache) return undefined;
+    return {
+      serving: cache.serving,
+      entries: cache.size,
+      hits: cache.hits,
+      misses: cache.misses,
+      restarts: this.#listener?.restarts ?? 0,
+    };
   }
 
   /** Same as `location`: what SQLite callers know as the vault's path. */
@@ -106,16 +157,11 @@ export class PostgresCredentialStore implements CredentialStore {
 
   async get(key: CredentialKey): Promise<CredentialRecord | undefined> {
     assertCredentialKey(key);
-    const rows = await (await this.#db()).query(PG_SQL.get, [
-      key.subject,
-      key.issuer,
-      key.resource,
-    ]);
-    return this.#read(rows[0]);
+    return this.#cachedRead(encodeKey(key), PG_SQL.get, [key.subject, key.issuer, key.resource]);
   }
 
   async getById(id: string): Promise<CredentialRecord | undefined> {
-    return this.#read((await (await this.#db()).query(PG_SQL.getById, [id]))[0]);
+    return this.#cachedRead(`#${id}`, PG_SQL.getById, [id]);
   }
 
   async list(filter: CredentialFilter = {}): Promise<CredentialSummary[]> {
@@ -146,6 +192,7 @@ export class PostgresCredentialStore implements CredentialStore {
     const db = await this.#db();
     const keys = await this.#writeKeys(db);
     const rows = await db.query(PG_SQL.put, writeParams(keys, input, this.#now()));
+    await this.#changed(db, credentialId(input));
     return stored(input, rows[0] as Row);
   }
 
@@ -158,7 +205,9 @@ export class PostgresCredentialStore implements CredentialStore {
     const keys = await this.#writeKeys(db);
     const params = [...writeParams(keys, input, this.#now()), expectedVersion];
     const row = (await db.query(PG_SQL.compareAndSwap, params))[0];
-    return row ? stored(input, row) : undefined;
+    if (!row) return undefined;
+    await this.#changed(db, credentialId(input));
+    return stored(input, row);
   }
 
   async delete(key: CredentialKey): Promise<boolean> {
@@ -168,15 +217,20 @@ export class PostgresCredentialStore implements CredentialStore {
       key.issuer,
       key.resource,
     ]);
-    return rows.length > 0;
+    if (rows.length === 0) return false;
+    await this.#changed(db, String(rows[0]?.id));
+    return true;
   }
 
   /** Deletes by id without reading the row, so a record that no longer decodes can be removed. */
   async deleteById(id: string): Promise<boolean> {
-    return (await (await this.#db()).query(`${PG_SQL.deleteById} RETURNING id`, [id])).length > 0;
+    const db = await this.#db();
+    if ((await db.query(`${PG_SQL.deleteById} RETURNING id`, [id])).length === 0) return false;
+    await this.#changed(db, id);
+    return true;
   }
 
-  /** See postgres-leases.ts: an advisory lock the server releases if this process dies, plus a row with a TTL. */
+  /** See leases.ts: an advisory lock the server releases if this process dies, plus a row with a TTL. */
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
     validateLease(name, owner, ttlMs);
     this.#open();
@@ -206,11 +260,11 @@ export class PostgresCredentialStore implements CredentialStore {
   async reencrypt(): Promise<{ rewritten: number }> {
     const db = await this.#db();
     await this.#writeKeys(db);
-    return db.transaction(async (client) => {
+    const result = await db.transaction(async (client) => {
       const keys = this.#keys();
       const rows = await client.query(PG_SQL.staleRows, [keys.currentKid]);
       for (const row of rows) {
-        const record = this.#read(row)!;
+        const record = this.#read(fromPg(row))!;
         const sealed = sealTokens(this.#keys(), record, record.tokens);
         await client.query(PG_SQL.reseal, [
           record.subject,
@@ -223,12 +277,16 @@ export class PostgresCredentialStore implements CredentialStore {
       }
       return { rewritten: rows.length };
     });
+    if (result.rewritten > 0) await this.#changed(db, undefined);
+    return result;
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     // Before the store refuses calls: an acquire in flight still needs the database to finish (or fail).
     await this.#leases.close();
+    await this.#listener?.close();
+    this.#opened.clear();
     this.#closed = true;
     const ready = this.#ready;
     this.#ready = undefined;
@@ -262,11 +320,49 @@ export class PostgresCredentialStore implements CredentialStore {
     }
   }
 
-  #read(raw: Row | undefined): CredentialRecord | undefined {
-    if (raw === undefined) return undefined;
-    const row = fromPg(raw);
+  /**
+   * A read by key or id: from the cache when it serves and holds the row, else from the database, and a row that read
+   * cleanly is kept (unless a change was heard meanwhile; see cache.ts). Either way the row goes through the same
+   * checks and opening as any read.
+   */
+  async #cachedRead(
+    cacheKey: string,
+    sql: string,
+    params: unknown[],
+  ): Promise<CredentialRecord | undefined> {
+    const cache = this.#cache;
+    if (cache) {
+      this.#listener?.start();
+      const kept = cache.lookup(cacheKey);
+      if (kept) return this.#read(kept);
+    }
+    const ticket = cache?.ticket();
+    const raw = (await (await this.#db()).query(sql, params))[0];
+    const row = raw === undefined ? undefined : fromPg(raw);
+    const record = this.#read(row);
+    if (cache && ticket && row && record) cache.fill(ticket, cacheKey, record.id, row);
+    return record;
+  }
+
+  /**
+   * After a change to record `id` (undefined: any) returned from the database: this store's own copy goes at once,
+   * then the call waits until no other instance's cache can serve what the change replaced (cache-barrier.ts).
+   */
+  async #changed(db: Database, id: string | undefined): Promise<void> {
+    if (id === undefined) {
+      this.#cache?.invalidateAll();
+      this.#opened.clear();
+    } else {
+      this.#cache?.invalidate(id);
+      this.#opened.forget(id);
+    }
+    await waitForCaches(db, { self: this.#listener?.instanceId });
+  }
+
+  #read(row: Row | undefined): CredentialRecord | undefined {
+    if (row === undefined) return undefined;
     try {
-      return rowToRecord(this.#keys(), row);
+      return rowToRecord(this.#keys(), row, this.#opened);
     } catch (error) {
       if (
         !(
@@ -277,7 +373,7 @@ export class PostgresCredentialStore implements CredentialStore {
       )
         throw error;
       this.#keyring = this.#reloadKeyring();
-      return rowToRecord(this.#keys(), row);
+      return rowToRecord(this.#keys(), row, this.#opened);
     }
   }
 

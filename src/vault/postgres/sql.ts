@@ -1,4 +1,6 @@
-/** The SQL the PostgreSQL credential store runs, in one place. Parameters are positional (see postgres-rows.ts). */
+/** The SQL the PostgreSQL credential store runs, in one place. Parameters are positional (see rows.ts). */
+
+import { CACHE_CHANNEL } from "./schema.ts";
 
 const COLUMNS = `subject, issuer, resource, id, client_id, status, expires_at, scopes, account, provider,
   has_access, has_refresh, has_id, kid, nonce, ciphertext`;
@@ -72,4 +74,39 @@ export const LEASE_SQL = {
       AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
       AND l.classid::bigint = (($1::bigint >> 32) & 4294967295)
       AND l.objid::bigint = ($1::bigint & 4294967295)`,
+} as const;
+
+/**
+ * The record caches' bookkeeping (cache-listener.ts, cache-barrier.ts). Times are the database's clock, in ms, like the
+ * leases'. `set_config('synchronous_commit', 'off', true)` in a WHERE makes that one statement's commit asynchronous:
+ * used where losing the write in a crash only makes writers wait longer (an acknowledgement, a barrier), never where
+ * it would make them wait less (a registration or renewal, which must be durable before it is relied on).
+ */
+export const CACHE_SQL = {
+  // Registered on the listening connection once LISTEN is in effect; `acked` starts at the last barrier handed out
+  // (0 before the first), so writers whose barrier came earlier do not wait for an instance that began after them.
+  register: `INSERT INTO vault_cache_instances (id, backend_pid, acked, expires_at, started_at)
+    SELECT $1, pg_backend_pid(), CASE WHEN is_called THEN last_value ELSE 0 END,
+      ${CLOCK("NULL")} + $2::bigint, ${CLOCK("NULL")}
+    FROM vault_cache_barrier`,
+  // Only a registration that has not lapsed is renewed: one that did was possibly skipped by a writer.
+  renew: `UPDATE vault_cache_instances SET expires_at = ${CLOCK("NULL")} + $2::bigint
+    WHERE id = $1 AND expires_at > ${CLOCK("NULL")} RETURNING id`,
+  ack: `UPDATE vault_cache_instances SET acked = GREATEST(acked, $2::bigint)
+    WHERE id = $1 AND set_config('synchronous_commit', 'off', true) IS NOT NULL`,
+  unregister: "DELETE FROM vault_cache_instances WHERE id = $1",
+  // Rows of instances gone for an hour: nothing waits on them (they expired long ago), they only take space.
+  prune: `DELETE FROM vault_cache_instances WHERE expires_at < ${CLOCK("NULL")} - 3600000`,
+  // A writer's barrier, after its change returned: only when some other instance caches. Its number comes from a
+  // sequence called after the change committed, so every instance that acknowledges it (or a later one) has handled
+  // the change's notification, which the channel delivered before the barrier's.
+  barrier: `SELECT b.s::text AS s, pg_notify('${CACHE_CHANNEL}', 'b:' || b.s) AS sent,
+      (SELECT count(*) FROM vault_cache_instances i
+        WHERE i.id <> $1 AND i.acked < b.s AND i.expires_at > ${CLOCK("NULL")})::int AS waiting
+    FROM (SELECT nextval('vault_cache_barrier') AS s) b
+    WHERE EXISTS (SELECT 1 FROM vault_cache_instances WHERE id <> $1 AND expires_at > ${CLOCK("NULL")})
+      AND set_config('synchronous_commit', 'off', true) IS NOT NULL`,
+  // Instances still to acknowledge barrier $2 whose registration has not lapsed.
+  waiting: `SELECT count(*)::int AS waiting FROM vault_cache_instances
+    WHERE id <> $1 AND acked < $2::bigint AND expires_at > ${CLOCK("NULL")}`,
 } as const;

@@ -24,9 +24,9 @@
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
-import { advisoryKey, type Database, type Session } from "../db/index.ts";
-import { LEASE_SQL } from "./postgres-sql.ts";
-import type { LeaseInfo } from "./types.ts";
+import { advisoryKey, type Database, type Session } from "../../db/index.ts";
+import type { LeaseInfo } from "../types.ts";
+import { LEASE_SQL } from "./sql.ts";
 
 const LOCK_NAMESPACE = "vault-lease";
 /** After terminating a hung holder, how often and how long to retry the lock while its backend exits. */

@@ -7,9 +7,16 @@
  * one as vault_record_corrupt, naming the record so it can be deleted; a constraint would only move the failure.
  */
 
-import type { Migration } from "../db/index.ts";
+import type { Migration } from "../../db/index.ts";
 
 export const VAULT_COMPONENT = "vault";
+
+/**
+ * The NOTIFY channel of credential changes: `c:<record id>` for a row inserted, updated or deleted (sent by a trigger
+ * in the writing transaction, so it is delivered if and only if the change commits), `*` for a TRUNCATE, and
+ * `b:<n>` for a writer's barrier (cache-barrier.ts).
+ */
+export const CACHE_CHANNEL = "agentauth_vault";
 
 export const VAULT_MIGRATIONS: readonly Migration[] = [
   {
@@ -60,5 +67,35 @@ CREATE TABLE vault_keys (
 INSERT INTO vault_keys (kid, first_used_at)
   SELECT DISTINCT kid, 0 FROM vault_credentials WHERE kid IS NOT NULL AND kid <> ''
   ON CONFLICT DO NOTHING;`,
+  },
+  {
+    version: 3,
+    description:
+      "record caches: every change to a credential row notifies its id (a trigger, whoever writes), instances that " +
+      "cache register with the barrier they have acknowledged (see cache-listener.ts)",
+    sql: `
+CREATE SEQUENCE vault_cache_barrier;
+CREATE TABLE vault_cache_instances (
+  id          text    PRIMARY KEY,
+  backend_pid integer NOT NULL,
+  acked       bigint  NOT NULL,
+  expires_at  bigint  NOT NULL,
+  started_at  bigint  NOT NULL
+);
+CREATE FUNCTION vault_credentials_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'TRUNCATE' THEN
+    PERFORM pg_notify('${CACHE_CHANNEL}', '*');
+    RETURN NULL;
+  END IF;
+  IF TG_OP <> 'INSERT' THEN PERFORM pg_notify('${CACHE_CHANNEL}', 'c:' || OLD.id); END IF;
+  IF TG_OP <> 'DELETE' THEN PERFORM pg_notify('${CACHE_CHANNEL}', 'c:' || NEW.id); END IF;
+  RETURN NULL;
+END
+$$;
+CREATE TRIGGER vault_credentials_changed AFTER INSERT OR UPDATE OR DELETE ON vault_credentials
+  FOR EACH ROW EXECUTE FUNCTION vault_credentials_changed();
+CREATE TRIGGER vault_credentials_truncated AFTER TRUNCATE ON vault_credentials
+  FOR EACH STATEMENT EXECUTE FUNCTION vault_credentials_changed();`,
   },
 ];

@@ -4,9 +4,9 @@
  * numbers when they are safe integers and stay strings otherwise, which the mapper then reports as corrupt.
  */
 
-import type { Keyring } from "./keyring.ts";
-import { inputParams, type Row } from "./sqlite-rows.ts";
-import type { CredentialInput } from "./types.ts";
+import type { Keyring } from "../keyring.ts";
+import { inputParams, type Row } from "../sqlite-rows.ts";
+import type { CredentialInput } from "../types.ts";
 
 const BIGINT_COLUMNS = ["version", "created_at", "updated_at"] as const;
 
@@ -23,7 +23,7 @@ export function fromPg(row: Row): Row {
   return out;
 }
 
-/** The write parameters in the order postgres-sql.ts binds them ($1 … $16, then $17 = now). */
+/** The write parameters in the order sql.ts binds them ($1 … $16, then $17 = now). */
 export function writeParams(keyring: Keyring, input: CredentialInput, now: number): unknown[] {
   const p = inputParams(keyring, input, now);
   return [
