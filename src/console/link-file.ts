@@ -87,7 +87,7 @@ export async function requestLoginLink(
   throw new ConsoleLinkError(
     "console_not_running",
     unreachable
-      ? `The console at ${unreachable} did not answer; if it was stopped, start it again (\`agentauth console\`, or \`npm start\` for the demo) and open the link it prints.`
-      : `No running console was found (looked for ${paths.join(" and ")}). Start one with \`agentauth console\` (or \`npm start\` for the demo); for a demo in another folder, run this with AGENTAUTH_HOME set to that folder.`,
+      ? `The console at ${unreachable} did not answer; if it was stopped, start it again (\`agentauth console\`, or \`agentauth demo\` for the demo) and open the link it prints.`
+      : `No running console was found (looked for ${paths.join(" and ")}). Start one with \`agentauth console\` (or \`agentauth demo\` for the demo); for a demo in another folder, run this with AGENTAUTH_HOME set to that folder.`,
   );
 }

@@ -10,6 +10,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { AgentAuthError } from "../core/errors.ts";
 import { createSecretFileSync, writeSecretFileSync } from "../core/secret-file.ts";
+import { shellCommand } from "../core/self-command.ts";
 import { isLeaseOwnerGone, leaseOwnerId, parseLeaseOwner } from "../vault/lease-owner.ts";
 
 export const DEMO_LOCK_FILE = "demo.lock";
@@ -45,16 +46,23 @@ export function parseDemoLock(text: string): LockContent | undefined {
   }
 }
 
-/** Pure: what a second start says (the folder, who runs there, its console, how to stop it, how to run beside it). */
-export function alreadyRunningMessage(dir: string, lock: LockContent): string {
+/**
+ * Pure: what a second start says (the folder, who runs there, its console, how to stop it, how to run beside it).
+ * `cli` is how this installation runs from a shell (core/self-command.ts), as in the demo's other commands.
+ */
+export function alreadyRunningMessage(
+  dir: string,
+  lock: LockContent,
+  cli = "npm run agentauth --",
+): string {
   const home = /^[A-Za-z0-9_./:@%+=,-]+$/.test(dir) ? dir : `'${dir.replaceAll("'", `'\\''`)}'`;
   const where = lock.console
-    ? `its console is ${lock.console} (to sign in from another browser or tab: \`AGENTAUTH_HOME=${home} npm run agentauth -- console --link\` prints a fresh link)`
+    ? `its console is ${lock.console} (to sign in from another browser or tab: \`AGENTAUTH_HOME=${home} ${cli} console --link\` prints a fresh link)`
     : "it is still starting (its console's address is not known yet)";
   return (
     `A demo is already running on ${dir} (process ${lock.pid}, started ${lock.startedAt}): ${where}. ` +
     `To stop it, press Ctrl-C in its terminal (or run \`kill -INT ${lock.pid}\`), then start again. ` +
-    "To run a second demo beside it, give it a folder of its own: `npm start -- --data-dir <another folder>`."
+    `To run a second demo beside it, give it a folder of its own: \`${cli} demo --data-dir <another folder>\`.`
   );
 }
 
@@ -98,7 +106,10 @@ export function acquireDemoLock(dir: string): DemoLock {
     if (createSecretFileSync(path, `${JSON.stringify(content)}\n`)) return held(path, content);
     const holder = runningDemo(dir);
     if (holder)
-      throw new DemoRunningError("demo_already_running", alreadyRunningMessage(dir, holder));
+      throw new DemoRunningError(
+        "demo_already_running",
+        alreadyRunningMessage(dir, holder, shellCommand()),
+      );
     // A stale lock (its process is gone, or the file is not a lock): take it over.
     rmSync(path, { force: true });
   }

@@ -79,7 +79,10 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
   // Before anything is printed or changed: a demo already running here is named, and nothing else happens.
   const holder = runningDemo(dir);
   if (holder)
-    throw new DemoRunningError("demo_already_running", alreadyRunningMessage(dir, holder));
+    throw new DemoRunningError(
+      "demo_already_running",
+      alreadyRunningMessage(dir, holder, shellCommand()),
+    );
   // A folder used before keeps its authorization server's port (lock.ts, ports.ts): decided once, before a retry
   // below sees the ports a failed first attempt saved.
   const pinIssuer = !options.fresh && isDemoFolder(dir) && readSavedPorts(dir).idp !== undefined;

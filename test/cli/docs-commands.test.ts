@@ -23,7 +23,8 @@ test("[DOCS-npx-agentauth] every shell example calls the CLI as npx agentauth or
     const text = readFileSync(join(REPO_ROOT, page), "utf8");
     for (const block of text.matchAll(/```(?:sh|bash|shell|console)\n([\s\S]*?)```/g)) {
       for (const line of (block[1] ?? "").split("\n")) {
-        if (/(?:npx|npm run) agentauth/.test(line)) continue;
+        // npx with its own flags too: docs/mcp-proxy.md's `npx -y agentauth mcp proxy` for an MCP client's config.
+        if (/(?:npx(?:\s+-[\w-]+)*|npm run) agentauth/.test(line)) continue;
         if (/(?:^|[\s;&|(]|\$\()agentauth\s/.test(line)) bare.push(`${page}: ${line.trim()}`);
       }
     }

@@ -11,6 +11,7 @@ import {
 import { peerText } from "../../core/display.ts";
 import { agentauthHome, ensureHome } from "../../core/home.ts";
 import { createLogger } from "../../core/log.ts";
+import { shellCommand } from "../../core/self-command.ts";
 import { presetNames, resolveProvider } from "../../providers/index.ts";
 import { openVault } from "../../vault/index.ts";
 import { parseFlags, parseInteger } from "../flags.ts";
@@ -44,7 +45,8 @@ export async function consoleCommand(argv: string[], io: CliIo): Promise<number>
       port,
       linkFile: join(ensureHome(io.env), CONSOLE_LINK_FILE),
       names: { presets: presetNames() },
-      linkCommand: `${io.env.AGENTAUTH_HOME ? `AGENTAUTH_HOME=${io.env.AGENTAUTH_HOME} ` : ""}agentauth console --link`,
+      // How this installation runs from a shell (npx agentauth in a project), as the demo's commands say it.
+      linkCommand: `${io.env.AGENTAUTH_HOME ? `AGENTAUTH_HOME=${io.env.AGENTAUTH_HOME} ` : ""}${shellCommand()} console --link`,
       logger: values.json
         ? createLogger({ fields: { component: "console" } })
         : createLogger({ level: "warn", write: (line) => io.stderr(logLineInWords(line)) }),
