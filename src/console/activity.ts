@@ -13,6 +13,8 @@ export interface ActivityInput {
   component: ActivityComponent;
   kind: ActivityKind;
   subject?: string;
+  /** The vault credential the event is about (its timeline on the page). */
+  credentialId?: string;
   summary: string;
 }
 
@@ -36,6 +38,7 @@ export class ActivityLog {
       component: input.component,
       kind: input.kind,
       ...(input.subject !== undefined ? { subject: peerText(input.subject, { max: 120 }) } : {}),
+      ...(input.credentialId !== undefined ? { credentialId: input.credentialId } : {}),
       summary: peerText(input.summary, { max: 300 }),
     };
     this.#events.push(event);

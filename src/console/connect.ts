@@ -25,8 +25,8 @@ import {
 } from "../oauth/index.ts";
 import type { CredentialRecord, CredentialStore } from "../vault/types.ts";
 import { ConsoleError } from "./errors.ts";
+import { type ConsoleNames, whereText } from "./names.ts";
 import { sameSecret } from "./security.ts";
-import { providerText } from "./views.ts";
 
 export interface ConnectTarget {
   /** "demo-idp" */
@@ -174,6 +174,7 @@ export async function disconnect(
   store: CredentialStore,
   id: string,
   providers?: ProviderResolver,
+  names: ConsoleNames = {},
 ): Promise<DisconnectOutcome> {
   const record = await store.getById(id);
   if (!record) {
@@ -184,9 +185,7 @@ export async function disconnect(
     );
   }
   const who = record.account.label ?? record.subject;
-  const where = record.resource
-    ? `${providerText(record)} (for ${record.resource})`
-    : providerText(record);
+  const where = whereText(record, names);
   const result = await logout({
     store,
     key: { subject: record.subject, issuer: record.issuer, resource: record.resource },

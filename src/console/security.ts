@@ -151,31 +151,51 @@ export interface ConsoleSession {
   createdAt: number;
 }
 
+/** How long a link minted by `agentauth console --link` works (the printed one works until it is used). */
+export const FRESH_LINK_TTL_MS = 10 * 60_000;
+/** Fresh links outstanding at once: the oldest gives way. */
+const MAX_FRESH_LINKS = 8;
+
 /**
- * The login token and the sessions it opened. The token works once; each session has its own CSRF token. Only
- * digests of ids are kept as map keys, and the final comparison is constant-time.
+ * The login tokens and the sessions they opened. Each token works once; the printed one has no expiry, the fresh
+ * ones `agentauth console --link` asks for expire after 10 minutes. Each session has its own CSRF token. Only
+ * digests of tokens and ids are kept as map keys, and the final comparison is constant-time.
  */
 export class SessionBook {
   #loginToken: string | undefined = randomToken();
+  readonly #fresh = new Map<string, { token: string; expiresAt: number }>();
   readonly #sessions = new Map<string, ConsoleSession>();
 
-  /** The one-time token for the login link (undefined once used). */
+  /** The one-time token for the printed login link (undefined once used). */
   get loginToken(): string | undefined {
     return this.#loginToken;
   }
 
-  /** Redeems the login token: a new session, or undefined when the token is wrong or was used. */
-  redeem(token: string | null | undefined, now = Date.now()): ConsoleSession | undefined {
-    const expected = this.#loginToken;
-    if (
-      !expected ||
-      typeof token !== "string" ||
-      token.length > 256 ||
-      !sameSecret(token, expected)
-    ) {
-      return undefined;
+  /** A new one-time token for `agentauth console --link`. */
+  mintLoginToken(now = Date.now()): string {
+    const token = randomToken();
+    this.#fresh.set(digest(token), { token, expiresAt: now + FRESH_LINK_TTL_MS });
+    while (this.#fresh.size > MAX_FRESH_LINKS) {
+      const oldest = this.#fresh.keys().next().value;
+      if (oldest === undefined) break;
+      this.#fresh.delete(oldest);
     }
-    this.#loginToken = undefined;
+    return token;
+  }
+
+  /** Redeems a login token: a new session, or undefined when the token is wrong, used or expired. */
+  redeem(token: string | null | undefined, now = Date.now()): ConsoleSession | undefined {
+    if (typeof token !== "string" || token.length === 0 || token.length > 256) return undefined;
+    const expected = this.#loginToken;
+    if (expected && sameSecret(token, expected)) {
+      this.#loginToken = undefined;
+    } else {
+      const key = digest(token);
+      const fresh = this.#fresh.get(key);
+      if (!fresh || !sameSecret(token, fresh.token)) return undefined;
+      this.#fresh.delete(key);
+      if (fresh.expiresAt <= now) return undefined;
+    }
     const session: ConsoleSession = {
       id: randomToken(),
       csrf: randomToken(),
@@ -193,6 +213,18 @@ export class SessionBook {
     const session = this.#sessions.get(digest(id));
     return session && sameSecret(session.id, id) ? session : undefined;
   }
+}
+
+/** `Authorization: Bearer <link key>` of `agentauth console --link` (link-file.ts), compared in constant time. */
+export function checkLinkKey(header: string | undefined, key: string): Refusal | undefined {
+  const presented = /^Bearer ([A-Za-z0-9_-]{1,256})$/.exec(header ?? "")?.[1];
+  if (presented && sameSecret(presented, key)) return undefined;
+  return {
+    status: 401,
+    code: "console_link_key_refused",
+    message:
+      "Only `agentauth console --link`, run by the console's own user, may ask for a fresh link.",
+  };
 }
 
 function digest(value: string): string {

@@ -13,9 +13,12 @@ import type { CredentialStore } from "../vault/types.ts";
 import { ActivityLog } from "./activity.ts";
 import { Connector, type ConnectTarget, disconnect } from "./connect.ts";
 import { ConsoleError } from "./errors.ts";
+import { eventStreams } from "./event-stream.ts";
 import { readJsonObject, send, sendError, sendJson, stringField } from "./http.ts";
-import { callbackPage, consolePage, signedOutPage } from "./page/html.ts";
-import { consoleScript } from "./page/script.ts";
+import { writeLinkFile } from "./link-file.ts";
+import { type ConsoleNames, providerName } from "./names.ts";
+import { CONSOLE_SCRIPT } from "./page/bundle.ts";
+import { callbackPage, consolePage, helpPage, signedOutPage } from "./page/html.ts";
 import { CONSOLE_CSS } from "./page/style.ts";
 import { PendingBoard } from "./pending.ts";
 import {
@@ -24,11 +27,12 @@ import {
   checkCsrf,
   checkHost,
   checkJsonContentType,
+  checkLinkKey,
   checkSite,
   connectCookie,
   cookieValue,
   type Refusal,
-  SECURITY_HEADERS,
+  randomToken,
   SessionBook,
   sessionCookie,
 } from "./security.ts";
@@ -52,6 +56,15 @@ export interface ConsoleOptions {
   port?: number;
   /** How often the vault is listed for changes by other processes. Default 1000. */
   vaultPollMs?: number;
+  /**
+   * Where to keep `console.json` (link-file.ts) so `agentauth console --link` can ask this console for a fresh
+   * one-time link; without it, no fresh link can be asked for.
+   */
+  linkFile?: string;
+  /** The command that prints a fresh link, as the sign-in-needed page names it. */
+  linkCommand?: string;
+  /** Names for issuers, resources and presets, so the page shows "GitHub" or "Demo API", not URLs (names.ts). */
+  names?: ConsoleNames;
   logger?: Logger;
 }
 
@@ -64,13 +77,7 @@ export interface RunningConsole {
   close(): Promise<void>;
 }
 
-const DEBOUNCE_MS = 100;
-/** Event streams open at once (one person, a few tabs). */
-const MAX_STREAMS = 16;
-/** Bytes queued for one event stream before it is dropped. */
-const MAX_STREAM_BACKLOG = 1024 * 1024;
-const HEARTBEAT_MS = 15_000;
-const SCRIPT = `(${consoleScript.toString()})();\n`;
+const SCRIPT = CONSOLE_SCRIPT;
 
 export async function startConsole(options: ConsoleOptions): Promise<RunningConsole> {
   const logger = options.logger ?? silentLogger;
@@ -78,6 +85,8 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   const board = options.board ?? new PendingBoard();
   const panels = options.panels ?? [];
   const sessions = new SessionBook();
+  const linkKey = randomToken();
+  const signedOut = () => signedOutPage(options.linkFile ? options.linkCommand : undefined);
   const connector = new Connector({
     targets: options.connectTargets ?? [],
     store: options.store,
@@ -88,6 +97,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     store: options.store,
     activity,
     intervalMs: options.vaultPollMs,
+    names: options.names,
     logger,
   });
 
@@ -100,44 +110,20 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       connectTargets: connector.targets,
       panels: panelViews(panels, logger),
       now: Date.now(),
+      names: options.names,
     });
 
-  // Server-sent events: every stream gets the whole state, at most once per DEBOUNCE_MS.
-  const streams = new Set<ServerResponse>();
-  let pushTimer: NodeJS.Timeout | undefined;
-  const pushNow = () => {
-    pushTimer = undefined;
-    if (streams.size === 0) return;
-    const frame = `event: state\ndata: ${JSON.stringify(state())}\n\n`;
-    for (const stream of streams) write(stream, frame);
-  };
-  /** A reader that stopped reading is dropped (it reconnects and gets the whole state), not buffered for. */
-  const write = (stream: ServerResponse, text: string) => {
-    if (stream.writableLength > MAX_STREAM_BACKLOG) {
-      streams.delete(stream);
-      stream.destroy();
-      return;
-    }
-    stream.write(text);
-  };
-  const changed = () => {
-    if (!pushTimer) {
-      pushTimer = setTimeout(pushNow, DEBOUNCE_MS);
-      pushTimer.unref();
-    }
-  };
+  const streams = eventStreams(state);
+  const changed = () => streams.changed();
   const unsubscribe = [
     activity.subscribe(changed),
     board.onChange(changed),
     watch.onChange(changed),
     ...panels.map((panel) => panel.onChange(changed)),
   ];
-  const heartbeat = setInterval(() => {
-    for (const stream of streams) write(stream, ": heartbeat\n\n");
-  }, HEARTBEAT_MS);
-  heartbeat.unref();
 
   let port = 0;
+  let publicUrl = "";
   const server: Server = createServer((request, response) => {
     handle(request, response).catch((error) => {
       logger.error("console.request_failed", { error });
@@ -179,6 +165,10 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
         js ? SCRIPT : CONSOLE_CSS,
       );
     }
+    if (path === "/help") {
+      if (method !== "GET" && method !== "HEAD") return methodNotAllowed(response);
+      return send(response, 200, "text/html; charset=utf-8", helpPage(options.linkCommand));
+    }
     if (path === "/connect/callback") {
       if (method !== "GET") return methodNotAllowed(response);
       return callback(url, cookieValue(header(request, "cookie"), CONNECT_COOKIE), response);
@@ -189,14 +179,14 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       const existing = sessions.find(header(request, "cookie"));
       if (token !== null) {
         const session = existing ?? sessions.redeem(token);
-        if (!session) return send(response, 401, "text/html; charset=utf-8", signedOutPage());
+        if (!session) return send(response, 401, "text/html; charset=utf-8", signedOut());
         // 303 to "/": the token leaves the address bar (and the history entry the person bookmarks).
         return send(response, 303, "text/plain; charset=utf-8", "", {
           location: "/",
           ...(existing ? {} : { "set-cookie": sessionCookie(session.id) }),
         });
       }
-      if (!existing) return send(response, 401, "text/html; charset=utf-8", signedOutPage());
+      if (!existing) return send(response, 401, "text/html; charset=utf-8", signedOut());
       return send(
         response,
         200,
@@ -209,6 +199,28 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       );
     }
 
+    if (path === "/api/link") {
+      request.resume();
+      if (method !== "POST") return methodNotAllowed(response);
+      if (!options.linkFile || refused(checkLinkKey(header(request, "authorization"), linkKey))) {
+        if (!options.linkFile) {
+          sendError(response, {
+            status: 404,
+            code: "console_not_found",
+            message: "This console gives no fresh links.",
+          });
+        }
+        return;
+      }
+      activity.record({
+        component: "console",
+        kind: "console_link",
+        summary: "A fresh console link was printed (agentauth console --link).",
+      });
+      return sendJson(response, 200, {
+        loginUrl: `${publicUrl}?token=${sessions.mintLoginToken()}`,
+      });
+    }
     const post = API_POST.test(path);
     if (!post && path !== "/api/state" && path !== "/api/events") {
       request.resume();
@@ -231,7 +243,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       });
     }
     if (path === "/api/state") return sendJson(response, 200, state());
-    if (path === "/api/events") return events(request, response);
+    if (path === "/api/events") return streams.open(request, response);
     if (refused(checkJsonContentType(header(request, "content-type"))))
       return void request.resume();
     if (refused(checkCsrf(header(request, "x-csrf-token"), session.csrf)))
@@ -256,7 +268,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     if (path === "/api/accounts/disconnect") {
       const id = stringField(body, "id", { required: true }) as string;
       try {
-        const outcome = await disconnect(options.store, id, options.providers);
+        const outcome = await disconnect(options.store, id, options.providers, options.names);
         activity.record({ component: "console", kind: "revoke", summary: outcome.message });
         return outcome;
       } finally {
@@ -296,11 +308,13 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       const record = await connector.complete(url, binding);
       await watch.poll();
       const who = record.account.label ?? record.subject;
+      const at = providerName(record, options.names);
       activity.record({
         component: "console",
         kind: "sign_in",
         subject: record.subject,
-        summary: `Connected ${who} at ${record.issuer}`,
+        credentialId: record.id,
+        summary: `Connected ${who} at ${at}`,
       });
       send(
         response,
@@ -308,7 +322,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
         html,
         callbackPage(
           "Connected",
-          `Connected ${who} at ${record.issuer}. You can close this tab or go back to the console.`,
+          `Connected ${who} at ${at}. You can close this tab: the console shows the account.`,
           true,
         ),
       );
@@ -338,31 +352,9 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     }
   }
 
-  function events(request: IncomingMessage, response: ServerResponse): void {
-    response.writeHead(200, {
-      ...SSE_HEADERS,
-    });
-    response.write(`retry: 2000\n\nevent: state\ndata: ${JSON.stringify(state())}\n\n`);
-    streams.add(response);
-    // Bounded: the oldest stream gives way (a page that reloads often leaves closed ones behind briefly).
-    if (streams.size > MAX_STREAMS) {
-      const oldest = streams.values().next().value;
-      if (oldest) {
-        streams.delete(oldest);
-        oldest.end();
-      }
-    }
-    const drop = () => streams.delete(response);
-    request.on("close", drop);
-    response.on("close", drop);
-    // A browser that went away mid-write is not the server's failure.
-    response.on("error", drop);
-  }
-
   const stopBackground = () => {
     watch.stop();
-    clearInterval(heartbeat);
-    if (pushTimer) clearTimeout(pushTimer);
+    streams.close();
     for (const off of unsubscribe) off();
   };
   try {
@@ -380,6 +372,10 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   }
   port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}/`;
+  publicUrl = url;
+  const removeLinkFile = options.linkFile
+    ? writeLinkFile(options.linkFile, url, linkKey)
+    : () => {};
   connector.redirectUri = `http://127.0.0.1:${port}/connect/callback`;
   logger.info("console.listening", { url });
 
@@ -390,9 +386,8 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     activity,
     close() {
       closed ??= (async () => {
+        removeLinkFile();
         stopBackground();
-        for (const stream of streams) stream.end();
-        streams.clear();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();
@@ -412,12 +407,6 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
 
 const API_POST = /^\/api\/(?:accounts\/disconnect|connect|panels\/[a-z]+\/[A-Za-z0-9_-]+)$/;
 const API_PANEL = /^\/api\/panels\/([a-z]+)\/([A-Za-z0-9_-]+)$/;
-
-const SSE_HEADERS: Record<string, string> = {
-  ...SECURITY_HEADERS,
-  "content-type": "text/event-stream; charset=utf-8",
-  connection: "keep-alive",
-};
 
 function header(request: IncomingMessage, name: string): string | undefined {
   const value = request.headers[name];

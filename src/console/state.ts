@@ -1,7 +1,9 @@
 /** The whole `ConsoleState` from its sources (pure: listings and views in, the JSON the page reads out). */
 
 import type { Logger } from "../core/log.ts";
+import { isReservedSubject } from "../oauth/index.ts";
 import type { CredentialSummary, UnreadableCredential } from "../vault/types.ts";
+import type { ConsoleNames } from "./names.ts";
 import { accountViews, unreadableView } from "./views.ts";
 import type {
   ActivityEvent,
@@ -43,9 +45,15 @@ export function buildState(sources: {
   connectTargets: readonly ConnectTargetView[];
   panels: PanelView[];
   now: number;
+  names?: ConsoleNames;
 }): ConsoleState {
   return {
-    accounts: accountViews(sources.credentials, sources.now),
+    // agentauth's own bookkeeping (client registrations) is not an account a person connected.
+    accounts: accountViews(
+      sources.credentials.filter((c) => !isReservedSubject(c.subject)),
+      sources.now,
+      sources.names,
+    ),
     unreadable: sources.unreadable.map(unreadableView),
     pending: sources.pending,
     activity: sources.activity,

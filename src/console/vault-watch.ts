@@ -7,6 +7,7 @@
 import type { Logger } from "../core/log.ts";
 import type { CredentialStore, CredentialSummary, UnreadableCredential } from "../vault/types.ts";
 import type { ActivityLog } from "./activity.ts";
+import { type ConsoleNames, whereText as where } from "./names.ts";
 import type { ActivityKind } from "./wire.ts";
 
 export interface VaultChange {
@@ -17,14 +18,6 @@ export interface VaultChange {
   id: string;
   subject: string;
   summary: string;
-}
-
-/** Where a credential lives, in words: its provider preset's name, else its issuer, plus the resource. */
-export function whereText(
-  summary: Pick<CredentialSummary, "provider" | "issuer" | "resource">,
-): string {
-  const at = summary.provider?.name ?? summary.issuer;
-  return summary.resource ? `${at} (for ${summary.resource})` : at;
 }
 
 function who(summary: CredentialSummary): string {
@@ -40,7 +33,9 @@ export function diffCredentials(
   before: readonly CredentialSummary[],
   after: readonly CredentialSummary[],
   window?: { from: number; to: number },
+  names: ConsoleNames = {},
 ): VaultChange[] {
+  const whereText = (summary: CredentialSummary) => where(summary, names);
   const changes: VaultChange[] = [];
   const old = new Map(before.map((summary) => [summary.id, summary]));
   const seen = new Set<string>();
@@ -124,6 +119,8 @@ export async function watchVault(options: {
   store: CredentialStore;
   activity: ActivityLog;
   intervalMs?: number;
+  /** How providers and resources are named in the activity (names.ts). */
+  names?: ConsoleNames;
   logger?: Logger;
   now?: () => number;
 }): Promise<VaultWatch> {
@@ -143,7 +140,7 @@ export async function watchVault(options: {
         const report = await options.store.listReport();
         const next = report.credentials;
         const at = now();
-        const changes = diffCredentials(listing, next, { from: listedAt, to: at });
+        const changes = diffCredentials(listing, next, { from: listedAt, to: at }, options.names);
         const changed =
           changes.length > 0 ||
           JSON.stringify(next) !== JSON.stringify(listing) ||
@@ -156,6 +153,7 @@ export async function watchVault(options: {
             component: "vault",
             kind: change.kind,
             subject: change.subject,
+            credentialId: change.id,
             summary: change.summary,
           });
         }

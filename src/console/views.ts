@@ -2,17 +2,14 @@
 
 import { peerText } from "../core/display.ts";
 import type { CredentialSummary, UnreadableCredential } from "../vault/types.ts";
+import { type ConsoleNames, providerName, resourceName } from "./names.ts";
 import type { AccountView, ConsoleState, UnreadableView } from "./wire.ts";
 
-/** "github", "github (via HOST)" for a self-hosted preset, or the issuer URL for a plain OAuth server. */
-export function providerText(summary: Pick<CredentialSummary, "provider" | "issuer">): string {
-  const ref = summary.provider;
-  if (!ref) return summary.issuer;
-  const host = ref.options?.host;
-  return host ? `${ref.name} (via ${host})` : ref.name;
-}
-
-export function accountView(summary: CredentialSummary, now = Date.now()): AccountView {
+export function accountView(
+  summary: CredentialSummary,
+  now = Date.now(),
+  names: ConsoleNames = {},
+): AccountView {
   const account = summary.account ?? {};
   const status: AccountView["status"] =
     summary.status === "login_required"
@@ -23,9 +20,10 @@ export function accountView(summary: CredentialSummary, now = Date.now()): Accou
   return {
     id: summary.id,
     subject: peerText(summary.subject),
-    provider: peerText(providerText(summary)),
+    provider: peerText(providerName(summary, names), { max: 120 }),
     issuer: peerText(summary.issuer, { max: 500 }),
     resource: peerText(summary.resource, { max: 500 }),
+    resourceName: peerText(resourceName(summary.resource, names), { max: 500 }),
     account: peerText(account.label ?? account.login ?? account.email ?? account.name ?? ""),
     scopes: summary.scopes.map((scope) => peerText(scope, { max: 100 })),
     expiresAt: typeof summary.expiresAt === "number" ? summary.expiresAt : null,
@@ -49,9 +47,10 @@ export function unreadableView(row: UnreadableCredential): UnreadableView {
 export function accountViews(
   summaries: readonly CredentialSummary[],
   now = Date.now(),
+  names: ConsoleNames = {},
 ): AccountView[] {
   return summaries
-    .map((summary) => accountView(summary, now))
+    .map((summary) => accountView(summary, now, names))
     .sort(
       (a, b) =>
         a.subject.localeCompare(b.subject) ||

@@ -7,10 +7,12 @@
 export interface AccountView {
   id: string;
   subject: string;
-  /** "github", "github (via HOST)", or the issuer URL for a plain OAuth server. */
+  /** By name: "GitHub", "GitHub (HOST)" for a self-hosted preset, a named issuer, else the issuer's host. */
   provider: string;
   issuer: string;
   resource: string;
+  /** The resource by name ("Demo API"), else the resource itself; "" when there is none. */
+  resourceName: string;
   /** Who the account is at the provider (login, email, name), or "" when unknown. */
   account: string;
   scopes: string[];
@@ -64,6 +66,7 @@ export type ActivityKind =
   | "authorization_requested"
   | "authorization_completed"
   | "result"
+  | "console_link"
   | "error";
 
 /** One auth event: when, which component, what, in plain words. Never a secret. */
@@ -74,6 +77,8 @@ export interface ActivityEvent {
   kind: ActivityKind;
   /** Whose credential or call, when known. */
   subject?: string;
+  /** The vault credential it is about (vault events), so the page can draw that account's refreshes. */
+  credentialId?: string;
   summary: string;
 }
 

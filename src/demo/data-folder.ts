@@ -19,6 +19,8 @@ import { AgentAuthError } from "../core/errors.ts";
 import { agentauthHome } from "../core/home.ts";
 
 export const DEMO_MARKER_FILE = "demo.json";
+/** Kept by `--fresh`: see lock.ts. */
+const DEMO_LOCK_FILE = "demo.lock";
 const MARKER_KIND = "agentauth-demo";
 
 /** The folder cannot be used: someone else's non-empty folder, a file in the way, or unwritable. */
@@ -83,9 +85,21 @@ export function prepareDataFolder(dir: string, options: { fresh?: boolean } = {}
     throw unwritable(path, error);
   }
   if (!options.fresh) return { dir: path, created: false };
-  for (const entry of entries) rmSync(join(path, entry), { recursive: true, force: true });
+  // The lock (lock.ts) is the running start's own, taken before the folder is emptied.
+  for (const entry of entries) {
+    if (entry !== DEMO_LOCK_FILE) rmSync(join(path, entry), { recursive: true, force: true });
+  }
   writeMarker(path);
   return { dir: path, created: true };
+}
+
+/** True when `dir` is a folder marked as the demo's (so its lock may be taken before anything else). */
+export function isDemoFolder(dir: string): boolean {
+  try {
+    return statSync(dir).isDirectory() && isDemoMarker(readMarker(dir));
+  } catch {
+    return false;
+  }
 }
 
 function readMarker(dir: string): string {

@@ -6,6 +6,7 @@ export {
   defaultDemoDir,
   prepareDataFolder,
 } from "./data-folder.ts";
+export { DEMO_LOCK_FILE, DemoRunningError } from "./lock.ts";
 export {
   createRapPanel,
   DEMO_OPERATIONS,

@@ -80,12 +80,16 @@ export function freePort(): Promise<number> {
 /**
  * One port per server: the saved one when free, else (first run) the preferred one when free, else a free one.
  * `override` (the `--port` flag for the console) wins over both and must be free (`demo_port_taken`); 0 there
- * means any free port. No two servers get the same port.
+ * means any free port. No two servers get the same port. The authorization server never moves from a saved port
+ * (`demo_issuer_port_taken`): the folder's credentials and grants are keyed by its issuer URL, so a move would
+ * orphan every one of them, and the next start would keep the new port.
  */
 export async function choosePorts(
   saved: Partial<DemoPorts>,
   override: Partial<DemoPorts> = {},
   preferred: Partial<DemoPorts> = PREFERRED_PORTS,
+  /** The saved authorization server port must be kept (the folder was used before this start). */
+  pinIssuer = false,
 ): Promise<PortChoice> {
   const ports = {} as DemoPorts;
   const moved: PortName[] = [];
@@ -100,6 +104,14 @@ export async function choosePorts(
       throw new DemoPortError(
         "demo_port_taken",
         `Port ${override[name]} (${name}) is in use; choose another --port, or 0 for any free port.`,
+      );
+    }
+    if (port === undefined && name === "idp" && pinIssuer && saved.idp !== undefined) {
+      throw new DemoPortError(
+        "demo_issuer_port_taken",
+        `Port ${saved.idp}, where this demo folder's authorization server lives (its sign-ins are kept for ` +
+          `http://127.0.0.1:${saved.idp}), is in use by another program. Stop that program and start the demo ` +
+          "again, or start over on a new port with `npm start -- --fresh` (the folder's sign-ins are forgotten).",
       );
     }
     if (port === undefined) {

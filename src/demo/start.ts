@@ -4,10 +4,11 @@
  * started is closed again in reverse order, by close() and by a start that fails half-way (no server is left).
  */
 
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { EXAMPLE_ALPHA, EXAMPLE_BETA, startExampleHost } from "../ahp/host/index.ts";
 import {
   ActivityLog,
+  CONSOLE_LINK_FILE,
   type ConnectTarget,
   type ConsolePanel,
   hooksFor,
@@ -19,13 +20,15 @@ import { silentLogger } from "../core/log.ts";
 import { selfArgv, shellCommand } from "../core/self-command.ts";
 import { databaseUrlFromEnv } from "../db/index.ts";
 import { CONSOLE_CLIENT_ID, EXAMPLE_TOOL_CLIENT_ID, startIdp } from "../idp/index.ts";
+import { presetNames } from "../providers/index.ts";
 import { startExampleTool } from "../rap/example/index.ts";
 import { DEFAULT_INVOCATION_SECRET_FILE, loadInvocationSecret } from "../rap/invocation-auth.ts";
 import { createRuntime, DB_FILE, type RapRuntime } from "../rap/runtime/index.ts";
 import { DEFAULT_REPLAY_LEDGER_FILE, openSqliteReplayLedger } from "../rap/tool/index.ts";
 import { openVault } from "../vault/index.ts";
 import type { CredentialStore } from "../vault/types.ts";
-import { prepareDataFolder } from "./data-folder.ts";
+import { isDemoFolder, prepareDataFolder } from "./data-folder.ts";
+import { acquireDemoLock, alreadyRunningMessage, DemoRunningError, runningDemo } from "./lock.ts";
 import { createAcpPanel } from "./panels/acp.ts";
 import { createAhpPanel } from "./panels/ahp.ts";
 import { createRapPanel } from "./panels/rap.ts";
@@ -74,9 +77,20 @@ export interface RunningDemo {
 const START_ATTEMPTS = 3;
 
 export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
+  const dir = resolve(options.dataDir);
+  // Before anything is printed or changed: a demo already running here is named, and nothing else happens.
+  const holder = runningDemo(dir);
+  if (holder)
+    throw new DemoRunningError(
+      "demo_already_running",
+      alreadyRunningMessage(dir, holder, shellCommand()),
+    );
+  // A folder used before keeps its authorization server's port (lock.ts, ports.ts): decided once, before a retry
+  // below sees the ports a failed first attempt saved.
+  const pinIssuer = !options.fresh && isDemoFolder(dir) && readSavedPorts(dir).idp !== undefined;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnce(options);
+      return await startOnce(options, pinIssuer);
     } catch (error) {
       // choosePorts saw every port free, but another process (a second demo starting at the same moment, which
       // prefers the same IdP port) took one before our server listened on it. The failed start closed what it
@@ -88,7 +102,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
   }
 }
 
-async function startOnce(options: DemoOptions): Promise<RunningDemo> {
+async function startOnce(options: DemoOptions, pinIssuer: boolean): Promise<RunningDemo> {
   const logger = options.logger ?? silentLogger;
   // The demo keeps everything in its data folder. A PostgreSQL URL from the shell would put the vault there while
   // the runtime stays in the folder, and the ACP agent it starts (which inherits this environment) would follow the
@@ -125,13 +139,23 @@ async function startOnce(options: DemoOptions): Promise<RunningDemo> {
   };
 
   try {
+    // The lock is taken before --fresh empties a marked folder (which keeps the lock), else right after creating it.
+    const dir = resolve(options.dataDir);
+    let lock = isDemoFolder(dir) ? acquireDemoLock(dir) : undefined;
+    if (lock) closers.push({ step: "lock", close: async () => lock?.release() });
     const folder = await step("folder", async () =>
       prepareDataFolder(options.dataDir, { fresh: options.fresh }),
     );
     const dataDir = folder.dir;
+    if (!lock) {
+      lock = acquireDemoLock(dataDir);
+      closers.push({ step: "lock", close: async () => lock?.release() });
+    }
     const { ports, moved } = await choosePorts(
       readSavedPorts(dataDir),
       options.consolePort !== undefined ? { console: options.consolePort } : {},
+      undefined,
+      pinIssuer,
     );
     savePorts(dataDir, ports);
 
@@ -286,11 +310,23 @@ async function startOnce(options: DemoOptions): Promise<RunningDemo> {
           connectTargets: [connectTarget],
           panels: [rapPanel as ConsolePanel, ...peerPanels],
           port: ports.console,
+          linkFile: join(dataDir, CONSOLE_LINK_FILE),
+          names: {
+            issuers: { [idp.issuer]: "Demo authorization server" },
+            resources: {
+              [tool.api.resource]: "Demo API",
+              [EXAMPLE_ALPHA]: "Alpha API",
+              [EXAMPLE_BETA]: "Beta API",
+            },
+            presets: presetNames(),
+          },
+          linkCommand: consoleLinkCommand(dataDir),
           logger: logger.child({ component: "console" }),
         }),
       (value) => value.url,
     );
     closers.push({ step: "console", close: () => consoleServer.close() });
+    lock.setConsole(consoleServer.url);
 
     const urls: DemoUrls = {
       issuer: idp.issuer,
@@ -330,6 +366,11 @@ function cliPrefix(dataDir: string, unsetDatabaseUrl: boolean, cli: string): str
   return `AGENTAUTH_HOME=${shellWord(dataDir)} ${unset}${cli}`;
 }
 
+/** What prints a fresh console link for this demo (the printed one works once). */
+export function consoleLinkCommand(dataDir: string, cli = shellCommand()): string {
+  return `${cliPrefix(dataDir, false, cli)} console --link`;
+}
+
 /** `agentauth` as the agent command is the same agentauth that runs `acp` (src/cli/commands/acp.ts). */
 function exampleAgentWords(issuer: string): string {
   return `agentauth acp example-agent --issuer ${issuer}`;
@@ -357,6 +398,10 @@ export function demoCommands(
   const prefix = cliPrefix(dataDir, unsetDatabaseUrl, cli);
   const agent = exampleAgentWords(urls.issuer);
   return [
+    {
+      label: "a fresh console link (the one above works once; this one too, for 10 minutes)",
+      command: `${prefix} console --link`,
+    },
     { label: "the accounts in the demo vault", command: `${prefix} vault list` },
     {
       label: "ACP: the example agent's sign-in state",

@@ -137,7 +137,7 @@ export function deviceConfirmPage(form: string, clientName: string, userCode: st
 export function deviceSuccessPage(clientName: string): string {
   return page(
     "Signed in",
-    `<p>You are signed in to <strong>${escapeHtml(clientName)}</strong>. You can close this page and return to your terminal.</p>`,
+    `<p>You are signed in to <strong>${escapeHtml(clientName)}</strong>. You can close this page and go back to where you started: it carries on by itself.</p>`,
   );
 }
 

@@ -157,13 +157,33 @@ export async function completeAuthorization(
   }
 }
 
+/**
+ * `access_denied` means the person declined, or the server refused the request itself after the person approved
+ * (oidc-provider: "no scope was granted"). A server's own explanation is quoted and the request named as refused;
+ * only a denial that says it was the person's, or says nothing, is told as theirs.
+ */
+function accessDeniedText(description: string | undefined): string {
+  if (
+    description &&
+    !/\b(user|end-user|person|you)\b.*\b(denied|declined|cancel|abort)/i.test(description)
+  ) {
+    return (
+      `The authorization server refused the request (${quote(description)}). If you approved it, the request ` +
+      "itself was refused: check the scope asked for (--scope) and the client's registration at the server."
+    );
+  }
+  return description
+    ? `Access was denied at the authorization server (${quote(description)}). Sign in again and approve the request to continue.`
+    : "Access was denied at the authorization server: the request was declined, or the server refused it. Sign in again and approve it; if you did approve, check the scope asked for and the client's registration.";
+}
+
 function authResponseFailure(error: unknown): Error {
   if (error instanceof oauth.AuthorizationResponseError) {
     const denied = error.error === "access_denied";
     return new AuthorizationResponseError(
       denied ? "access_denied" : "authorization_error",
       denied
-        ? "Access was denied at the authorization server. Sign in again and approve the request to continue."
+        ? accessDeniedText(error.error_description)
         : `The authorization server returned an error (${quote(error.error, 64)}${error.error_description ? `: ${quote(error.error_description)}` : ""}).`,
       { cause: error, oauthError: error.error },
     );

@@ -6,7 +6,7 @@
 
 import * as oauth from "oauth4webapi";
 import { DiscoveryError, toOAuthError } from "./errors.ts";
-import { type RequestPolicy, requestOptions } from "./http.ts";
+import { isLoopback, type RequestPolicy, requestOptions } from "./http.ts";
 
 export type AuthorizationServer = oauth.AuthorizationServer;
 export type ProtectedResourceMetadata = oauth.ResourceServer;
@@ -166,6 +166,23 @@ function parseUrl(value: string | URL, what: string): URL {
   return url;
 }
 
+/**
+ * When the issuer the server names is this very server spelt another way (localhost for 127.0.0.1, a trailing
+ * slash, another loopback name on the same port), say which spelling to use: an issuer is compared exactly. A
+ * server naming any other place gets no such advice (that would send the person to wherever it names).
+ */
+function sameServerHint(asked: URL, error: oauth.OperationProcessingError): string {
+  const cause = error.cause as { attribute?: unknown; body?: Record<string, unknown> } | undefined;
+  if (cause?.attribute !== "issuer" || typeof cause.body?.issuer !== "string") return "";
+  const named = URL.parse(cause.body.issuer);
+  if (!named || (named.protocol !== "https:" && named.protocol !== "http:")) return "";
+  const loopbackPair = isLoopback(asked) && isLoopback(named) && named.port === asked.port;
+  if (named.origin !== asked.origin && !(loopbackPair && named.protocol === asked.protocol))
+    return "";
+  const issuer = named.href.replace(/\/$/, named.pathname === "/" ? "" : "/");
+  return ` The server calls itself ${issuer} (its issuer), and an issuer is compared exactly: use that, e.g. --issuer ${issuer}.`;
+}
+
 function discoveryFailure(error: unknown, url: URL, mismatchCode = "issuer_mismatch"): Error {
   if (error instanceof DiscoveryError) return error;
   if (error instanceof oauth.OperationProcessingError) {
@@ -173,7 +190,7 @@ function discoveryFailure(error: unknown, url: URL, mismatchCode = "issuer_misma
     return new DiscoveryError(
       mismatch ? mismatchCode : "metadata_invalid",
       mismatch
-        ? `The metadata at ${url.origin} names a different issuer or resource than the one requested; refusing it (RFC 8414 §3.3 / RFC 9728 §3.3).`
+        ? `The metadata at ${url.origin} names a different issuer or resource than the one requested; refusing it (RFC 8414 §3.3 / RFC 9728 §3.3).${sameServerHint(url, error)}`
         : `The metadata at ${url.origin} is invalid: ${error.message}`,
       { cause: error },
     );

@@ -110,6 +110,10 @@ export const atlassianPreset: PresetEntry = {
   redirectUri:
     "http://127.0.0.1:PORT/callback with a port you choose, and the same port to agentauth login --redirect-port PORT (Atlassian matches the callback URL exactly)",
   selfHosted: false,
+  secretRequired: {
+    when: "always",
+    why: "Atlassian requires the app's client secret to redeem a code",
+  },
   refresh: "With offline_access: 1 h access tokens, rotating refresh tokens",
   revocation:
     "None: remove the app at id.atlassian.com/manage-profile/apps (signing out deletes locally)",

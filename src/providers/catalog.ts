@@ -17,6 +17,14 @@ export interface PresetEntry {
   redirectUri: string;
   /** Whether a self-hosted server is supported through `host` (GHES, GitLab self-managed). */
   selfHosted: boolean;
+  /**
+   * When the provider refuses a client without its secret: at every code exchange ("always"), or in the browser
+   * flow only ("browser": the device flow needs none), with the reason in words. `agentauth login` refuses such a
+   * login before it starts.
+   */
+  secretRequired?: { when: "always" | "browser"; why: string };
+  /** The provider refuses plain-http redirect URLs, so a loopback callback needs an HTTPS relay (Slack). */
+  httpsRedirectOnly?: boolean;
   /** Whether refresh tokens are issued and rotate, in a few words. */
   refresh: string;
   /** How revocation works, in a few words. */

@@ -61,10 +61,16 @@ export interface GenericOptions extends PresetOptions {
 }
 
 export function generic(options: GenericOptions): Provider {
-  if ((options.issuer === undefined) === (options.endpoints === undefined)) {
+  if (options.issuer === undefined && options.endpoints === undefined) {
     throw new ProviderConfigError(
       "provider_generic_source",
-      "A generic provider needs either `issuer` (a server with discovery metadata) or `endpoints` (given by hand), not both.",
+      "A generic provider needs its server: `issuer` (a server that publishes discovery metadata) or `endpoints` (given by hand, for one that does not).",
+    );
+  }
+  if (options.issuer !== undefined && options.endpoints !== undefined) {
+    throw new ProviderConfigError(
+      "provider_generic_source",
+      "A generic provider takes `issuer` (discovery) or `endpoints` (given by hand), not both: keep the one that describes the server.",
     );
   }
   const endpoints = options.endpoints ? checkEndpoints(options.endpoints) : undefined;

@@ -178,6 +178,10 @@ export const githubPreset: PresetEntry = {
     "An OAuth App or a GitHub App (Settings → Developer settings). Client id; the client secret for the browser flow, refresh and revocation; enable Device Flow for --device.",
   redirectUri: "http://127.0.0.1/callback (GitHub accepts any port on a loopback callback URL)",
   selfHosted: true,
+  secretRequired: {
+    when: "browser",
+    why: "GitHub's token endpoint requires the app's client secret to redeem a browser sign-in's code",
+  },
   refresh: "OAuth Apps: tokens never expire. GitHub Apps: 8 h tokens, single-use refresh tokens",
   revocation:
     "DELETE /applications/{client_id}/token (this credential's token; needs the client secret)",

@@ -201,6 +201,10 @@ export const googlePreset: PresetEntry = {
     'An OAuth client in Google Cloud Console (APIs & Services → Credentials): "Desktop app" for the browser flow, "TVs and Limited Input devices" for --device. Client id and its client secret (Google requires it at the token endpoint even for installed apps).',
   redirectUri: "http://127.0.0.1 on any port (Desktop app clients accept loopback redirects)",
   selfHosted: false,
+  secretRequired: {
+    when: "always",
+    why: "Google requires the client secret at its token endpoint, even for installed apps",
+  },
   refresh: "With access_type=offline (always asked): long-lived, not rotated",
   revocation: "POST https://oauth2.googleapis.com/revoke (revokes the whole grant)",
   docs: "https://developers.google.com/identity/protocols/oauth2/native-app",

@@ -46,6 +46,11 @@ export const PRESETS: readonly PresetEntry[] = [
   genericPreset,
 ];
 
+/** Each preset's name → its display name ("github" → "GitHub"), for pages that show providers by name. */
+export function presetNames(): Record<string, string> {
+  return Object.fromEntries(PRESETS.map((preset) => [preset.name, preset.displayName]));
+}
+
 export function presetNamed(name: string): PresetEntry | undefined {
   return PRESETS.find((preset) => preset.name === name);
 }

@@ -130,6 +130,10 @@ export const notionPreset: PresetEntry = {
     "A public connection (notion.so/profile/integrations) with the redirect URI below. Client id and client secret (both needed).",
   redirectUri: "http://127.0.0.1/callback",
   selfHosted: false,
+  secretRequired: {
+    when: "always",
+    why: "Notion requires the connection's client secret to redeem a code",
+  },
   refresh: "Tokens carry no expiry; refresh returns a new refresh token",
   revocation: "POST api.notion.com/v1/oauth/revoke (needs the client secret)",
   docs: "https://developers.notion.com/docs/authorization",

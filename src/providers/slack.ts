@@ -117,6 +117,11 @@ export const slackPreset: PresetEntry = {
   redirectUri:
     "An https:// Redirect URL: Slack refuses plain http ones, so agentauth's http://127.0.0.1 loopback callback needs an HTTPS relay in front of it",
   selfHosted: false,
+  secretRequired: {
+    when: "always",
+    why: "Slack requires the app's client secret at every exchange",
+  },
+  httpsRedirectOnly: true,
   refresh: "Only with token rotation: 12 h tokens, single-use refresh tokens",
   revocation: "auth.revoke with the token",
   docs: "https://docs.slack.dev/authentication/installing-with-oauth",

@@ -2,6 +2,7 @@
 
 import { isLeaseOwnerGone } from "./lease-owner.ts";
 import {
+  assertCredentialKey,
   compareKeys,
   copyRecord,
   credentialId,
@@ -38,6 +39,7 @@ export class MemoryCredentialStore implements CredentialStore {
   }
 
   async get(key: CredentialKey): Promise<CredentialRecord | undefined> {
+    assertCredentialKey(key);
     const record = this.#records.get(encodeKey(key));
     return record && copyRecord(record);
   }

@@ -201,3 +201,25 @@ export function compareKeys(a: CredentialKey, b: CredentialKey): number {
     Buffer.compare(Buffer.from(a.resource), Buffer.from(b.resource))
   );
 }
+
+/**
+ * `get` takes a key; an id string (what `vault list` prints) used to reach SQLite and come back as a disk failure.
+ * Said as the caller's mistake, with the method that takes an id.
+ */
+export function assertCredentialKey(key: unknown): asserts key is CredentialKey {
+  const k = key as Partial<CredentialKey> | null;
+  if (
+    typeof k === "object" &&
+    k !== null &&
+    typeof k.subject === "string" &&
+    typeof k.issuer === "string" &&
+    typeof k.resource === "string"
+  ) {
+    return;
+  }
+  const got = typeof key === "string" ? "a string" : key === null ? "null" : `a ${typeof key}`;
+  throw new VaultInputError(
+    `get() takes a credential key {subject, issuer, resource}, and got ${got}. To look a credential up by its ` +
+      "id (what 'agentauth vault list' prints), call getById(id).",
+  );
+}

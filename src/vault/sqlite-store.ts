@@ -6,7 +6,7 @@ import { VaultCorruptError, VaultIoError, VaultKeyError } from "./errors.ts";
 import type { Keyring } from "./keyring.ts";
 import { isLeaseOwnerGone } from "./lease-owner.ts";
 import { OpenedTokens } from "./opened-tokens.ts";
-import { credentialId, validateInput, validateLease } from "./record.ts";
+import { assertCredentialKey, credentialId, validateInput, validateLease } from "./record.ts";
 import { sealTokens } from "./seal.ts";
 import {
   inputParams,
@@ -93,6 +93,7 @@ export class SqliteCredentialStore implements CredentialStore {
   }
 
   async get(key: CredentialKey): Promise<CredentialRecord | undefined> {
+    assertCredentialKey(key);
     return this.#io(() =>
       this.#read(this.#statement("get").get(key.subject, key.issuer, key.resource)),
     );

@@ -58,7 +58,7 @@ test(
         requestId: authId,
         elicitationId: params.elicitationId,
         url: `${idp.issuer}/device?user_code=${code}`,
-        message: `To sign in to Sign in, open ${idp.issuer}/device and enter the code ${code}.`,
+        message: `To sign in at ${new URL(idp.issuer).host}, open ${idp.issuer}/device and enter the code ${code}.`,
       },
     });
     assert.match(params.elicitationId, /^[0-9a-f-]{36}$/);

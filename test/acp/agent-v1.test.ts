@@ -186,7 +186,7 @@ test(
     assert.equal(url.searchParams.get("user_code"), params.userCode);
     assert.equal(
       params.message,
-      `To sign in to Sign in, open ${idp.issuer}/device and enter the code ${params.userCode}.`,
+      `To sign in at ${new URL(idp.issuer).host}, open ${idp.issuer}/device and enter the code ${params.userCode}.`,
     );
     assert.equal(params.expiresInSeconds, 600);
     // The prompt also goes to the agent's stderr, for a person watching the agent's log.

@@ -94,7 +94,7 @@ test(
     const result = await cli.exited;
     assert.match(
       result.stderr,
-      /Waiting for scripted-agent to finish signing in with Sign in with ChatGPT… \(Ctrl-C cancels\)/,
+      /Waiting for scripted-agent to finish signing in with ChatGPT… \(Ctrl-C cancels\)/,
     );
     assert.match(result.stderr, /http:\/\/127\.0\.0\.1:1455\/auth\/callback\?x=1/);
   },

@@ -94,7 +94,7 @@ test(
     const result = await runAcpCli(["login", ...stray(stateFolder())]);
     assert.match(
       result.stderr,
-      /Waiting for Stray Agent to finish signing in with Sign in… \(Ctrl-C cancels\)\nStray Agent printed a link: https:\/\/accounts\.example\.com\/o\/oauth2\/auth\?client_id=x\n/,
+      /Waiting for Stray Agent to finish signing in… \(Ctrl-C cancels\)\nStray Agent printed a link: https:\/\/accounts\.example\.com\/o\/oauth2\/auth\?client_id=x\n/,
     );
   },
 );

@@ -87,7 +87,11 @@ test("[CLI-login-device] login --device prints the verification URL, completes o
 
   const table = await runCli(["vault", "list"], env);
   assert.equal(table.code, 0);
-  assert.match(table.stdout, new RegExp(`^${id} +alice@example\\.test +${idp.issuer} `, "m"));
+  // ID, SUBJECT, ACCOUNT (the e-mail when the server gives no login), ISSUER.
+  assert.match(
+    table.stdout,
+    new RegExp(`^${id} +alice +alice@example\\.test +${idp.issuer} `, "m"),
+  );
 
   await assertNoTokenPrinted(home, id, [result, list.result, table]);
 });

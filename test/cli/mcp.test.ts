@@ -341,8 +341,9 @@ test("[CLI-mcp-login-one-registration] mcp login twice over one vault registers 
 
   const table = await runCli(["vault", "list"], env);
   assert.equal(table.code, 0, table.stderr);
-  assert.match(table.stdout, /client registration \(agentauth CLI\)/);
-  assert.match(table.stdout, /urn:agentauth:registration:[0-9a-f]+/);
+  // One short line after the table (issue 21), not a 200-column row with its URN.
+  assert.match(table.stdout, /client registration \(agentauth CLI\) at http:\/\/127\.0\.0\.1:\d+/);
+  assert.doesNotMatch(table.stdout, /urn:agentauth:registration:[0-9a-f]+/);
   const json = await runCli(["vault", "list", "--json"], env);
   assert.equal(json.code, 0, json.stderr);
   assertNoToken([first.result, second.result, logout, table, json], [rat]);

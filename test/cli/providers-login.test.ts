@@ -105,7 +105,8 @@ test("[CLI-provider-device-login] login --provider github --device meets slow_do
   const host = new URL(sim.url).host;
   assert.match(
     table.stdout,
-    new RegExp(`^${id} +alice +${sim.url}/login/oauth +github@${host} +- +active `, "m"),
+    // ID, SUBJECT (GitHub's numeric id), ACCOUNT (the login), ISSUER, PROVIDER, RESOURCE, STATUS.
+    new RegExp(`^${id} +1001 +alice +${sim.url}/login/oauth +github@${host} +- +active `, "m"),
   );
 
   // Sealed: the vault holds the secret (later refresh and revoke need no flags) but never in clear.

@@ -109,8 +109,12 @@ test("[CONSOLE-browser-rap-journey] in Chromium, by clicking: invoke as alice, a
   );
   await screenshot(page, "rap-journey-07-result-and-account");
 
-  // 8. Disconnect: the row goes away and the live region says so.
+  // 8. Disconnect: asked first (issue 21), then the row goes away and the live region says so.
   await aliceRow.getByRole("button", { name: /^Disconnect/ }).click();
+  await page
+    .getByRole("dialog")
+    .getByRole("button", { name: /^Disconnect/ })
+    .click();
   await aliceRow.waitFor({ state: "detached", timeout: STEP_MS });
   await page
     .getByRole("status")

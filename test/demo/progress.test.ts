@@ -72,13 +72,19 @@ test("[DEMO-commands] the printed commands name the demo folder (quoted when nee
   assert.match(text, /ahp login ws:\/\/127\.0\.0\.1:5004/);
   assert.match(text, /rap inspect http:\/\/127\.0\.0\.1:5002/);
   assert.ok(!text.includes("ONE-TIME"), "no console token in the commands");
-  assert.equal(
-    demoCommands("/tmp/demo", urls)[0]?.command,
-    "AGENTAUTH_HOME=/tmp/demo npm run agentauth -- vault list",
+  // First the way back into the console (issue 21: the printed link works once), then the vault.
+  assert.deepEqual(
+    demoCommands("/tmp/demo", urls)
+      .slice(0, 2)
+      .map((c) => c.command),
+    [
+      "AGENTAUTH_HOME=/tmp/demo npm run agentauth -- console --link",
+      "AGENTAUTH_HOME=/tmp/demo npm run agentauth -- vault list",
+    ],
     "in a checkout: the package's agentauth script",
   );
   assert.equal(
-    demoCommands("/tmp/demo", urls, false, "npx agentauth")[1]?.command,
+    demoCommands("/tmp/demo", urls, false, "npx agentauth")[2]?.command,
     "AGENTAUTH_HOME=/tmp/demo npx agentauth acp status -- agentauth acp example-agent --issuer http://127.0.0.1:4444",
     "installed in a project",
   );

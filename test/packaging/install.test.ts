@@ -53,8 +53,16 @@ function run(cmd: string, args: string[], options: ExecFileSyncOptions = {}): st
 /** The first ```ts block of the README (the library snippet). */
 function readmeSnippet(): string {
   const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
-  const match = /## Library\s+```ts\n([\s\S]*?)```/.exec(readme);
+  const match = /## Library\s[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme);
   assert.ok(match?.[1], "README.md has a library snippet");
+  return match[1];
+}
+
+/** docs/mcp.md's client program (the first ```ts block under "Client: agentAuthProvider"). */
+function mcpClientSnippet(): string {
+  const page = readFileSync(join(REPO_ROOT, "docs", "mcp.md"), "utf8");
+  const match = /## Client: `agentAuthProvider`[\s\S]*?```ts\n([\s\S]*?)```/.exec(page);
+  assert.ok(match?.[1], "docs/mcp.md has the client program");
   return match[1];
 }
 
@@ -63,7 +71,8 @@ function copyCheckout(): string {
   const copy = join(tempDir(), "agentauth");
   const files = run("git", ["ls-files", "-co", "--exclude-standard", "-z"], { cwd: REPO_ROOT })
     .split("\0")
-    .filter((file) => file && existsSync(join(REPO_ROOT, file)));
+    // A node_modules symlink (a git worktree sharing another's) is not matched by .gitignore's "node_modules/".
+    .filter((file) => file && file !== "node_modules" && existsSync(join(REPO_ROOT, file)));
   for (const file of files) {
     mkdirSync(dirname(join(copy, file)), { recursive: true });
     cpSync(join(REPO_ROOT, file), join(copy, file));
@@ -93,10 +102,9 @@ test("[PKG-install] npm pack, then npm i <tgz> in an empty project: the README s
     assert.ok(listing.includes(file), `the tarball ships ${file}`);
   }
 
-  writeFileSync(
-    join(consumer, "package.json"),
-    JSON.stringify({ name: "consumer", private: true, type: "module" }),
-  );
+  // What a newcomer's project is: `npm init -y` (CommonJS: no "type"), so the docs' programs are .mts files.
+  run("npm", ["init", "-y"], { cwd: consumer });
+  assert.equal(JSON.parse(readFileSync(join(consumer, "package.json"), "utf8")).type, "commonjs");
   writeFileSync(
     join(consumer, "tsconfig.json"),
     JSON.stringify({
@@ -110,7 +118,7 @@ test("[PKG-install] npm pack, then npm i <tgz> in an empty project: the README s
         skipLibCheck: false,
         types: ["node"],
       },
-      include: ["snippet.ts", "exports.ts"],
+      include: ["login.mts", "client.mts", "exports.mts"],
     }),
   );
   run(
@@ -127,13 +135,14 @@ test("[PKG-install] npm pack, then npm i <tgz> in an empty project: the README s
     { cwd: consumer },
   );
   assert.ok(existsSync(join(consumer, "node_modules", "agentauth", "dist", "oauth", "index.js")));
-  // The snippet's names stay declared (`issuer` in the resource-server part is the reader's own variable).
-  writeFileSync(join(consumer, "snippet.ts"), `${readmeSnippet()}\nexport {};\n`);
+  // The programs exactly as the pages give them.
+  writeFileSync(join(consumer, "login.mts"), readmeSnippet());
+  writeFileSync(join(consumer, "client.mts"), mcpClientSnippet());
   // Every subpath export's declarations, read in full by a strict consumer build.
   const subpaths = Object.keys(rootPkg.exports).filter((key) => key !== "./package.json");
   assert.ok(subpaths.length >= 7, "oauth, vault, idp, core, acp, ahp, rap");
   writeFileSync(
-    join(consumer, "exports.ts"),
+    join(consumer, "exports.mts"),
     subpaths
       .map(
         (key, i) =>
@@ -147,47 +156,72 @@ test("[PKG-install] npm pack, then npm i <tgz> in an empty project: the README s
   installed = true;
 });
 
-test("[PKG-install] the README snippet runs with node against a real authorization server", {
-  timeout: 120_000,
-}, async () => {
-  assert.ok(installed, "the install test ran first");
-  // The snippet as written, pointed at the embedded server and its registered CLI client; it prints the result.
-  const script = readmeSnippet()
-    .replace('"https://auth.example.com"', JSON.stringify(idp.issuer))
-    .replace('"my-cli"', '"agentauth-cli"');
-  assert.notEqual(script, readmeSnippet(), "the snippet has the issuer and client to replace");
-  writeFileSync(
-    join(consumer, "run.mjs"),
-    `${stripTypes(script)}\nconsole.log(JSON.stringify({ subject: record.subject, token: accessToken.reveal().length > 0 }));\nvault.close?.();\n`,
-  );
-  const child = spawn(NODE, ["run.mjs"], {
+/** `node <file>` in the consumer project as the page says, opening each URL it prints the way a browser would. */
+async function runProgram(
+  file: string,
+  extraEnv: NodeJS.ProcessEnv,
+  url: RegExp,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(NODE, [file], {
     cwd: consumer,
-    env: { ...env, AGENTAUTH_HOME: tempDir() },
+    env: { ...env, AGENTAUTH_HOME: tempDir(), ...extraEnv },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
   let stderr = "";
+  let opened = false;
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
     stdout += chunk;
   });
-  const opened = new Promise<void>((resolve) => {
-    child.stderr.setEncoding("utf8").on("data", async (chunk: string) => {
-      stderr += chunk;
-      const url = /Open (http:\/\/127\.0\.0\.1:\d+\/device)\S*, code ([A-Z-]+)/.exec(stderr);
-      if (url?.[1] && url[2]) {
-        // The auto-approving server signs in as alice when the page is opened with the code.
-        await (await fetch(`${url[1]}?user_code=${url[2]}`)).arrayBuffer();
-        resolve();
-      }
-    });
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+    const match = url.exec(stderr);
+    // A device prompt names the page and the code apart: the page with the code is what a person opens.
+    const found = match?.[2] ? `${match[1]}?user_code=${match[2]}` : match?.[1];
+    if (found && !opened) {
+      opened = true;
+      // The auto-approving server signs in as alice when the page is opened (and follows the redirect back).
+      void fetch(found).then((page) => page.arrayBuffer());
+    }
   });
   const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
-  void opened;
-  assert.equal(code, 0, `stdout: ${stdout}\nstderr: ${stderr}`);
-  assert.deepEqual(JSON.parse(stdout.trim().split("\n").at(-1) ?? ""), {
-    subject: "alice",
-    token: true,
-  });
+  return { code, stdout, stderr };
+}
+
+test("[PKG-install] [DOCS-readme-library] the README's library program runs as written (node login.mts) in an npm init -y project, against the embedded server's own client", {
+  timeout: 120_000,
+}, async () => {
+  assert.ok(installed, "the install test ran first");
+  const result = await runProgram(
+    "login.mts",
+    { AGENTAUTH_ISSUER: idp.issuer },
+    /Open (http:\/\/127\.0\.0\.1:\d+\/device), code ([A-Z-]+)/,
+  );
+  assert.equal(result.code, 0, `stdout: ${result.stdout}\nstderr: ${result.stderr}`);
+  assert.match(result.stdout, /^Signed in as alice; the access token has \d+ characters\.$/m);
+});
+
+test("[PKG-install] [DOCS-mcp-client] docs/mcp.md's client program runs as written (node client.mts) in an npm init -y project: sign-in, then the tool's answer", {
+  timeout: 120_000,
+}, async () => {
+  assert.ok(installed, "the install test ran first");
+  const { startProtectedMcpServer } = await import("../mcp/fixtures/protected-mcp-server.ts");
+  const mcp = await startProtectedMcpServer({ issuer: idp.issuer });
+  const result = await runProgram(
+    "client.mts",
+    { MCP_SERVER_URL: mcp.url },
+    /Open (http:\/\/127\.0\.0\.1:\d+\/\S+) to sign in/,
+  );
+  assert.equal(result.code, 0, `stdout: ${result.stdout}\nstderr: ${result.stderr}`);
+  assert.match(result.stdout, /hello/);
+});
+
+test("[PKG-install] [DOCS-npx-agentauth] after npm install, the CLI runs as the docs say: npx agentauth", () => {
+  assert.ok(installed, "the install test ran first");
+  assert.equal(
+    run("npx", ["--no-install", "agentauth", "--version"], { cwd: consumer }).trim(),
+    rootPkg.version,
+  );
 });
 
 /** `npx --no agentauth …` in the consumer: the installed binary, never a download. */
@@ -398,14 +432,4 @@ function spawnSyncText(
     const e = error as { status: number | null; stdout: string; stderr: string };
     return { status: e.status, stdout: e.stdout, stderr: e.stderr };
   }
-}
-
-/** The README snippet is TypeScript only in its imports' types; as .mjs it needs none removed but this check. */
-function stripTypes(code: string): string {
-  assert.doesNotMatch(
-    code,
-    /:\s*(string|number|Secret)\b|\bas\s+[A-Z]/,
-    "the snippet stays plain JavaScript",
-  );
-  return code;
 }

@@ -23,6 +23,7 @@ export const STEP_MS = 30_000;
 export interface DemoUrls {
   console: string;
   consoleLogin: string;
+  issuer: string;
   [name: string]: string;
 }
 
@@ -169,7 +170,8 @@ export async function signInAtIdp(tab: Page, user: string, shots: string): Promi
     await next.waitFor({ timeout: STEP_MS });
     title = (await heading.textContent())?.trim() ?? "";
     await screenshot(tab, `${shots}-idp-${step}`);
-    if (/^signed in$/i.test(title)) return tab.close();
+    // "Connected": the console's own callback page, where a Connect ends.
+    if (/^(signed in|connected)$/i.test(title)) return tab.close();
     if (/confirm device|connect a device/i.test(title)) {
       await tab.getByRole("button", { name: "Continue" }).click();
     } else if (/^sign in$/i.test(title)) {

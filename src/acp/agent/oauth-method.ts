@@ -65,11 +65,15 @@ export function oauthMethodDescription(method: OAuthMethod): string | undefined 
     : `Sign in with your ${displayName} account in your browser`;
 }
 
-/** The start of every prompt: "To sign in with GitHub" for a provider, "To sign in to NAME" otherwise. */
+/**
+ * The start of every prompt: "To sign in with GitHub" for a provider, "To sign in to NAME" for a method named after
+ * what it signs in to, else "To sign in at HOST" (never "To sign in to Sign in").
+ */
 export function signInPhrase(method: OAuthMethod): string {
-  return method.provider
-    ? `To sign in with ${method.provider.displayName}`
-    : `To sign in to ${oauthMethodName(method)}`;
+  if (method.provider) return `To sign in with ${method.provider.displayName}`;
+  if (method.name && !/^(sign|log) ?in\b/i.test(method.name)) return `To sign in to ${method.name}`;
+  const host = method.issuer ? URL.parse(method.issuer)?.host : undefined;
+  return host ? `To sign in at ${host}` : "To sign in";
 }
 
 /** Startup checks of one OAuth method (the kit runs them for every method in `createAgentAuth`). */

@@ -45,6 +45,10 @@ export interface AgentProcess {
   readonly exit: AgentExit | undefined;
   /** Lines on stdout that were not JSON-RPC. */
   readonly stray: StrayOutput;
+  /** The last lines the agent wrote on its stderr (sanitised), for errors about its exit; [] when inherited. */
+  stderrTail(): string[];
+  /** Resolves when the agent's stderr has closed (everything it wrote is in the tail). */
+  readonly stderrClosed: Promise<void>;
   /**
    * Ends stdin, waits up to `graceMs` for the agent to leave, then SIGTERM to its process group, then SIGKILL.
    * Resolves when no process of the group remains. Idempotent.
@@ -65,7 +69,8 @@ export async function spawnAgent(
     child = spawn(launch.command, [...launch.args], {
       cwd: launch.cwd,
       env: launch.env,
-      stdio: ["pipe", "pipe", typeof stderr === "function" ? "pipe" : stderr],
+      // Piped unless shared with ours: the last lines say why an agent that exits early failed.
+      stdio: ["pipe", "pipe", stderr === "inherit" ? "inherit" : "pipe"],
       // Its own process group (POSIX): the group can be signalled as one, grandchildren included. Windows has no
       // groups; there `detached` would open a console, so the child stays attached.
       detached: process.platform !== "win32",
@@ -81,10 +86,16 @@ export async function spawnAgent(
   const untrack = trackGroup(child);
   // A write to a process that has gone fails with EPIPE on the stream; the SDK sees the rejected write.
   child.stdin?.on("error", () => {});
-  if (typeof stderr === "function") {
-    child.stderr?.setEncoding("utf8");
-    child.stderr?.on("data", stderr);
-  }
+  let tail = "";
+  child.stderr?.setEncoding("utf8");
+  child.stderr?.on("data", (text: string) => {
+    tail = (tail + text).slice(-STDERR_TAIL_CHARS);
+    if (typeof stderr === "function") stderr(text);
+  });
+  const stderrClosed = new Promise<void>((resolve) => {
+    if (!child.stderr) resolve();
+    child.stderr?.once("close", () => resolve());
+  });
   let exit: AgentExit | undefined;
   const exited = new Promise<AgentExit>((resolve) => {
     child.once("exit", (code, signal) => {
@@ -111,11 +122,26 @@ export async function spawnAgent(
       return exit;
     },
     stray,
+    stderrTail: () => lastLines(tail),
+    stderrClosed,
     stop(graceMs = STOP_GRACE_MS) {
       stopping ??= stopGroup(child, exited, graceMs).finally(untrack);
       return stopping;
     },
   };
+}
+
+/** How much of the agent's stderr is kept, and how many of its last lines an error quotes. */
+const STDERR_TAIL_CHARS = 4096;
+const STDERR_TAIL_LINES = 5;
+
+/** Pure: the last non-empty lines of `text`, each through peerText (no escape sequence, bidi or invisible text). */
+export function lastLines(text: string, count = STDERR_TAIL_LINES): string[] {
+  return text
+    .split(/\r?\n|\r/)
+    .map((line) => peerText(line, { max: 200 }).trim())
+    .filter((line) => line.length > 0)
+    .slice(-count);
 }
 
 function spawnError(launch: AgentLaunch, error: unknown): AcpSpawnError {

@@ -298,10 +298,18 @@ async function connectionFailure(
   const exit = agentProcess.exit ?? (await Promise.race([agentProcess.exited, wait(1000)]));
   if (exit) {
     const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
-    return new AcpAgentExitedError(`The agent ${how} during ${what}.${strayNote(agentProcess)}`, {
-      exitCode: exit.code,
-      signal: exit.signal,
-    });
+    // An agent's last words are often written just before it exits: read its stderr to the end (bounded, since a
+    // grandchild may hold it open).
+    await Promise.race([agentProcess.stderrClosed, wait(1000)]);
+    const lines = agentProcess.stderrTail();
+    const said = lines.length > 0 ? ` Its last lines on stderr:\n  ${lines.join("\n  ")}` : "";
+    return new AcpAgentExitedError(
+      `The agent ${how} during ${what}.${strayNote(agentProcess)}${said}`,
+      {
+        exitCode: exit.code,
+        signal: exit.signal,
+      },
+    );
   }
   const why =
     reason instanceof Error && !(reason instanceof AgentGone)

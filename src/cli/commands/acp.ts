@@ -224,7 +224,7 @@ async function loginCommand(options: string[], agent: string[], io: CliIo): Prom
             methodShown(method.name);
             linksAtWait = linksShown();
             io.stderr(
-              `Waiting for ${name} to finish signing in with ${method.name}… (Ctrl-C cancels)\n`,
+              `Waiting for ${name} to finish ${signingIn(method.name)}… (Ctrl-C cancels)\n`,
             );
           },
           // A link the agent printed on stderr or stdout already told the person where to go.
@@ -450,7 +450,8 @@ async function withAgent(
 
 function showUrl(io: CliIo, prompt: UrlPrompt, shown: { name: string; method: string }): void {
   const who = shown.name || "the agent";
-  const what = shown.method ? ` (${shown.method})` : "";
+  // A method called just "Sign in" adds nothing to "To sign in to <agent>".
+  const what = shown.method && !/^(sign|log) ?in$/i.test(shown.method) ? ` (${shown.method})` : "";
   // The agent's own words only when they add something: they often repeat the URL (and misname the product).
   const words =
     prompt.message && !prompt.message.includes(prompt.url)
@@ -461,6 +462,15 @@ function showUrl(io: CliIo, prompt: UrlPrompt, shown: { name: string; method: st
       (prompt.userCode ? `  Code: ${prompt.userCode}\n` : "") +
       `\n${words}`,
   );
+}
+
+/** "signing in", "signing in with GitHub" (method "Sign in with GitHub"), "signing in with Codex login". */
+export function signingIn(method: string): string {
+  const rest = method.replace(/^(sign|log) ?in\b\s*/i, "");
+  if (rest === "") return "signing in";
+  if (rest !== method)
+    return /^with\b/i.test(rest) ? `signing in ${rest}` : `signing in (${method})`;
+  return `signing in with ${method}`;
 }
 
 function protocolOf(value: string | undefined): ProtocolVersion {

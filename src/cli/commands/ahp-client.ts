@@ -128,7 +128,8 @@ async function loginCommand(argv: string[], io: CliIo): Promise<number> {
           );
         },
       },
-      onRenewal: (event: RenewalEvent) => io.stdout(jsonLine(event)),
+      onRenewal: (event: RenewalEvent) =>
+        io.stdout(values.json ? jsonLine(event) : renewalText(event)),
       onRenewalError: (error, resource) =>
         io.stderr(
           `agentauth: renewing ${peerText(resource) || "a resource"} failed: ${peerText(error.message, { max: 600 })}\n`,
@@ -147,6 +148,11 @@ async function loginCommand(argv: string[], io: CliIo): Promise<number> {
       }
       if (!values.stay) return EXIT.ok;
       process.off("SIGINT", onSignal);
+      // Not silent while it works: what it does now, and how it ends.
+      io.stderr(
+        `Staying connected to ${peerText(client.url)}: each token is renewed before it expires` +
+          `${values.json ? " (one JSON line per renewal on stdout)" : ""}. Ctrl-C stops.\n`,
+      );
       const ended = await Promise.race([untilTerminated(), lost]);
       if (ended instanceof Error) {
         io.stderr(`agentauth: ${peerText(ended.message, { max: 600 })}\n`);
@@ -233,6 +239,13 @@ function printOutcome(io: CliIo, outcome: AuthenticationOutcome, json: boolean):
   );
 }
 
+/** One renewal in words: which resource, why, and when the new token expires. */
+function renewalText(event: RenewalEvent): string {
+  const left =
+    event.expiresIn === undefined ? "" : `; the new token expires in ${event.expiresIn}s`;
+  return `Renewed ${peerText(event.resource)} (${event.trigger})${left}.\n`;
+}
+
 function describeStatus(client: AhpClient, resources: ResourceStatus[]): string {
   const lines = [
     `${peerText(client.url)}: AHP ${client.dialect} (${peerText(client.protocolVersion)})`,
@@ -244,16 +257,16 @@ function describeStatus(client: AhpClient, resources: ResourceStatus[]): string 
     lines.push(
       `  ${id}${r.id === r.resource ? "" : ` (${resource})`}: ${peerText(r.label)}${r.required ? "" : " [optional]"}`,
       `    authorization servers: ${r.authorizationServers.map((a) => peerText(a)).join(", ") || "none"}`,
-      `    ${readiness(r)}`,
+      `    ${readiness(r, client.url)}`,
     );
   }
   return `${lines.join("\n")}\n`;
 }
 
 /** What a person wants to know after `ahp login`: can this machine authenticate to the resource without a sign-in? */
-function readiness(r: ResourceStatus): string {
+function readiness(r: ResourceStatus, url: string): string {
   const c = r.credential;
-  const login = `run 'agentauth ahp login --resource ${peerText(r.id)} <ws-url>'`;
+  const login = `run 'agentauth ahp login --resource ${peerText(r.id)} ${peerText(url)}'`;
   if (!c.present) return `sign-in needed: ${login} (no credential in the vault)`;
   const who = peerText(c.account ?? c.subject);
   if (c.status === "login_required")

@@ -13,7 +13,7 @@ agentauth ahp login [--resource R]… [--stay] [--json] [--client-id ID] [--prov
                    [--subject S] [--protocol …] <ws-url>
   Authenticates to the host for each resource (default: all it advertises): a stored credential, refreshed
   when due, else one device login per authorization server covering all its resources (URL and code on stderr). With
-  --stay, keeps the connection and renews tokens until interrupted, one JSON line per renewal on stdout.
+  --stay, keeps the connection and renews each token before it expires until Ctrl-C (one line per renewal).
   A server a provider preset serves (https://github.com/login/oauth → github) signs in with that preset's client:
   --provider-client-id github=Iv1.xxxx, or $AGENTAUTH_GITHUB_CLIENT_ID; a secret only from
   $AGENTAUTH_GITHUB_CLIENT_SECRET; GitHub Enterprise from $AGENTAUTH_GITHUB_HOST (likewise for every preset).`;
@@ -48,7 +48,8 @@ when due, else a device sign-in at the resource's authorization server, one per 
 resource of the host on that server (RFC 8707). The verification URL and code go to stderr.
 
   --resource R       only this resource (repeatable); the host's RFC 9728 resource, or the seed's scheme id
-  --stay             keep the connection and renew tokens until interrupted; one JSON line per renewal on stdout
+  --stay             keep the connection and renew each token before it expires until Ctrl-C; says so on
+                     stderr, then one line per renewal on stdout (JSON with --json)
   --json             one JSON line per authenticated resource on stdout
   --client-id ID     the OAuth client to sign in with (default agentauth-cli; secret from AGENTAUTH_CLIENT_SECRET)
   --subject S        use and store vault credentials under this subject

@@ -18,7 +18,10 @@ agentauth login --provider NAME --client-id ID [options]
   PKCE S256).
 
   --issuer URL        an OAuth 2.0 / OpenID Connect server (https, or http on loopback); its metadata is discovered
-  --provider NAME     a provider preset instead: github, … ('agentauth providers' lists them and what to register)
+                      (alone, or with --provider generic to give that preset its server)
+  --provider NAME     a provider preset instead: github, … ('agentauth providers' lists them and what to register);
+                      generic is any server: --provider generic --issuer URL, or --provider-option endpoints={…}
+                      for one without metadata
   --provider-host URL a self-hosted server of that provider: GitHub Enterprise Server, GitLab self-managed
                       (https, or http on loopback only)
   --provider-option K=V  another option of the preset, repeatable: e.g. app=github_app for a GitHub App
@@ -27,7 +30,8 @@ agentauth login --provider NAME --client-id ID [options]
   --client-id ID      the registered client id (required with --provider; default agentauth-cli with --issuer)
   --client-secret-env VAR   a confidential client's secret, read from the environment variable VAR
   --client-secret-file PATH a confidential client's secret, read from the file PATH
-  --scope S           the scopes to ask for (default: the provider's, or "${DEFAULT_LOGIN_SCOPE}")
+  --scope S           the scopes to ask for (default: the provider's; "${DEFAULT_LOGIN_SCOPE}" with
+                      --issuer and with --provider generic)
   --resource R        the RFC 8707 resource indicator the tokens are for (part of the vault key)
   --device            use the device flow (the default when the provider has one)
   --browser           use a browser and a loopback redirect instead
@@ -43,6 +47,7 @@ agentauth login --provider NAME --client-id ID [options]
   Example:
     agentauth login --issuer http://127.0.0.1:4444 --device
     agentauth login --provider github --client-id Iv1.0123456789abcdef --device
+    agentauth login --provider generic --issuer https://auth.example.com --client-id my-app --browser
     GITHUB_SECRET=… agentauth login --provider github --provider-host https://github.example.com \\
       --client-id Ov23li0123456789abcd --client-secret-env GITHUB_SECRET --browser`,
 };

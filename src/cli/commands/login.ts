@@ -5,7 +5,13 @@ import { DEFAULT_LOGIN_SCOPE, type OAuthClient } from "../../oauth/index.ts";
 import { parseFlags } from "../flags.ts";
 import { type CliIo, EXIT, UsageError } from "../io.ts";
 import { printAccount, runLogin } from "./login-run.ts";
-import { clientSecretFrom, providerFromFlags, refuseSecretOnArgv } from "./provider-flags.ts";
+import {
+  clientSecretFrom,
+  genericFlags,
+  providerFromFlags,
+  refuseKnownFailures,
+  refuseSecretOnArgv,
+} from "./provider-flags.ts";
 
 export { printAccount, runLogin } from "./login-run.ts";
 
@@ -33,8 +39,11 @@ export async function loginCommand(argv: string[], io: CliIo): Promise<number> {
     strict: true,
     allowPositionals: false,
   });
-  if (values.issuer !== undefined && values.provider !== undefined) {
-    throw new UsageError("give --issuer URL or --provider NAME, not both");
+  const generic = values.provider === "generic";
+  if (values.issuer !== undefined && values.provider !== undefined && !generic) {
+    throw new UsageError(
+      `give --issuer URL or --provider NAME, not both (a preset knows its server; --issuer goes with --provider generic or alone)`,
+    );
   }
   if (values.device && values.browser) throw new UsageError("choose one of --device and --browser");
   const secretFlags = { env: values["client-secret-env"], file: values["client-secret-file"] };
@@ -45,10 +54,14 @@ export async function loginCommand(argv: string[], io: CliIo): Promise<number> {
     redirectPort: redirectPortOf(values["redirect-port"], values.device),
   };
   if (values.provider !== undefined) {
+    if (generic) genericFlags(values.issuer, values["provider-host"], values["provider-option"]);
     const provider = providerFromFlags({
       provider: values.provider,
       host: values["provider-host"],
-      options: values["provider-option"],
+      options:
+        generic && values.issuer
+          ? [...values["provider-option"], `issuer=${values.issuer}`]
+          : values["provider-option"],
       origins: values["provider-origin"],
       clientId: values["client-id"],
       clientSecret: clientSecretFrom(secretFlags, io.env),
@@ -58,7 +71,11 @@ export async function loginCommand(argv: string[], io: CliIo): Promise<number> {
       : values.device || provider.flows.includes("device")
         ? "device"
         : "browser";
-    printAccount(io, await runLogin(io, { provider, flow, ...common }), values.json);
+    refuseKnownFailures(values.provider, flow, provider.client.clientSecret !== undefined);
+    // A generic server has no preset scope: the documented default, as for --issuer (not none, which a server
+    // may answer with access_denied after the person approved).
+    const scope = common.scope ?? (generic ? DEFAULT_LOGIN_SCOPE : undefined);
+    printAccount(io, await runLogin(io, { provider, flow, ...common, scope }), values.json);
     return EXIT.ok;
   }
   if (values.issuer === undefined) {

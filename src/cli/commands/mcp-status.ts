@@ -94,7 +94,12 @@ export async function mcpStatus(io: CliIo, options: McpStatusOptions): Promise<n
         `nothing for it. Run 'agentauth mcp login ${shown}${subjectFlag(options.subject)}'.\n`,
     );
   } else {
-    for (const v of views) io.stdout(describe(shown, v));
+    for (const [i, v] of views.entries()) {
+      const resource = found[i]?.resource ?? server;
+      io.stdout(
+        describe(shown, v, resource === server ? undefined : peerText(resource, { max: 300 })),
+      );
+    }
     if (!signedIn) {
       io.stdout(
         `Run 'agentauth mcp login ${shown}${subjectFlag(options.subject)}' to sign in again.\n`,
@@ -117,7 +122,7 @@ function subjectFlag(subject: string | undefined): string {
     : ` --subject '${text.replaceAll("'", `'\\''`)}'`;
 }
 
-function describe(shown: string, v: CredentialView): string {
+function describe(shown: string, v: CredentialView, keptFor?: string): string {
   const state = v.usable
     ? "Signed in"
     : v.status === "login_required"
@@ -128,6 +133,9 @@ function describe(shown: string, v: CredentialView): string {
     : "expiry not stated by the server";
   return (
     `${state} to ${shown} as ${v.subject} at ${v.issuer}\n` +
+    (keptFor
+      ? `  through the sign-in kept for ${keptFor} (its resource covers this URL; 'agentauth mcp status ${keptFor}' shows it)\n`
+      : "") +
     `  scopes: ${v.scopes.length > 0 ? v.scopes.join(" ") : "(none named)"}\n` +
     `  access token: ${expiry}; refresh token: ${v.refreshToken ? "held" : "none"}\n` +
     `  client: ${v.clientId}; vault id: ${v.id}\n`

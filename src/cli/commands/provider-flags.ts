@@ -116,6 +116,67 @@ export function providerFromFlags(flags: ProviderFlags): Provider {
   return provider;
 }
 
+/**
+ * `--provider generic` takes its server as `--issuer URL` (discovery) or `--provider-option endpoints={…}` (by
+ * hand); anything else is said in words before the preset's own checks.
+ */
+export function genericFlags(
+  issuer: string | undefined,
+  host: string | undefined,
+  options: readonly string[],
+): void {
+  if (host !== undefined) {
+    throw new UsageError(
+      "--provider generic takes its server as --issuer URL (--provider-host is for a self-hosted GitHub or GitLab)",
+      undefined,
+      "provider_host_unsupported",
+    );
+  }
+  const given = options.map((pair) => pair.slice(0, Math.max(0, pair.indexOf("="))));
+  if (issuer !== undefined && given.includes("issuer")) {
+    throw new UsageError(
+      "give the issuer once: --issuer URL (not also --provider-option issuer=…)",
+    );
+  }
+  if (issuer === undefined && !given.includes("issuer") && !given.includes("endpoints")) {
+    throw new UsageError(
+      "--provider generic needs its server: --issuer URL for one that publishes discovery metadata (RFC 8414 or " +
+        'OpenID), or --provider-option endpoints=\'{"issuer":"…","authorization":"…","token":"…"}\' for one that does not',
+      undefined,
+      "provider_generic_source",
+    );
+  }
+}
+
+/**
+ * Logins the provider is known to refuse (what `agentauth providers` says it needs), refused before anything is
+ * started or printed, with the fix.
+ */
+export function refuseKnownFailures(
+  name: string,
+  flow: "device" | "browser",
+  hasSecret: boolean,
+): void {
+  const preset = presetNamed(name);
+  const rule = preset?.secretRequired;
+  if (!preset || !rule || hasSecret || (rule.when === "browser" && flow !== "browser")) return;
+  const device =
+    rule.when === "browser" && preset.flows.includes("device")
+      ? `, or sign in with --device instead (no secret needed${preset.name === "github" ? "; enable Device Flow in the app's settings" : ""})`
+      : "";
+  const https = preset.httpsRedirectOnly
+    ? ` ${preset.displayName} also refuses plain-http redirect URLs, and this login listens on http://127.0.0.1:PORT/callback: ` +
+      "it reaches the real service only through an HTTPS relay to that callback (docs/providers.md); a RAP tool " +
+      `served over HTTPS signs people in to ${preset.displayName} directly.`
+    : "";
+  throw new UsageError(
+    `${rule.why}, and none was given: put it in an environment variable and pass --client-secret-env VAR ` +
+      `(or in a file: --client-secret-file PATH)${device}.${https}`,
+    undefined,
+    "provider_client_secret_missing",
+  );
+}
+
 /** Equal as typed, or as JSON (a preset may store `endpoints={…}` re-serialised, in its own key order). */
 function sameOption(stored: string, given: string): boolean {
   if (stored === given) return true;

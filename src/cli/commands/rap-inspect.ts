@@ -17,9 +17,11 @@ export async function inspectCommand(argv: string[], io: CliIo): Promise<number>
     strict: true,
     allowPositionals: true,
   });
-  const base = positionals[0];
-  if (!base || positionals.length > 1 || !URL.canParse(base))
+  const given = positionals[0];
+  if (!given || positionals.length > 1 || !URL.canParse(given))
     throw new UsageError("rap inspect needs one tool base URL, e.g. http://127.0.0.1:8700");
+  // The document's own URL (what a browser shows) names the same tool: its base is what comes before.
+  const base = given.replace(/\/\.well-known\/rap-toolset\/?$/, "") || given;
   const scheme = values["tool-auth"];
   if (scheme !== undefined && !(TOOL_AUTH as readonly string[]).includes(scheme))
     throw new UsageError("--tool-auth must be hmac, bearer or none");
@@ -41,7 +43,14 @@ export async function inspectCommand(argv: string[], io: CliIo): Promise<number>
     });
   } catch (error) {
     if (error instanceof ToolsetDiscoveryError) {
-      io.stderr(`agentauth: ${peerText(error.message, { max: 600 })} [${error.code}]\n`);
+      // A runtime's address is the likeliest wrong URL (the demo prints both): say that, not what a tool's
+      // refusal would mean (a secret).
+      const runtime = await isRapRuntime(base);
+      io.stderr(
+        runtime
+          ? `agentauth: ${peerText(base, { max: 300 })} is a RAP runtime (its callback receiver and control API), not a tool server: rap inspect reads a tool's toolset. Give it the tool's base URL, the one the runtime was started with (rap runtime serve --toolset URL). [rap_not_a_tool]\n`
+          : `agentauth: ${peerText(error.message, { max: 600 })} [${error.code}]\n`,
+      );
       return EXIT.failure;
     }
     throw error;
@@ -54,13 +63,40 @@ export async function inspectCommand(argv: string[], io: CliIo): Promise<number>
   const endpoint = peerUrl(toolset.endpoint) ?? "(unusable URL)";
   const description = toolset.description ? `: ${peerText(toolset.description)}` : "";
   io.stdout(`${peerText(toolset.name)}${description}\nendpoint ${endpoint}\n\n`);
-  for (const tool of toolset.tools) {
+  const rows = toolset.tools.map((tool) => {
     const provider = tool.annotations?.requiresAuth;
+    return [
+      peerText(tool.name, { max: 60 }),
+      provider ? `requires auth: ${peerText(provider, { max: 40 })}` : "no auth",
+      peerText(tool.description),
+    ] as const;
+  });
+  // Columns as wide as their longest cell, so every row lines up whatever the names.
+  const nameWidth = Math.max(0, ...rows.map(([name]) => name.length));
+  const authWidth = Math.max(0, ...rows.map(([, auth]) => auth.length));
+  for (const [name, auth, description] of rows) {
     io.stdout(
-      `  ${peerText(tool.name).padEnd(24)} ${provider ? `requires auth: ${peerText(provider)}` : "no auth"}  ${peerText(tool.description)}\n`,
+      `${`  ${name.padEnd(nameWidth)}  ${auth.padEnd(authWidth)}  ${description}`.trimEnd()}\n`,
     );
   }
   return EXIT.ok;
+}
+
+/** True when `base` answers as agentauth's RAP runtime does (its control API's 401 names its realm). */
+async function isRapRuntime(base: string): Promise<boolean> {
+  try {
+    const answer = await fetch(new URL("/tools", base), {
+      redirect: "manual",
+      signal: AbortSignal.timeout(5_000),
+    });
+    await answer.body?.cancel();
+    return (
+      answer.status === 401 &&
+      /realm="agentauth-rap-runtime"/.test(answer.headers.get("www-authenticate") ?? "")
+    );
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 /** `agentauth vault list` output: the JSON array and the human table (never a token; peer text sanitised). */
 
 import { peerText } from "../../core/display.ts";
+import { isRegistrationRecord } from "../../oauth/index.ts";
 import type { CredentialListing, CredentialSummary } from "../../vault/types.ts";
 import { jsonLine } from "../io.ts";
 
@@ -14,12 +15,17 @@ export function formatJson(listing: CredentialListing): string {
 }
 
 export function formatTable(listing: CredentialListing): string {
-  const { credentials: rows, unreadable } = listing;
-  if (rows.length === 0 && unreadable.length === 0) return "The vault is empty.\n";
+  const { unreadable } = listing;
+  if (listing.credentials.length === 0 && unreadable.length === 0) return "The vault is empty.\n";
+  // Client registrations (the MCP client's, under a reserved subject) are agentauth's own bookkeeping, not a
+  // person's sign-in: one short line each after the table.
+  const registrations = listing.credentials.filter(isRegistrationRecord);
+  const rows = listing.credentials.filter((r) => !isRegistrationRecord(r));
   // Issuers, subjects and account labels came from authorization servers: sanitised before they reach a terminal.
   const lines = rows.map((r) => [
     r.id,
-    peerText(r.account.login ?? r.account.label ?? r.subject, { max: 60 }),
+    peerText(r.subject, { max: 40 }),
+    peerText(r.account.login ?? r.account.label ?? r.account.email ?? "-", { max: 40 }),
     peerText(r.issuer, { max: 80 }),
     providerOf(r),
     peerText(r.resource, { max: 80 }) || "-",
@@ -30,7 +36,8 @@ export function formatTable(listing: CredentialListing): string {
   for (const u of unreadable) {
     lines.push([
       peerText(u.id, { max: 40 }),
-      peerText(u.subject ?? "?", { max: 60 }),
+      peerText(u.subject ?? "?", { max: 40 }),
+      "?",
       peerText(u.issuer ?? "?", { max: 80 }),
       "?",
       peerText(u.resource ?? "", { max: 80 }) || "-",
@@ -41,6 +48,7 @@ export function formatTable(listing: CredentialListing): string {
   }
   const header = [
     "ID",
+    "SUBJECT",
     "ACCOUNT",
     "ISSUER",
     "PROVIDER",
@@ -60,7 +68,18 @@ export function formatTable(listing: CredentialListing): string {
       `\n${peerText(u.id, { max: 40 })} cannot be read (${u.code}): ${peerText(u.message, { max: 300 })}\n` +
       `  Remove it with 'agentauth vault delete ${peerText(u.id, { max: 40 })}', then sign in again.\n`,
   );
-  return fmt(header) + lines.map(fmt).join("") + notes.join("");
+  const kept = registrations.map((r) => {
+    // The registration store labels its rows "client registration (<client name>)".
+    const name = peerText(r.account.label ?? "client registration", { max: 80 });
+    return `  ${r.id}  ${name} at ${peerText(r.issuer, { max: 80 })}\n`;
+  });
+  const bookkeeping =
+    kept.length > 0
+      ? `\nClient registrations agentauth keeps for MCP servers (not sign-ins; 'vault revoke <id>' removes one at its server):\n${kept.join("")}`
+      : "";
+  const table =
+    lines.length > 0 ? fmt(header) + lines.map(fmt).join("") : "No sign-ins are stored.\n";
+  return table + notes.join("") + bookkeeping;
 }
 
 /**

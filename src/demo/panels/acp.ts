@@ -21,6 +21,9 @@ import { panelSteps } from "./steps.ts";
 
 export { DemoPanelBusyError } from "./steps.ts";
 
+/** Where ACP agents keep their own sign-ins in the vault (src/acp/agent: `acp-agent:<agent name>`). */
+const AGENT_SUBJECT_PREFIX = "acp-agent:";
+
 export interface AcpPanelContext {
   issuer: string;
   dataDir: string;
@@ -133,6 +136,30 @@ export function createAcpPanel(ctx: AcpPanelContext): ConsolePanel {
     refresh().catch(() => {});
   }
 
+  // The accounts table shows the vault; the panel shows what the agent says. When the agent's credential changes in
+  // the vault (an `acp login` from a terminal, a Disconnect), the agent is asked again at once, so the two never
+  // disagree until someone presses a button. A change while a step runs is checked once that step ends.
+  let recheck = false;
+  const recheckNow = () => {
+    if (state.busy) {
+      recheck = true;
+      return;
+    }
+    recheck = false;
+    refresh()
+      .catch(() => {})
+      .finally(() => {
+        if (recheck) recheckNow();
+      });
+  };
+  const stopWatching = ctx.activity.subscribe((event) => {
+    if (event.component === "vault" && event.subject?.startsWith(AGENT_SUBJECT_PREFIX))
+      recheckNow();
+  });
+  const unsubscribeSteps = steps.onChange(() => {
+    if (recheck && !state.busy) recheckNow();
+  });
+
   return {
     id: "acp",
     title: "ACP",
@@ -147,6 +174,8 @@ export function createAcpPanel(ctx: AcpPanelContext): ConsolePanel {
     },
     onChange: steps.onChange,
     async close() {
+      stopWatching();
+      unsubscribeSteps();
       controller.abort();
       await steps.close();
     },

@@ -23,7 +23,13 @@ import {
 import { VaultCorruptError, VaultKeyError } from "../errors.ts";
 import type { Keyring } from "../keyring.ts";
 import { OpenedTokens } from "../opened-tokens.ts";
-import { credentialId, encodeKey, validateInput, validateLease } from "../record.ts";
+import {
+  assertCredentialKey,
+  credentialId,
+  encodeKey,
+  validateInput,
+  validateLease,
+} from "../record.ts";
 import { sealTokens } from "../seal.ts";
 import { type Row, rowToRecord, rowToSummary, stored, unreadable } from "../sqlite-rows.ts";
 import type {
@@ -150,6 +156,7 @@ export class PostgresCredentialStore implements CredentialStore {
   }
 
   async get(key: CredentialKey): Promise<CredentialRecord | undefined> {
+    assertCredentialKey(key);
     return this.#cachedRead(encodeKey(key), PG_SQL.get, [key.subject, key.issuer, key.resource]);
   }
 
