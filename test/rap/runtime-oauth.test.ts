@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { testRuntime } from "../support/rap-runtime.ts";
-import { standInTool } from "../support/rap-tool-stand-in.ts";
+import { eventually, standInTool } from "../support/rap-tool-stand-in.ts";
 
 const ghTool = {
   name: "list_repos",
@@ -82,6 +82,8 @@ test("[RAP-runtime-auth-url-not-stored] after an oauth message the SQLite files 
   );
   assert.equal(recorded.authorizations.length, 1);
   assert.equal((await runtime.getCall("t", "c1"))?.status, "authorizing");
+  // The status line is committed after the reply (hooks and status run after it): wait for it before reading files.
+  await eventually(() => recorded.statuses.length === 1, "the status line");
   const dir = dirname(dbPath as string);
   const files = readdirSync(dir).filter((f) => f.startsWith("rap-runtime.db"));
   assert.ok(

@@ -2,6 +2,8 @@
  * The default RuntimeStore: one SQLite file (node:sqlite), WAL, `synchronous=FULL`, a busy timeout, owner-only.
  * A callback is answered 200 only after its transition is committed here, so a result the tool saw accepted
  * survives kill -9 and power loss; a crash before the commit makes the tool retry (RAP: retry on 5xx/timeouts).
+ * Writes go through a group commit (`group-commit.ts`): those arriving together share one transaction and one fsync,
+ * and each resolves only once that transaction is committed.
  */
 
 import { randomUUID } from "node:crypto";
@@ -10,6 +12,7 @@ import { AgentAuthError } from "../../core/errors.ts";
 import { openSqliteDatabase } from "../../core/sqlite.ts";
 import { callFromRow, jsonColumn } from "./call-row.ts";
 import { callExists, RuntimeStoreError } from "./errors.ts";
+import { GroupCommit } from "./group-commit.ts";
 import type {
   CallRecord,
   NewCall,
@@ -118,6 +121,7 @@ export class SqliteRuntimeStore implements RuntimeStore {
   readonly path: string;
   readonly #db: DatabaseSync;
   readonly #sql: { [K in keyof typeof SQL]: StatementSync };
+  readonly #batch: GroupCommit;
   /** This process's sender id: unsent calls with another one were left by a process that died. */
   readonly #sender = randomUUID();
 
@@ -136,6 +140,7 @@ export class SqliteRuntimeStore implements RuntimeStore {
       this.#sql = Object.fromEntries(
         Object.entries(SQL).map(([name, sql]) => [name, this.#db.prepare(sql)]),
       ) as { [K in keyof typeof SQL]: StatementSync };
+      this.#batch = new GroupCommit(this.#db);
     } catch (error) {
       this.#db.close();
       throw new RuntimeStoreError(
@@ -148,7 +153,7 @@ export class SqliteRuntimeStore implements RuntimeStore {
   }
 
   async createCall(call: NewCall): Promise<CallRecord> {
-    const row = this.#io(() =>
+    const row = await this.#write(() =>
       this.#sql.create.get({
         group_id: call.groupId,
         id: call.id,
@@ -169,11 +174,11 @@ export class SqliteRuntimeStore implements RuntimeStore {
   }
 
   async markSent(groupId: string, id: string): Promise<void> {
-    this.#io(() => this.#sql.markSent.run({ group_id: groupId, id }));
+    await this.#write(() => this.#sql.markSent.run({ group_id: groupId, id }));
   }
 
   async claimUnsent(limit: number): Promise<CallRecord[]> {
-    return this.#io(() => this.#sql.claimUnsent.all({ sender: this.#sender, limit }))
+    return (await this.#write(() => this.#sql.claimUnsent.all({ sender: this.#sender, limit })))
       .map((r) => this.#record(r))
       .sort((a, b) => a.createdAt - b.createdAt);
   }
@@ -195,21 +200,13 @@ export class SqliteRuntimeStore implements RuntimeStore {
         at: change.at,
       });
     const { deliveryKey } = change;
-    const row = this.#io(() => {
-      if (deliveryKey === undefined) return apply();
-      // One transaction: the change and its delivery key are committed together or not at all.
-      this.#db.exec("BEGIN IMMEDIATE");
-      try {
-        const changed = apply();
-        if (changed) {
-          this.#sql.recordDelivery.run({ group_id: groupId, key: deliveryKey, at: change.at });
-        }
-        this.#db.exec("COMMIT");
-        return changed;
-      } catch (error) {
-        if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
-        throw error;
+    // One write (one savepoint): the change and its delivery key are committed together or not at all.
+    const row = await this.#write(() => {
+      const changed = apply();
+      if (changed && deliveryKey !== undefined) {
+        this.#sql.recordDelivery.run({ group_id: groupId, key: deliveryKey, at: change.at });
       }
+      return changed;
     });
     return row ? this.#record(row) : undefined;
   }
@@ -221,7 +218,7 @@ export class SqliteRuntimeStore implements RuntimeStore {
     to: SubscriptionState,
     at: number,
   ): Promise<boolean> {
-    const info = this.#io(() =>
+    const info = await this.#write(() =>
       this.#sql.setSubscription.run({ group_id: groupId, id, from, to, at }),
     );
     return Number(info.changes) === 1;
@@ -251,24 +248,15 @@ export class SqliteRuntimeStore implements RuntimeStore {
     entry: NewThreadEntry,
     deliveryKey?: string,
   ): Promise<ThreadEntry | undefined> {
-    const row = this.#io(() => {
+    // One write (one savepoint): the key and the entry are committed together or not at all.
+    const row = await this.#write(() => {
       if (deliveryKey === undefined) return this.#insertEntry(groupId, entry);
-      // One transaction: the key and the entry are committed together or not at all.
-      this.#db.exec("BEGIN IMMEDIATE");
-      try {
-        const fresh = this.#sql.recordDelivery.run({
-          group_id: groupId,
-          key: deliveryKey,
-          at: entry.at,
-        });
-        const inserted =
-          Number(fresh.changes) === 1 ? this.#insertEntry(groupId, entry) : undefined;
-        this.#db.exec("COMMIT");
-        return inserted;
-      } catch (error) {
-        if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
-        throw error;
-      }
+      const fresh = this.#sql.recordDelivery.run({
+        group_id: groupId,
+        key: deliveryKey,
+        at: entry.at,
+      });
+      return Number(fresh.changes) === 1 ? this.#insertEntry(groupId, entry) : undefined;
     });
     return row ? ({ ...entry, seq: Number(row.seq) } as ThreadEntry) : undefined;
   }
@@ -278,7 +266,7 @@ export class SqliteRuntimeStore implements RuntimeStore {
   }
 
   async recordDelivery(groupId: string, deliveryKey: string, at: number): Promise<boolean> {
-    const info = this.#io(() =>
+    const info = await this.#write(() =>
       this.#sql.recordDelivery.run({ group_id: groupId, key: deliveryKey, at }),
     );
     return Number(info.changes) === 1;
@@ -300,7 +288,7 @@ export class SqliteRuntimeStore implements RuntimeStore {
   }
 
   async putView(groupId: string, viewType: string, content: unknown, at: number): Promise<void> {
-    this.#io(() =>
+    await this.#write(() =>
       this.#sql.putView.run({
         group_id: groupId,
         view_type: viewType,
@@ -318,7 +306,9 @@ export class SqliteRuntimeStore implements RuntimeStore {
   }
 
   async close(): Promise<void> {
-    if (this.#db.isOpen) this.#db.close();
+    if (!this.#db.isOpen) return;
+    this.#batch.flush(); // what is queued is committed (and answered) before the file closes
+    this.#db.close();
   }
 
   #record(row: Row): CallRecord {
@@ -343,18 +333,32 @@ export class SqliteRuntimeStore implements RuntimeStore {
     );
   }
 
+  /** A read: runs at once and sees committed state only. */
   #io<T>(run: () => T): T {
     try {
       return run();
     } catch (error) {
-      if (error instanceof AgentAuthError) throw error;
-      throw new RuntimeStoreError(
-        "rap_store_io",
-        `The RAP runtime database at ${this.path} failed (${(error as Error).message}). Check the disk and ` +
-          "that no other program holds the file.",
-        { cause: error },
-      );
+      throw this.#ioError(error);
     }
+  }
+
+  /** A write: joins the next group commit and resolves once it is on disk. */
+  async #write<T>(run: () => T): Promise<T> {
+    try {
+      return await this.#batch.write(run);
+    } catch (error) {
+      throw this.#ioError(error);
+    }
+  }
+
+  #ioError(error: unknown): Error {
+    if (error instanceof AgentAuthError) return error;
+    return new RuntimeStoreError(
+      "rap_store_io",
+      `The RAP runtime database at ${this.path} failed (${(error as Error).message}). Check the disk and ` +
+        "that no other program holds the file.",
+      { cause: error },
+    );
   }
 }
 
