@@ -20,7 +20,7 @@ import { tempDir } from "../support/tmp.ts";
 const PG = await testPostgres();
 const idp = await useIdp();
 
-/** The recipe's shell block: its exported names, its other variables, and its `agentauth …` commands. */
+/** The recipe's shell block: its exported names, its other variables, and its `npx agentauth …` commands. */
 function recipe() {
   const doc = readFileSync(join(REPO_ROOT, "docs", "deploy.md"), "utf8");
   const section = /<!-- recipe[^>]*-->\s*```sh\n([\s\S]*?)```\s*<!-- \/recipe -->/.exec(doc)?.[1];
@@ -29,16 +29,16 @@ function recipe() {
   return {
     exported: lines.flatMap((l) => /^export (\w+)=/.exec(l)?.[1] ?? []),
     variables: lines.flatMap((l) => /^(\w+)=/.exec(l)?.[1] ?? []),
-    tool: lines.find((l) => l.startsWith("agentauth rap tool serve ")),
-    runtime: lines.find((l) => l.startsWith("agentauth rap runtime serve ")),
+    tool: lines.find((l) => l.startsWith("npx agentauth rap tool serve ")),
+    runtime: lines.find((l) => l.startsWith("npx agentauth rap runtime serve ")),
   };
 }
 
-/** The command's words after `agentauth`, each `$NAME` replaced; a name the test does not know fails. */
+/** The command's words after `npx agentauth`, each `$NAME` replaced; a name the test does not know fails. */
 function expand(command: string, values: Record<string, string>): string[] {
   return command
     .split(/\s+/)
-    .slice(1)
+    .slice(2)
     .map((word) =>
       word.replace(/\$(\w+)/g, (_, name: string) => {
         assert.ok(name in values, `the recipe uses $${name}, which it does not define`);
