@@ -17,9 +17,11 @@ import { createHash } from "node:crypto";
 import type { Secret } from "../../core/secret.ts";
 import {
   type DevicePrompt,
+  DiscoveryError,
   type DiscoveryOptions,
   LoginRequiredError,
   type OAuthClient,
+  TokenEndpointError,
   TokenRefresher,
 } from "../../oauth/index.ts";
 import { resolveProvider } from "../../providers/index.ts";
@@ -245,9 +247,12 @@ export class ResourceCredentials {
     try {
       token = await this.#refresher.mintForResource(keyOf(holder), resource.resource);
       this.#remember(holder, [resource.resource]);
-    } catch {
+    } catch (error) {
       // The grant does not cover this resource (or is gone): a sign-in of its own will be asked for.
-      return undefined;
+      if (grantRefused(error)) return undefined;
+      // Anything else (the vault failing or closed under a renewal at shutdown, the network, a conflict) is no
+      // reason to ask the person to sign in again: the renewal fails, and the next one tries again.
+      throw error;
     }
     if (this.isChallenged(token.accessToken)) return undefined;
     const source = await this.#options.store.get(keyOf(holder));
@@ -328,6 +333,23 @@ export class ResourceCredentials {
     }
     return record;
   }
+}
+
+/**
+ * Whether a failed mint means this grant cannot give a token for the resource, so that only a sign-in helps: the
+ * authorization server refused it with an OAuth error (`invalid_grant`, `invalid_target`, ...), no usable refresh
+ * token is stored, or the server takes no resource indicators.
+ */
+function grantRefused(error: unknown): boolean {
+  if (error instanceof LoginRequiredError) return true;
+  if (error instanceof TokenEndpointError) {
+    return (
+      error.oauthError !== undefined &&
+      error.oauthError !== "server_error" &&
+      error.oauthError !== "temporarily_unavailable"
+    );
+  }
+  return error instanceof DiscoveryError && error.code === "resource_indicators_unsupported";
 }
 
 function keyId(key: CredentialKey): string {
