@@ -204,22 +204,24 @@ class PgDatabase implements Database {
     } catch (error) {
       throw this.#connectFailure(error, this.#sessions, this.#sizes.sessions, "sessionPoolSize");
     }
-    try {
-      const rows = (await client.query("SELECT pg_backend_pid() AS pid")).rows;
-      backendPid = Number(rows[0]?.pid);
-    } catch (error) {
-      // Not given back to the pool as usable: it failed its first statement.
-      client.release(true);
-      throw this.wrap(error, "open a session");
-    }
     let released = false;
     // A checked-out client whose connection dies (server restart, pg_terminate_backend) emits 'error' on itself,
-    // not on the pool: without a listener that is an uncaught exception. The next query fails instead.
+    // not on the pool: without a listener that is an uncaught exception, also while the first statement below
+    // runs (pg emits it beside failing the query). The next query fails instead.
     let broken = false;
     const onError = () => {
       broken = true;
     };
     client.on("error", onError);
+    try {
+      const rows = (await client.query("SELECT pg_backend_pid() AS pid")).rows;
+      backendPid = Number(rows[0]?.pid);
+    } catch (error) {
+      // Not given back to the pool as usable: it failed its first statement.
+      client.removeListener("error", onError);
+      client.release(true);
+      throw this.wrap(error, "open a session");
+    }
     return {
       backendPid,
       query: async <R extends Row = Row>(sql: string, params: readonly unknown[] = []) => {

@@ -17,6 +17,24 @@ interface Ready {
   dataDir: string;
 }
 
+/**
+ * The first start of a test's demo keeps the authorization server off its preferred port 4444 (held here while it
+ * starts, when free): the folder pins the port it gets, and a demo of another test file running beside this one
+ * must not be able to take it between this demo's stop and its restart.
+ */
+async function startDemoOffPreferredPort(home: string, dataDir: string, extra: string[] = []) {
+  const holder = createServer();
+  const held = await new Promise<boolean>((resolve) => {
+    holder.once("error", () => resolve(false));
+    holder.listen(4444, "127.0.0.1", () => resolve(true));
+  });
+  try {
+    return await startDemo(home, dataDir, extra);
+  } finally {
+    if (held) await new Promise<void>((resolve) => holder.close(() => resolve()));
+  }
+}
+
 async function startDemo(home: string, dataDir: string, extra: string[] = []) {
   const demo = startCli(["demo", "--json", "--data-dir", dataDir, "--port", "0", ...extra], {
     AGENTAUTH_HOME: home,
@@ -45,7 +63,7 @@ test("[DEMO-second-start-detected] a second demo on a running demo's folder is r
 }, async () => {
   const home = tempDir();
   const dataDir = join(home, "demo");
-  const first = await startDemo(home, dataDir, ["--fresh"]);
+  const first = await startDemoOffPreferredPort(home, dataDir, ["--fresh"]);
   const portsBefore = readFileSync(join(dataDir, "ports.json"), "utf8");
 
   for (const extra of [[], ["--fresh"]]) {
@@ -97,7 +115,7 @@ test("[DEMO-issuer-port-kept] a demo folder whose authorization server port is t
 }, async () => {
   const home = tempDir();
   const dataDir = join(home, "demo");
-  const first = await startDemo(home, dataDir, ["--fresh"]);
+  const first = await startDemoOffPreferredPort(home, dataDir, ["--fresh"]);
   first.demo.kill("SIGINT");
   assert.equal((await first.demo.exited).code, 130);
   const issuerPort = Number(new URL(first.ready.urls.issuer ?? "").port);
