@@ -5,7 +5,7 @@
  */
 
 import type { SQLInputValue } from "node:sqlite";
-import { corruptRecord, type VaultCorruptError } from "./errors.ts";
+import { corruptRecord, type VaultCorruptError, VaultKeyError } from "./errors.ts";
 import type { Keyring } from "./keyring.ts";
 import type { OpenedTokens } from "./opened-tokens.ts";
 import { cleanAccount, copyRecord, credentialId, isProviderRef } from "./record.ts";
@@ -61,6 +61,27 @@ export function rowToSummary(row: Row): CredentialSummary {
  * The full record: the summary's checks, then the tokens decrypted and checked against the `has` flags. With
  * `opened`, a row whose sealed bytes were opened before reuses that result (see opened-tokens.ts).
  */
+/**
+ * `rowToRecord` with a store's keyring; a row sealed under a key id the keyring does not hold yet (another process
+ * or instance rotated the key) is read once more after `reload` (the store's keyring reloaded from its source), when
+ * the store can reload. Both stores (SQLite and PostgreSQL) read through this.
+ */
+export function rowToRecordReloading(
+  keys: () => Keyring,
+  row: Row,
+  opened: OpenedTokens,
+  reload: (() => void) | undefined,
+): CredentialRecord {
+  try {
+    return rowToRecord(keys(), row, opened);
+  } catch (error) {
+    if (!(error instanceof VaultKeyError && error.code === "vault_key_unknown" && reload))
+      throw error;
+    reload();
+    return rowToRecord(keys(), row, opened);
+  }
+}
+
 export function rowToRecord(keyring: Keyring, row: Row, opened?: OpenedTokens): CredentialRecord {
   const { record, has } = readColumns(row);
   const sealed: Sealed = {

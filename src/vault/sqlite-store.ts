@@ -2,7 +2,7 @@
 
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { AgentAuthError } from "../core/errors.ts";
-import { VaultCorruptError, VaultIoError, VaultKeyError } from "./errors.ts";
+import { VaultCorruptError, VaultIoError } from "./errors.ts";
 import type { Keyring } from "./keyring.ts";
 import { isLeaseOwnerGone } from "./lease-owner.ts";
 import { OpenedTokens } from "./opened-tokens.ts";
@@ -11,7 +11,7 @@ import { sealTokens } from "./seal.ts";
 import {
   inputParams,
   type Row,
-  rowToRecord,
+  rowToRecordReloading,
   rowToSummary,
   stored,
   unreadable,
@@ -234,20 +234,16 @@ export class SqliteCredentialStore implements CredentialStore {
 
   #read(row: unknown): CredentialRecord | undefined {
     if (row === undefined) return undefined;
-    try {
-      return rowToRecord(this.#keys(), row as Row, this.#opened);
-    } catch (error) {
-      if (
-        !(
-          error instanceof VaultKeyError &&
-          error.code === "vault_key_unknown" &&
-          this.#reloadKeyring
-        )
-      )
-        throw error;
-      this.#keyring = this.#reloadKeyring();
-      return rowToRecord(this.#keys(), row as Row, this.#opened);
-    }
+    const reload = this.#reloadKeyring;
+    return rowToRecordReloading(
+      () => this.#keys(),
+      row as Row,
+      this.#opened,
+      reload &&
+        (() => {
+          this.#keyring = reload();
+        }),
+    );
   }
 
   #keys(): Keyring {

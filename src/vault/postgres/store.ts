@@ -31,7 +31,13 @@ import {
   validateLease,
 } from "../record.ts";
 import { sealTokens } from "../seal.ts";
-import { type Row, rowToRecord, rowToSummary, stored, unreadable } from "../sqlite-rows.ts";
+import {
+  type Row,
+  rowToRecordReloading,
+  rowToSummary,
+  stored,
+  unreadable,
+} from "../sqlite-rows.ts";
 import type {
   CredentialFilter,
   CredentialInput,
@@ -361,20 +367,16 @@ export class PostgresCredentialStore implements CredentialStore {
 
   #read(row: Row | undefined): CredentialRecord | undefined {
     if (row === undefined) return undefined;
-    try {
-      return rowToRecord(this.#keys(), row, this.#opened);
-    } catch (error) {
-      if (
-        !(
-          error instanceof VaultKeyError &&
-          error.code === "vault_key_unknown" &&
-          this.#reloadKeyring
-        )
-      )
-        throw error;
-      this.#keyring = this.#reloadKeyring();
-      return rowToRecord(this.#keys(), row, this.#opened);
-    }
+    const reload = this.#reloadKeyring;
+    return rowToRecordReloading(
+      () => this.#keys(),
+      row,
+      this.#opened,
+      reload &&
+        (() => {
+          this.#keyring = reload();
+        }),
+    );
   }
 
   #keys(): Keyring {
