@@ -64,6 +64,36 @@ test("[RAP-cli-tool-serve-bad-issuer] an issuer that is not a URL is a usage err
   }
 });
 
+test("[RAP-cli-tool-serve-bad-shared-flags] a malformed --public-url or --api-resource, or --host off loopback without --public-url, is a usage error naming the flag: exit 2, nothing opened, hostile text escaped", async () => {
+  const home = tempDir();
+  const cases: [string[], RegExp][] = [
+    [["--public-url", "ftp://tools.example.com"], /--public-url must be an http\(s\) base URL/],
+    [
+      ["--public-url", "https://tools.example.com/?x=1"],
+      /--public-url must be an http\(s\) base URL/,
+    ],
+    [["--public-url", "not a url\u001b[31m"], /--public-url must be/],
+    [
+      ["--api-resource", "https://api.example.com/#frag"],
+      /--api-resource must be an absolute http\(s\) URI/,
+    ],
+    [["--api-resource", "urn:x"], /--api-resource must be/],
+    [["--host", "0.0.0.0"], /--host 0\.0\.0\.0 is reachable from elsewhere: give --public-url/],
+  ];
+  for (const [flags, message] of cases) {
+    const result = await ends(
+      runCli(["rap", "tool", "serve", "--example", "--issuer", idp.issuer, ...flags], {
+        AGENTAUTH_HOME: home,
+      }),
+      flags.join(" "),
+    );
+    assert.equal(result.code, 2, `${flags.join(" ")}: ${result.stderr}`);
+    assert.match(result.stderr, message);
+    assert.ok(!result.stderr.includes("\u001b"), "no raw escape sequence reaches the terminal");
+    assert.equal(result.stdout, "");
+  }
+});
+
 test("[RAP-cli-tool-serve-hmac-default] HMAC by default: the secret file is created 0600, the ready line names the file (never the secret), unsigned invocations get 401", async () => {
   const home = tempDir();
   const tool = startCli(["rap", "tool", "serve", "--example", "--issuer", idp.issuer], {
